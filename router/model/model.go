@@ -1,0 +1,159 @@
+// Package model holds the plain, deterministic description of what the router
+// serves. Its types and field names follow the OpenShift template router's
+// public data model (pkg/router/template types), so that custom templates
+// written for OpenShift's haproxy-config.template keep working when executed
+// against it.
+package model
+
+import (
+	"sort"
+
+	routev1 "github.com/openshift/api/route/v1"
+)
+
+// ServiceUnitKey identifies a service: "namespace/name".
+type ServiceUnitKey string
+
+// ServiceAliasConfigKey identifies a route: "namespace:name".
+type ServiceAliasConfigKey string
+
+// Keys of the Certificates map of a ServiceAliasConfig, as in OpenShift: the
+// route's certificate is stored under its host, the CA certificate under
+// host+CACertPostfix and the destination CA under host+DestCACertPostfix.
+const (
+	CACertPostfix     = "_ca"
+	DestCACertPostfix = "_pod"
+)
+
+// NewServiceUnitKey returns the key of service namespace/name.
+func NewServiceUnitKey(namespace, name string) ServiceUnitKey {
+	return ServiceUnitKey(namespace + "/" + name)
+}
+
+// NewServiceAliasConfigKey returns the key of route namespace/name.
+func NewServiceAliasConfigKey(namespace, name string) ServiceAliasConfigKey {
+	return ServiceAliasConfigKey(namespace + ":" + name)
+}
+
+// TemplateData is the top-level value a template is executed with.
+type TemplateData struct {
+	// WorkingDir is the directory the router writes its files to
+	// (OpenShift: /var/lib/haproxy). Config lives in WorkingDir/conf,
+	// certificates in WorkingDir/router/certs and WorkingDir/router/cacerts.
+	WorkingDir string
+	// State holds the admitted routes, keyed "namespace:name".
+	State map[ServiceAliasConfigKey]ServiceAliasConfig
+	// ServiceUnits holds every service a route refers to, keyed "namespace/name".
+	ServiceUnits map[ServiceUnitKey]ServiceUnit
+	// DefaultCertificate is the path of the default certificate PEM
+	// (certificate, key and chain in one file).
+	DefaultCertificate string
+	// DefaultDestinationCA is the path of the CA file used to verify
+	// re-encrypt backends that set no destinationCACertificate; empty if none.
+	DefaultDestinationCA string
+	StatsUser            string
+	StatsPassword        string
+	StatsPort            int
+	// BindPorts is false while ROUTER_BIND_PORTS_AFTER_SYNC holds the
+	// listeners back until the initial sync.
+	BindPorts    bool
+	DisableHTTP2 bool
+
+	// The fields below are this router's additions to OpenShift's data
+	// model: validated settings the default template uses instead of
+	// reading the environment itself.
+
+	// HTTPPort and HTTPSPort are ROUTER_SERVICE_HTTP_PORT/HTTPS_PORT.
+	HTTPPort  int
+	HTTPSPort int
+	// RunDir holds sockets and the pid file.
+	RunDir string
+}
+
+// ServiceAliasConfig is one admitted route.
+type ServiceAliasConfig struct {
+	// Name and Namespace of the route.
+	Name      string
+	Namespace string
+	// Host is the (lower-case) host the route serves; for a wildcard route
+	// it is the route's host, and IsWildcard is true.
+	Host string
+	// Path is the route's path ("" for none).
+	Path string
+	// TLSTermination is "", "edge", "passthrough" or "reencrypt".
+	TLSTermination routev1.TLSTerminationType
+	// Certificates, keyed by Host (route certificate and key),
+	// Host+"_ca" (CA certificate) and Host+"_pod" (destination CA).
+	Certificates map[string]Certificate
+	// VerifyServiceHostname asks the template to verify a re-encrypt
+	// backend's certificate against the service's DNS name (set when the
+	// service CA rather than a route destination CA is used).
+	VerifyServiceHostname bool
+	// Status is "" or "saved" in OpenShift; kept for template compatibility.
+	Status string
+	// PreferPort is the route's spec.port.targetPort, as a string.
+	PreferPort string
+	// InsecureEdgeTerminationPolicy is "", "None", "Allow" or "Redirect".
+	InsecureEdgeTerminationPolicy routev1.InsecureEdgeTerminationPolicyType
+	// RoutingKeyName is an opaque, stable hash of the route's key; the
+	// default template uses it as the cookie name.
+	RoutingKeyName string
+	// IsWildcard is true for wildcardPolicy: Subdomain routes.
+	IsWildcard bool
+	// Annotations of the route.
+	Annotations map[string]string
+	// ServiceUnits maps each service of the route (spec.to and
+	// alternateBackends) to its configured weight (0-256).
+	ServiceUnits map[ServiceUnitKey]int32
+	// ServiceUnitNames maps each service of the route to the weight each
+	// of its endpoints gets, scaled as OpenShift does (the largest
+	// per-endpoint share becomes 256; a non-zero share is at least 1).
+	ServiceUnitNames map[ServiceUnitKey]int32
+	// ActiveServiceUnits counts services with weight > 0 and endpoints.
+	ActiveServiceUnits int
+	// ActiveEndpoints counts the endpoints of those services.
+	ActiveEndpoints int
+}
+
+// Certificate is a PEM certificate (and key).
+type Certificate struct {
+	ID         string
+	Contents   string
+	PrivateKey string
+}
+
+// ServiceUnit is a service and its endpoints.
+type ServiceUnit struct {
+	// Name is "namespace/name".
+	Name string
+	// Hostname is the service's cluster DNS name, name.namespace.svc.
+	Hostname string
+	// EndpointTable holds the ready endpoints, sorted by ID.
+	EndpointTable []Endpoint
+}
+
+// Endpoint is one backend address of a service.
+type Endpoint struct {
+	// ID is "pod:<pod>:<service>:<portName>:<ip>:<port>" for endpoints
+	// backed by a pod and "ept:<service>:<ip>:<port>" otherwise, as in
+	// OpenShift; the default template uses it as the haproxy server name.
+	ID         string
+	IP         string
+	Port       string
+	TargetName string
+	PortName   string
+	// IdHash is an opaque hash of ID (used as the sticky cookie value so
+	// that addresses are not disclosed).
+	IdHash        string
+	NoHealthCheck bool
+}
+
+// SortedStateKeys returns the keys of td.State in a stable order.
+func (td *TemplateData) SortedStateKeys() []ServiceAliasConfigKey {
+	keys := make([]ServiceAliasConfigKey, 0, len(td.State))
+	for k := range td.State {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	return keys
+}

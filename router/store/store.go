@@ -1,0 +1,251 @@
+// Package store holds the Kubernetes objects the router watches. Sources
+// (the manifests directory, the Kubernetes API informers) write into it
+// through the Sink interface; the model builder reads a consistent view of it.
+package store
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+
+	routev1 "github.com/openshift/api/route/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Sink receives the objects a source watches. Objects are Routes, Services,
+// Endpoints, EndpointSlices, Namespaces and Secrets (pointers to the typed
+// API structs); anything else is ignored.
+type Sink interface {
+	// Upsert adds or replaces an object.
+	Upsert(obj runtime.Object)
+	// Delete removes an object (only its kind, namespace and name are used).
+	Delete(obj runtime.Object)
+	// MarkSynced tells that the named source has delivered its initial state.
+	MarkSynced(source string)
+}
+
+// Key is "namespace/name" (or "name" for cluster-scoped objects).
+type Key string
+
+// KeyOf returns the key of namespace/name.
+func KeyOf(namespace, name string) Key {
+	if namespace == "" {
+		return Key(name)
+	}
+	return Key(namespace + "/" + name)
+}
+
+// Store is a concurrency-safe, indexed set of watched objects.
+type Store struct {
+	mu             sync.RWMutex
+	routes         map[Key]*routev1.Route
+	services       map[Key]*corev1.Service
+	endpoints      map[Key]*corev1.Endpoints
+	endpointSlices map[Key]*discoveryv1.EndpointSlice
+	// slicesByService indexes EndpointSlices by their service
+	// (label kubernetes.io/service-name) for O(1) lookup.
+	slicesByService map[Key]map[Key]struct{}
+	namespaces      map[string]*corev1.Namespace
+	secrets         map[Key]*corev1.Secret
+
+	generation uint64
+	synced     map[string]bool
+	changed    chan struct{}
+}
+
+// New returns an empty store.
+func New() *Store {
+	return &Store{
+		routes:          map[Key]*routev1.Route{},
+		services:        map[Key]*corev1.Service{},
+		endpoints:       map[Key]*corev1.Endpoints{},
+		endpointSlices:  map[Key]*discoveryv1.EndpointSlice{},
+		slicesByService: map[Key]map[Key]struct{}{},
+		namespaces:      map[string]*corev1.Namespace{},
+		secrets:         map[Key]*corev1.Secret{},
+		synced:          map[string]bool{},
+		changed:         make(chan struct{}, 1),
+	}
+}
+
+// Changed is signalled (coalesced) after every change.
+func (s *Store) Changed() <-chan struct{} { return s.changed }
+
+// Generation increases with every change.
+func (s *Store) Generation() uint64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.generation
+}
+
+func (s *Store) notify() {
+	s.generation++
+	select {
+	case s.changed <- struct{}{}:
+	default:
+	}
+}
+
+// Poke signals a change without changing anything (to have the pipeline
+// run again, e.g. to retry a failed reload).
+func (s *Store) Poke() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.notify()
+}
+
+// Upsert implements Sink.
+func (s *Store) Upsert(obj runtime.Object) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch o := obj.(type) {
+	case *routev1.Route:
+		s.routes[KeyOf(o.Namespace, o.Name)] = o
+	case *corev1.Service:
+		s.services[KeyOf(o.Namespace, o.Name)] = o
+	case *corev1.Endpoints:
+		s.endpoints[KeyOf(o.Namespace, o.Name)] = o
+	case *discoveryv1.EndpointSlice:
+		k := KeyOf(o.Namespace, o.Name)
+		if old, ok := s.endpointSlices[k]; ok {
+			s.unindexSlice(k, old)
+		}
+		s.endpointSlices[k] = o
+		svc := KeyOf(o.Namespace, o.Labels[discoveryv1.LabelServiceName])
+		if s.slicesByService[svc] == nil {
+			s.slicesByService[svc] = map[Key]struct{}{}
+		}
+		s.slicesByService[svc][k] = struct{}{}
+	case *corev1.Namespace:
+		s.namespaces[o.Name] = o
+	case *corev1.Secret:
+		s.secrets[KeyOf(o.Namespace, o.Name)] = o
+	default:
+		return
+	}
+	s.notify()
+}
+
+func (s *Store) unindexSlice(k Key, o *discoveryv1.EndpointSlice) {
+	svc := KeyOf(o.Namespace, o.Labels[discoveryv1.LabelServiceName])
+	if m := s.slicesByService[svc]; m != nil {
+		delete(m, k)
+		if len(m) == 0 {
+			delete(s.slicesByService, svc)
+		}
+	}
+}
+
+// Delete implements Sink.
+func (s *Store) Delete(obj runtime.Object) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch o := obj.(type) {
+	case *routev1.Route:
+		delete(s.routes, KeyOf(o.Namespace, o.Name))
+	case *corev1.Service:
+		delete(s.services, KeyOf(o.Namespace, o.Name))
+	case *corev1.Endpoints:
+		delete(s.endpoints, KeyOf(o.Namespace, o.Name))
+	case *discoveryv1.EndpointSlice:
+		k := KeyOf(o.Namespace, o.Name)
+		if old, ok := s.endpointSlices[k]; ok {
+			s.unindexSlice(k, old)
+			delete(s.endpointSlices, k)
+		}
+	case *corev1.Namespace:
+		delete(s.namespaces, o.Name)
+	case *corev1.Secret:
+		delete(s.secrets, KeyOf(o.Namespace, o.Name))
+	default:
+		return
+	}
+	s.notify()
+}
+
+// MarkSynced implements Sink.
+func (s *Store) MarkSynced(source string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.synced[source] {
+		s.synced[source] = true
+		s.notify()
+	}
+}
+
+// HasSynced reports whether every named source has synced.
+func (s *Store) HasSynced(sources ...string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, src := range sources {
+		if !s.synced[src] {
+			return false
+		}
+	}
+	return true
+}
+
+// View is a read-only, consistent view of the store, valid only inside Read.
+type View struct{ s *Store }
+
+// Read calls fn with a consistent view of the store. fn must not keep the
+// view or modify the objects it returns.
+func (s *Store) Read(fn func(v View) error) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return fn(View{s})
+}
+
+// Routes returns all routes sorted by key.
+func (v View) Routes() []*routev1.Route {
+	out := make([]*routev1.Route, 0, len(v.s.routes))
+	for _, r := range v.s.routes {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Namespace != out[j].Namespace {
+			return out[i].Namespace < out[j].Namespace
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// Service returns a service or nil.
+func (v View) Service(namespace, name string) *corev1.Service {
+	return v.s.services[KeyOf(namespace, name)]
+}
+
+// Endpoints returns the Endpoints object of a service or nil.
+func (v View) Endpoints(namespace, name string) *corev1.Endpoints {
+	return v.s.endpoints[KeyOf(namespace, name)]
+}
+
+// EndpointSlices returns the EndpointSlices of a service, sorted by name.
+func (v View) EndpointSlices(namespace, service string) []*discoveryv1.EndpointSlice {
+	keys := v.s.slicesByService[KeyOf(namespace, service)]
+	out := make([]*discoveryv1.EndpointSlice, 0, len(keys))
+	for k := range keys {
+		out = append(out, v.s.endpointSlices[k])
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Namespace returns a namespace or nil.
+func (v View) Namespace(name string) *corev1.Namespace { return v.s.namespaces[name] }
+
+// Secret returns a secret or nil.
+func (v View) Secret(namespace, name string) *corev1.Secret {
+	return v.s.secrets[KeyOf(namespace, name)]
+}
+
+// Counts describes how many objects of each kind the store holds.
+func (s *Store) Counts() string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return fmt.Sprintf("routes=%d services=%d endpoints=%d endpointslices=%d namespaces=%d secrets=%d",
+		len(s.routes), len(s.services), len(s.endpoints), len(s.endpointSlices), len(s.namespaces), len(s.secrets))
+}
