@@ -1,0 +1,123 @@
+// Package templates holds the default haproxy-config.template, the helper
+// functions templates can call (sprig's plus OpenShift's template router
+// helpers) and the renderer that turns a template and the model into files.
+package templates
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/template"
+
+	"github.com/openshift-router-go/router/router/model"
+)
+
+// OpenShiftBaseDir is the directory OpenShift's templates name their files
+// under; the renderer writes those files relative to the working directory.
+const OpenShiftBaseDir = "/var/lib/haproxy/"
+
+// ConfigTemplateName is the named template that produces haproxy.config.
+const ConfigTemplateName = OpenShiftBaseDir + "conf/haproxy.config"
+
+//go:embed haproxy-config.template
+var defaultTemplate string
+
+// Default returns the text of the embedded default template.
+func Default() string { return defaultTemplate }
+
+// File is one rendered file.
+type File struct {
+	// Path is absolute, inside the working directory.
+	Path string
+	Data []byte
+}
+
+// Renderer executes a parsed template.
+type Renderer struct {
+	// files maps each file template name to the template set it is
+	// executed from (a clone with generateHAProxyMap bound to that file).
+	files map[string]*template.Template
+	names []string
+}
+
+// isFileTemplate reports whether a defined template is a file to write:
+// absolute names must be under /var/lib/haproxy/ (OpenShift's layout), and
+// relative names with a directory part ("conf/haproxy.config") are taken
+// relative to the working directory. Other names are fragments.
+func isFileTemplate(name string) (bool, error) {
+	if strings.HasPrefix(name, "/") {
+		if !strings.HasPrefix(name, OpenShiftBaseDir) {
+			return false, fmt.Errorf("template %q: file templates must be named under %s (or relative, like conf/haproxy.config)", name, OpenShiftBaseDir)
+		}
+		return true, nil
+	}
+	if !strings.Contains(name, "/") {
+		return false, nil
+	}
+	clean := filepath.Clean(name)
+	if clean == ".." || strings.HasPrefix(clean, "../") {
+		return false, fmt.Errorf("template %q: file templates must stay inside the working directory", name)
+	}
+	return true, nil
+}
+
+// Parse parses a template. name is used in error messages (the file name
+// for a custom template), so errors point at the template line.
+func Parse(name, text string, funcs template.FuncMap) (*Renderer, error) {
+	t, err := template.New(name).Funcs(funcs).Parse(text)
+	if err != nil {
+		return nil, fmt.Errorf("parsing template: %w", err)
+	}
+	r := &Renderer{files: map[string]*template.Template{}}
+	found := false
+	for _, d := range t.Templates() {
+		n := d.Name()
+		ok, err := isFileTemplate(n)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		r.names = append(r.names, n)
+		if n == ConfigTemplateName || n == strings.TrimPrefix(ConfigTemplateName, OpenShiftBaseDir) {
+			found = true
+		}
+	}
+	if !found {
+		return nil, fmt.Errorf("template %s: no template defines %q", name, ConfigTemplateName)
+	}
+	sort.Strings(r.names)
+	for _, n := range r.names {
+		clone, err := t.Clone()
+		if err != nil {
+			return nil, fmt.Errorf("preparing template %q: %w", n, err)
+		}
+		r.files[n] = clone.Funcs(MapFileFuncs(n))
+	}
+	return r, nil
+}
+
+// FileNames returns the names of the file templates, sorted.
+func (r *Renderer) FileNames() []string { return append([]string(nil), r.names...) }
+
+// OutputPath maps a file template name to the path it is written to.
+func OutputPath(workingDir, name string) string {
+	return filepath.Join(workingDir, strings.TrimPrefix(name, OpenShiftBaseDir))
+}
+
+// Render executes every file template with td.
+func (r *Renderer) Render(td *model.TemplateData) ([]File, error) {
+	files := make([]File, 0, len(r.names))
+	for _, n := range r.names {
+		var buf bytes.Buffer
+		if err := r.files[n].ExecuteTemplate(&buf, n, *td); err != nil {
+			return nil, fmt.Errorf("executing template: %w", err)
+		}
+		files = append(files, File{Path: OutputPath(td.WorkingDir, n), Data: buf.Bytes()})
+	}
+	return files, nil
+}
