@@ -1,0 +1,180 @@
+// Package config reads the router's settings from OpenShift's environment
+// variables, validating each one. Malformed values are start-up errors that
+// name the variable and the accepted form.
+package config
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is the validated router configuration.
+type Config struct {
+	// WorkingDir is where configuration, maps and certificates are written.
+	WorkingDir string
+	// TemplateFile is TEMPLATE_FILE (or --template); empty: the embedded default.
+	TemplateFile string
+	// ReloadScript is RELOAD_SCRIPT (or --reload).
+	ReloadScript string
+	// ReloadInterval is RELOAD_INTERVAL: the minimum time between reloads.
+	ReloadInterval time.Duration
+	HTTPPort       int
+	HTTPSPort      int
+
+	// DefaultCertificate (PEM contents), DefaultCertificatePath and
+	// DefaultCertificateDir, in that precedence.
+	DefaultCertificate     string
+	DefaultCertificatePath string
+	DefaultCertificateDir  string
+	// DefaultDestinationCAPath verifies re-encrypt backends without a
+	// destinationCACertificate; used only if the file exists.
+	DefaultDestinationCAPath string
+
+	// WatchEndpoints is ROUTER_WATCH_ENDPOINTS: use Endpoints instead of
+	// EndpointSlices.
+	WatchEndpoints bool
+	// ExtendedValidation is EXTENDED_VALIDATION (default true).
+	ExtendedValidation bool
+	// BackendProcessEndpoints is ROUTER_BACKEND_PROCESS_ENDPOINTS ("" or "shuffle").
+	BackendProcessEndpoints string
+	DisableHTTP2            bool
+
+	StatsPort     int
+	StatsUser     string
+	StatsPassword string
+}
+
+// Getenv looks a variable up; os.LookupEnv in production.
+type Getenv func(string) (string, bool)
+
+// FromEnv reads the configuration. All problems are reported together.
+func FromEnv(getenv Getenv) (*Config, error) {
+	if getenv == nil {
+		getenv = os.LookupEnv
+	}
+	p := parser{getenv: getenv}
+	c := &Config{
+		WorkingDir:               p.str("ROUTER_WORKING_DIR", "/var/lib/haproxy"),
+		TemplateFile:             p.str("TEMPLATE_FILE", ""),
+		ReloadScript:             p.str("RELOAD_SCRIPT", ""),
+		ReloadInterval:           p.duration("RELOAD_INTERVAL", 5*time.Second),
+		HTTPPort:                 p.port("ROUTER_SERVICE_HTTP_PORT", 80),
+		HTTPSPort:                p.port("ROUTER_SERVICE_HTTPS_PORT", 443),
+		DefaultCertificate:       p.str("DEFAULT_CERTIFICATE", ""),
+		DefaultCertificatePath:   p.str("DEFAULT_CERTIFICATE_PATH", ""),
+		DefaultCertificateDir:    p.str("DEFAULT_CERTIFICATE_DIR", ""),
+		DefaultDestinationCAPath: p.str("DEFAULT_DESTINATION_CA_PATH", "/var/run/secrets/kubernetes.io/serviceaccount/service-ca.crt"),
+		WatchEndpoints:           p.boolean("ROUTER_WATCH_ENDPOINTS", false),
+		ExtendedValidation:       p.boolean("EXTENDED_VALIDATION", true),
+		BackendProcessEndpoints:  p.oneOf("ROUTER_BACKEND_PROCESS_ENDPOINTS", "", "", "shuffle"),
+		DisableHTTP2:             p.boolean("ROUTER_DISABLE_HTTP2", false),
+		StatsPort:                p.portOrZero("STATS_PORT", 0),
+		StatsUser:                p.str("STATS_USERNAME", ""),
+		StatsPassword:            p.str("STATS_PASSWORD", ""),
+	}
+	if c.HTTPPort == c.HTTPSPort && c.HTTPPort != 0 {
+		p.errs = append(p.errs, fmt.Errorf("ROUTER_SERVICE_HTTP_PORT and ROUTER_SERVICE_HTTPS_PORT must differ (both %d)", c.HTTPPort))
+	}
+	if c.StatsPort != 0 && (c.StatsPort == c.HTTPPort || c.StatsPort == c.HTTPSPort) {
+		p.errs = append(p.errs, fmt.Errorf("STATS_PORT %d collides with the HTTP/HTTPS port", c.StatsPort))
+	}
+	for _, s := range []struct{ name, v string }{{"STATS_USERNAME", c.StatsUser}, {"STATS_PASSWORD", c.StatsPassword}} {
+		if strings.ContainsAny(s.v, " \t\r\n:\"'#\\") {
+			p.errs = append(p.errs, fmt.Errorf("%s: must not contain spaces, quotes, ':', '#' or '\\'", s.name))
+		}
+	}
+	if len(p.errs) > 0 {
+		return nil, joinErrors(p.errs)
+	}
+	return c, nil
+}
+
+type parser struct {
+	getenv Getenv
+	errs   []error
+}
+
+func (p *parser) str(name, def string) string {
+	if v, ok := p.getenv(name); ok && v != "" {
+		return v
+	}
+	return def
+}
+
+func (p *parser) boolean(name string, def bool) bool {
+	v, ok := p.getenv(name)
+	if !ok || strings.TrimSpace(v) == "" {
+		return def
+	}
+	b, err := strconv.ParseBool(strings.TrimSpace(v))
+	if err != nil {
+		p.errs = append(p.errs, fmt.Errorf("%s=%q: want true or false", name, v))
+		return def
+	}
+	return b
+}
+
+func (p *parser) port(name string, def int) int {
+	v, ok := p.getenv(name)
+	if !ok || strings.TrimSpace(v) == "" {
+		return def
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 1 || n > 65535 {
+		p.errs = append(p.errs, fmt.Errorf("%s=%q: want a port number 1-65535", name, v))
+		return def
+	}
+	return n
+}
+
+func (p *parser) portOrZero(name string, def int) int {
+	v, ok := p.getenv(name)
+	if ok && strings.TrimSpace(v) == "0" {
+		return 0
+	}
+	return p.port(name, def)
+}
+
+func (p *parser) oneOf(name, def string, allowed ...string) string {
+	v, ok := p.getenv(name)
+	if !ok {
+		return def
+	}
+	for _, a := range allowed {
+		if v == a {
+			return v
+		}
+	}
+	p.errs = append(p.errs, fmt.Errorf("%s=%q: want one of %q", name, v, allowed))
+	return def
+}
+
+// duration parses a Go duration or a plain number of seconds, as OpenShift's
+// RELOAD_INTERVAL accepts both ("5s", "5").
+func (p *parser) duration(name string, def time.Duration) time.Duration {
+	v, ok := p.getenv(name)
+	if !ok || strings.TrimSpace(v) == "" {
+		return def
+	}
+	v = strings.TrimSpace(v)
+	if n, err := strconv.Atoi(v); err == nil && n >= 0 {
+		return time.Duration(n) * time.Second
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		p.errs = append(p.errs, fmt.Errorf("%s=%q: want a duration such as 5s or 500ms (or whole seconds)", name, v))
+		return def
+	}
+	return d
+}
+
+func joinErrors(errs []error) error {
+	msgs := make([]string, len(errs))
+	for i, e := range errs {
+		msgs[i] = e.Error()
+	}
+	return fmt.Errorf("invalid router configuration: %s", strings.Join(msgs, "; "))
+}
