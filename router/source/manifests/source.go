@@ -1,0 +1,618 @@
+// Package manifests is the router's embedded default source: instead of a
+// cluster, it reads a directory of Kubernetes manifests (exactly what a user
+// would `kubectl apply`) and feeds the objects to a store.Sink, keeping it up
+// to date as files are added, edited, renamed and deleted.
+//
+// # Files
+//
+// The directory is read recursively. Files ending in .yaml, .yml or .json
+// are loaded; hidden files and directories (names starting with "."),
+// editor backups and temporary files ("*~", "#*#") are ignored. Symbolic
+// links to files and directories are followed (directory loops are
+// detected), so Kubernetes ConfigMap and Secret volumes, whose files are
+// symlinks through a "..data" symlink that is swapped atomically on update,
+// work as expected.
+//
+// # Objects
+//
+// See ParseFile for the supported kinds and how they are decoded and
+// defaulted. Objects without a creationTimestamp get the modification time
+// of their file the first time they are seen; that timestamp is kept while
+// the object exists (through edits of the file, or moves to another file,
+// and for a grace period after it disappears, as some editors delete and
+// recreate files), so that "oldest route wins" host claims are stable. It is
+// not persisted:
+// after a restart it is derived from the file times again, so set
+// metadata.creationTimestamp explicitly when the order of conflicting routes
+// matters.
+//
+// If several files define the same object (same kind, namespace and name),
+// the file whose path sorts last wins; when that file stops defining it, the
+// next one's version takes over. Within one file, the last definition wins.
+//
+// # Errors
+//
+// A document that cannot be loaded is logged with its file and line and
+// skipped; the other documents of the file are still loaded. When a file
+// that was loaded before is edited and one of its documents becomes
+// malformed, the previous version of that document's object is KEPT (so a
+// typo does not take down a serving route) until the file is fixed: if the
+// malformed document can still be identified (its kind, namespace and name
+// can be read), only that object is kept; otherwise (YAML syntax error,
+// missing name...), no object of that file is deleted until it is fixed. The
+// same holds when a file becomes unreadable. Deleting the file deletes its
+// objects. A misspelled kind, or an apiVersion of another API group, makes
+// a document of an unsupported kind: it is skipped with a warning, and the
+// object it defined before is deleted.
+//
+// If the directory itself disappears or becomes unreadable after the start,
+// the error is logged, the objects are kept, and the directory is retried.
+package manifests
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/openshift-router-go/router/router/store"
+)
+
+// SourceName is the name under which the source marks the sink synced.
+const SourceName = "manifests"
+
+const (
+	// defaultDebounce is how long the source waits for a burst of file
+	// system events to end before rescanning.
+	defaultDebounce = 100 * time.Millisecond
+	// defaultMaxDelay bounds how long a continuous stream of events can
+	// delay a rescan.
+	defaultMaxDelay = time.Second
+	// defaultRetryInterval is the polling interval used when watching is
+	// not possible (no inotify watches left, directory gone...).
+	defaultRetryInterval = 2 * time.Second
+	// timestampGrace is how long the creationTimestamp assigned to an
+	// object is remembered after the object disappears, so that an editor
+	// deleting and rewriting a file does not reset it.
+	timestampGrace = 30 * time.Second
+	// racyWindow: a file modified less than this long before it was read
+	// may be modified again without a visible change of its modification
+	// time and size (coarse timestamps), so it is read again (and compared
+	// by content) on the next scan.
+	racyWindow = 2 * time.Second
+)
+
+// Source loads a directory of manifests into a store.Sink and watches it.
+type Source struct {
+	dir           string
+	sink          store.Sink
+	log           logr.Logger
+	debounce      time.Duration
+	maxDelay      time.Duration
+	retryInterval time.Duration
+}
+
+// New returns a source reading dir into sink.
+func New(dir string, sink store.Sink, logger logr.Logger) *Source {
+	return &Source{
+		dir:           dir,
+		sink:          sink,
+		log:           logger.WithValues("source", SourceName, "dir", dir),
+		debounce:      defaultDebounce,
+		maxDelay:      defaultMaxDelay,
+		retryInterval: defaultRetryInterval,
+	}
+}
+
+// Run loads the directory, marks the sink synced, then watches the directory
+// and applies changes until ctx is done. It returns an error only if the
+// directory cannot be read at start; it returns nil when ctx is done.
+// Run must not be called concurrently with itself.
+func (s *Source) Run(ctx context.Context) error {
+	fi, err := os.Stat(s.dir)
+	if err != nil {
+		return fmt.Errorf("manifests directory: %w", err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("manifests directory %s: not a directory", s.dir)
+	}
+	if _, err := os.ReadDir(s.dir); err != nil {
+		return fmt.Errorf("manifests directory: %w", err)
+	}
+
+	st := &state{
+		Source:      s,
+		watched:     map[string]string{},
+		unwatchable: map[string]bool{},
+		files:       map[string]*fileState{},
+		emitted:     map[objKey]object{},
+		timestamps:  map[objKey]*assignedTimestamp{},
+	}
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		s.log.Error(err, "Cannot watch the manifests directory, polling it instead", "interval", s.retryInterval)
+	} else {
+		st.watcher = w
+		defer func() {
+			if err := w.Close(); err != nil {
+				s.log.Error(err, "Closing the file watcher")
+			}
+		}()
+	}
+
+	st.scan()
+	s.sink.MarkSynced(SourceName)
+	s.log.Info("Loaded manifests", "files", len(st.files), "objects", len(st.emitted))
+
+	var events <-chan fsnotify.Event
+	var watchErrs <-chan error
+	if st.watcher != nil {
+		events, watchErrs = st.watcher.Events, st.watcher.Errors
+	}
+	debounce := time.NewTimer(time.Hour)
+	debounce.Stop()
+	defer debounce.Stop()
+	var (
+		pending    bool
+		burstStart time.Time
+	)
+	trigger := func(delay time.Duration) {
+		now := time.Now()
+		if !pending {
+			pending, burstStart = true, now
+		}
+		if limit := burstStart.Add(s.maxDelay); now.Add(delay).After(limit) {
+			delay = max(limit.Sub(now), 0)
+		}
+		debounce.Reset(delay)
+	}
+	poll := time.NewTicker(s.retryInterval)
+	defer poll.Stop()
+	if st.needRescan {
+		trigger(s.debounce)
+	}
+
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-events:
+			if !ok {
+				events = nil
+				st.degraded = true
+				continue
+			}
+			s.log.V(5).Info("File event", "file", ev.Name, "op", ev.Op.String())
+			trigger(s.debounce)
+		case err, ok := <-watchErrs:
+			if !ok {
+				watchErrs = nil
+				continue
+			}
+			s.log.Error(err, "Watching the manifests directory")
+			trigger(s.debounce)
+		case <-poll.C:
+			if st.degraded || st.watcher == nil || events == nil {
+				st.scan()
+			}
+		case <-debounce.C:
+			pending = false
+			st.scan()
+			if st.needRescan {
+				trigger(s.debounce)
+			}
+		}
+	}
+}
+
+// state is the source's view of the directory, owned by Run.
+type state struct {
+	*Source
+	watcher *fsnotify.Watcher
+	// watched are the directories with a watch, with their real paths.
+	watched map[string]string
+	// unwatchable are the directories that could not be watched.
+	unwatchable map[string]bool
+	// unreadableDirs are the directories that could not be read.
+	unreadableDirs map[string]error
+	// rootFailing is set while the directory itself cannot be read.
+	rootFailing bool
+	// degraded is set when some directory could not be watched (or read):
+	// the directory is then polled.
+	degraded bool
+	// needRescan asks for another scan soon (new directories were watched
+	// after having been read).
+	needRescan bool
+	// files are the manifest files loaded, by path.
+	files map[string]*fileState
+	// emitted are the objects the sink has from this source.
+	emitted map[objKey]object
+	// timestamps are the creationTimestamps assigned to objects that had
+	// none, kept while the object exists (and timestampGrace after).
+	timestamps map[objKey]*assignedTimestamp
+}
+
+// assignedTimestamp is a creationTimestamp assigned by the source.
+type assignedTimestamp struct {
+	ts metav1.Time
+	// goneSince is when the object disappeared; zero while it exists.
+	goneSince time.Time
+}
+
+// fileState is what was loaded from one file.
+type fileState struct {
+	info    os.FileInfo
+	readAt  time.Time
+	sum     [sha256.Size]byte
+	objects map[objKey]object
+}
+
+// changed tells whether a file must be read again.
+func (f *fileState) changed(fi os.FileInfo) bool {
+	return !os.SameFile(f.info, fi) ||
+		!f.info.ModTime().Equal(fi.ModTime()) ||
+		f.info.Size() != fi.Size() ||
+		f.readAt.Sub(fi.ModTime()) < racyWindow
+}
+
+// ignoredName tells whether a directory entry is skipped.
+func ignoredName(name string) bool {
+	return strings.HasPrefix(name, ".") ||
+		strings.HasSuffix(name, "~") ||
+		(strings.HasPrefix(name, "#") && strings.HasSuffix(name, "#"))
+}
+
+// isManifest tells whether a file name has a manifest extension.
+func isManifest(name string) bool {
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".yaml", ".yml", ".json":
+		return true
+	}
+	return false
+}
+
+// listing is what a walk of the directory found.
+type listing struct {
+	// files are the manifest files.
+	files map[string]bool
+	// dirs are the directories read, with their real paths.
+	dirs map[string]string
+	// unreadable are the directories that could not be read.
+	unreadable map[string]error
+	// visited are the real paths of the directories walked, to break
+	// symbolic link loops.
+	visited map[string]bool
+}
+
+// scan walks the directory, reloads the files that changed and applies the
+// differences to the sink.
+func (st *state) scan() {
+	st.needRescan = false
+	l := listing{files: map[string]bool{}, dirs: map[string]string{}, unreadable: map[string]error{}, visited: map[string]bool{}}
+	if err := st.walk(st.dir, &l); err != nil {
+		// The whole directory is unreadable: keep serving what was
+		// loaded, and retry.
+		if !st.rootFailing {
+			st.log.Error(err, "Cannot read the manifests directory, keeping the objects loaded so far")
+		}
+		st.rootFailing = true
+		st.unwatchAll()
+		st.degraded = true
+		return
+	}
+	if st.rootFailing {
+		st.log.Info("The manifests directory is readable again")
+		st.rootFailing = false
+	}
+	for d, err := range l.unreadable {
+		if _, known := st.unreadableDirs[d]; !known {
+			st.log.Error(err, "Cannot read directory, keeping the objects loaded from it so far", "file", d)
+		}
+	}
+	st.unreadableDirs = l.unreadable
+	st.degraded = len(l.unreadable) > 0
+	st.syncWatches(l.dirs)
+
+	paths := make([]string, 0, len(l.files))
+	for p := range l.files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		if !st.refresh(p) {
+			delete(l.files, p)
+		}
+	}
+	for p := range st.files {
+		if !l.files[p] && !l.underUnreadable(p) {
+			st.log.V(1).Info("Manifest file removed", "file", p)
+			delete(st.files, p)
+		}
+	}
+	st.reconcile()
+}
+
+// underUnreadable tells whether path is in a directory that could not be
+// read.
+func (l *listing) underUnreadable(path string) bool {
+	for d := filepath.Dir(path); ; d = filepath.Dir(d) {
+		if _, ok := l.unreadable[d]; ok {
+			return true
+		}
+		if parent := filepath.Dir(d); parent == d {
+			return false
+		}
+	}
+}
+
+// walk lists the manifest files and the directories under dir, following
+// symbolic links. Errors below the root are recorded in l; an error reading
+// the root is returned.
+func (st *state) walk(dir string, l *listing) error {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		real = dir
+	}
+	if l.visited[real] {
+		st.log.V(1).Info("Skipping directory already read through another path", "file", dir, "target", real)
+		return nil
+	}
+	l.visited[real] = true
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("reading directory: %w", err)
+	}
+	l.dirs[dir] = real
+	for _, e := range entries {
+		name := e.Name()
+		if ignoredName(name) {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		typ := e.Type()
+		if typ&fs.ModeSymlink != 0 {
+			fi, err := os.Stat(p)
+			if err != nil {
+				st.log.V(1).Info("Skipping dangling symbolic link", "file", p, "err", err.Error())
+				continue
+			}
+			typ = fi.Mode().Type()
+		}
+		switch {
+		case typ.IsDir():
+			if err := st.walk(p, l); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				l.unreadable[p] = err
+			}
+		case typ.IsRegular() && isManifest(name):
+			l.files[p] = true
+		}
+	}
+	return nil
+}
+
+// syncWatches watches exactly dirs (path -> real path).
+func (st *state) syncWatches(dirs map[string]string) {
+	if st.watcher == nil {
+		return
+	}
+	for d, real := range st.watched {
+		// A directory that is now another one (a swapped symbolic link)
+		// is watched again.
+		if dirs[d] != real {
+			// Errors are expected: the watch of a deleted directory is
+			// already gone.
+			_ = st.watcher.Remove(d)
+			delete(st.watched, d)
+		}
+	}
+	added := false
+	for d, real := range dirs {
+		if _, ok := st.watched[d]; ok {
+			continue
+		}
+		if err := st.watcher.Add(d); err != nil {
+			if !st.unwatchable[d] {
+				st.log.Error(err, "Cannot watch directory, polling it instead", "file", d)
+				st.unwatchable[d] = true
+			}
+			st.degraded = true
+			continue
+		}
+		delete(st.unwatchable, d)
+		st.watched[d] = real
+		added = true
+	}
+	// Files created in a new directory between reading it and watching it
+	// would go unnoticed: read again once watched. The initial scan needs
+	// it too, but harmlessly.
+	if added {
+		st.needRescan = true
+	}
+}
+
+func (st *state) unwatchAll() {
+	if st.watcher == nil {
+		return
+	}
+	for d := range st.watched {
+		_ = st.watcher.Remove(d)
+		delete(st.watched, d)
+	}
+}
+
+// refresh reloads a file if it changed. It returns false if the file is
+// gone.
+func (st *state) refresh(path string) bool {
+	old := st.files[path]
+	fi, err := os.Stat(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return false
+		}
+		st.unreadable(path, old, err)
+		return old != nil
+	}
+	if old != nil && !old.changed(fi) {
+		return true
+	}
+	readAt := time.Now()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return false
+		}
+		st.unreadable(path, old, err)
+		return old != nil
+	}
+	sum := sha256.Sum256(data)
+	if old != nil && old.sum == sum {
+		old.info, old.readAt = fi, readAt
+		return true
+	}
+
+	res := parse(path, data)
+	for _, e := range res.errs {
+		st.log.Error(e.Err, "Invalid manifest, skipped", "file", e.File, "line", e.Line, "object", e.Object)
+	}
+	for _, w := range res.warnings {
+		st.log.Info("Skipping manifest of unsupported kind", "file", w.File, "line", w.Line, "object", w.Object, "err", w.Err.Error())
+	}
+
+	objects := make(map[objKey]object, len(res.objects))
+	lines := make(map[objKey]int, len(res.objects))
+	for _, p := range res.objects {
+		if prev, dup := lines[p.key]; dup {
+			st.log.Info("Object defined twice in the same file, the last definition wins",
+				"file", path, "line", p.line, "previousLine", prev, "object", p.key.String())
+		}
+		ts := fileTimestamp(fi.ModTime())
+		if a, ok := st.timestamps[p.key]; ok && (a.goneSince.IsZero() || readAt.Sub(a.goneSince) <= timestampGrace) {
+			ts = a.ts
+		} else if p.defaultedTimestamp {
+			st.timestamps[p.key] = &assignedTimestamp{ts: ts}
+		}
+		finalize(p, ts)
+		objects[p.key] = p.obj
+		lines[p.key] = p.line
+	}
+	if old != nil {
+		keep := func(k objKey) {
+			if o, ok := old.objects[k]; ok {
+				if _, ok := objects[k]; !ok {
+					st.log.Info("Keeping the previous version of an object whose manifest is invalid", "file", path, "object", k.String())
+					objects[k] = o
+				}
+			}
+		}
+		if res.unidentified {
+			for k := range old.objects {
+				keep(k)
+			}
+		} else {
+			for _, k := range res.failedKeys {
+				keep(k)
+			}
+		}
+	}
+	st.log.V(1).Info("Manifest file loaded", "file", path, "objects", len(objects), "errors", len(res.errs))
+	st.files[path] = &fileState{info: fi, readAt: readAt, sum: sum, objects: objects}
+	return true
+}
+
+// unreadable reports a file that exists but cannot be read; its objects (if
+// it was loaded before) are kept.
+func (st *state) unreadable(path string, old *fileState, err error) {
+	if old != nil {
+		st.log.Error(err, "Cannot read manifest file, keeping its objects", "file", path)
+		// Force a reread on the next scan.
+		old.sum = [sha256.Size]byte{}
+		old.readAt = time.Time{}
+		return
+	}
+	st.log.Error(err, "Cannot read manifest file, skipped", "file", path)
+}
+
+// reconcile computes the objects the files define and sends the sink the
+// differences with what it has.
+func (st *state) reconcile() {
+	paths := make([]string, 0, len(st.files))
+	for p := range st.files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	desired := map[objKey]object{}
+	for _, p := range paths {
+		for k, o := range st.files[p].objects {
+			desired[k] = o
+		}
+	}
+
+	var upserts, deletes []objKey
+	for k := range st.emitted {
+		if _, ok := desired[k]; !ok {
+			deletes = append(deletes, k)
+		}
+	}
+	for k, o := range desired {
+		if prev, ok := st.emitted[k]; !ok || prev.GetResourceVersion() != o.GetResourceVersion() {
+			upserts = append(upserts, k)
+		}
+	}
+	sortKeys(deletes, true)
+	sortKeys(upserts, false)
+	for _, k := range deletes {
+		st.log.V(2).Info("Deleting object", "object", k.String())
+		st.sink.Delete(st.emitted[k])
+		delete(st.emitted, k)
+	}
+	for _, k := range upserts {
+		st.log.V(2).Info("Upserting object", "object", k.String(), "resourceVersion", desired[k].GetResourceVersion())
+		st.sink.Upsert(desired[k])
+		st.emitted[k] = desired[k]
+	}
+	now := time.Now()
+	for k, a := range st.timestamps {
+		switch _, ok := desired[k]; {
+		case ok:
+			a.goneSince = time.Time{}
+		case a.goneSince.IsZero():
+			a.goneSince = now
+		case now.Sub(a.goneSince) > timestampGrace:
+			delete(st.timestamps, k)
+		}
+	}
+	if len(upserts)+len(deletes) > 0 {
+		st.log.V(1).Info("Applied manifest changes", "upserts", len(upserts), "deletes", len(deletes), "objects", len(st.emitted))
+	}
+}
+
+// sortKeys sorts keys by kind rank (descending if reverse), then namespace
+// and name.
+func sortKeys(keys []objKey, reverse bool) {
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if ra, rb := kindRank(a.kind), kindRank(b.kind); ra != rb {
+			if reverse {
+				return ra > rb
+			}
+			return ra < rb
+		}
+		if a.kind != b.kind {
+			return a.kind < b.kind
+		}
+		if a.namespace != b.namespace {
+			return a.namespace < b.namespace
+		}
+		return a.name < b.name
+	})
+}
