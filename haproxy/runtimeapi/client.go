@@ -1,0 +1,133 @@
+// Package runtimeapi is a minimal client for HAProxy's runtime API (the
+// "stats socket") and for the master CLI of a master-worker HAProxy (the
+// socket given with -S). Both speak the same line protocol over a unix socket:
+// the client writes one command terminated by "\n" and HAProxy writes the
+// reply and closes the connection, as long as the session is not switched to
+// interactive mode with "prompt".
+//
+// The client half-closes its side of the connection once the command is
+// written. The stats socket closes after one reply anyway, but HAProxy 2.6's
+// master CLI only ends a non-interactive session once it has seen the end of
+// the client's input: without the half-close a "show proc" sent to the master
+// socket waits until the client gives up.
+package runtimeapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"time"
+)
+
+// DefaultTimeout bounds one Exec call when Client.Timeout is zero.
+const DefaultTimeout = 5 * time.Second
+
+// ErrInvalidCommand is returned (wrapped) for a command that cannot be sent
+// safely as a single runtime API command.
+var ErrInvalidCommand = errors.New("invalid runtime API command")
+
+// Client sends commands to one HAProxy runtime API or master CLI socket.
+// The zero Timeout means DefaultTimeout. A Client holds no connection and is
+// safe for concurrent use.
+type Client struct {
+	// Path is the unix socket path.
+	Path string
+	// Timeout bounds a whole Exec call (connect, write and read).
+	Timeout time.Duration
+}
+
+// Exec connects to the socket, sends command followed by "\n" and returns
+// HAProxy's whole reply, read until HAProxy closes the connection.
+//
+// A command HAProxy does not understand is not an error here: HAProxy
+// answers with an error text (e.g. "Unknown command...") and that text is
+// returned with a nil error; interpreting replies is the caller's job.
+//
+// Commands containing "\n", "\r" or ";" (HAProxy's command separator) or NUL
+// are refused with an error wrapping ErrInvalidCommand, so that a value
+// interpolated into a command can never smuggle in a second command.
+func (c *Client) Exec(ctx context.Context, command string) (string, error) {
+	name := commandName(command)
+	if err := validateCommand(command); err != nil {
+		return "", fmt.Errorf("runtime API %s: command %q: %w", c.Path, name, err)
+	}
+
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "unix", c.Path)
+	if err != nil {
+		return "", fmt.Errorf("runtime API %s: command %q: connect: %w", c.Path, name, err)
+	}
+	defer conn.Close()
+
+	// The deadline bounds the I/O; AfterFunc makes a cancellation of ctx
+	// interrupt blocked reads and writes as well.
+	if dl, ok := ctx.Deadline(); ok {
+		_ = conn.SetDeadline(dl)
+	}
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+
+	ioErr := func(op string, err error) error {
+		switch {
+		case ctx.Err() != nil:
+			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			// The connection deadline is ctx's deadline; it can fire
+			// a moment before ctx itself reports it.
+			err = fmt.Errorf("%w (%v)", context.DeadlineExceeded, err)
+		}
+		return fmt.Errorf("runtime API %s: command %q: %s: %w", c.Path, name, op, err)
+	}
+
+	if _, err := io.WriteString(conn, command+"\n"); err != nil {
+		return "", ioErr("write", err)
+	}
+	if uc, ok := conn.(*net.UnixConn); ok {
+		if err := uc.CloseWrite(); err != nil {
+			return "", ioErr("close write side", err)
+		}
+	}
+	reply, err := io.ReadAll(conn)
+	if err != nil {
+		return string(reply), ioErr("read reply", err)
+	}
+	return string(reply), nil
+}
+
+func validateCommand(command string) error {
+	if strings.TrimSpace(command) == "" {
+		return fmt.Errorf("%w: empty command", ErrInvalidCommand)
+	}
+	if i := strings.IndexAny(command, "\n\r;\x00"); i >= 0 {
+		return fmt.Errorf("%w: contains %q", ErrInvalidCommand, command[i])
+	}
+	return nil
+}
+
+// commandName returns the first two words of a command, for error messages
+// that must not repeat arguments (which may be long or sensitive).
+func commandName(command string) string {
+	f := strings.Fields(command)
+	if len(f) > 2 {
+		f = f[:2]
+	}
+	name := strings.Join(f, " ")
+	// Never echo control characters of a refused command.
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, name)
+}
