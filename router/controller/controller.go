@@ -1,0 +1,349 @@
+// Package controller runs the router's pipeline: whenever the watched
+// objects change it admits routes, builds the model, renders the template,
+// writes the files, has HAProxy check the new configuration and reloads it —
+// at most once per reload interval. A configuration HAProxy refuses is never
+// loaded: the files are rolled back, and where the refusal can be traced to
+// a route, that route is rejected and the rest is served.
+package controller
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	routev1 "github.com/openshift/api/route/v1"
+
+	"github.com/openshift-router-go/router/haproxy/files"
+	"github.com/openshift-router-go/router/router/admission"
+	"github.com/openshift-router-go/router/router/builder"
+	"github.com/openshift-router-go/router/router/model"
+	"github.com/openshift-router-go/router/router/store"
+	"github.com/openshift-router-go/router/templates"
+)
+
+// Process is the HAProxy process the controller drives.
+type Process interface {
+	// Check validates a configuration file (haproxy -c).
+	Check(ctx context.Context, configPath string) error
+	Start(ctx context.Context) error
+	Reload(ctx context.Context) error
+	Running() bool
+}
+
+// Options configure the controller.
+type Options struct {
+	Store    *store.Store
+	Renderer *templates.Renderer
+	Process  Process
+	Logger   logr.Logger
+	// Sources must all have synced before the first configuration is written.
+	Sources        []string
+	ReloadInterval time.Duration
+	Admission      admission.Options
+	Build          builder.Options
+	// DefaultCertificate is the PEM written to Build.DefaultCertificate.
+	DefaultCertificate []byte
+	// OnResults, if set, is called with every route's admission result
+	// after each successful commit (for route status).
+	OnResults func(map[admission.Key]admission.Result)
+}
+
+// maxCulpritRounds bounds how many times one commit retries after
+// excluding the routes HAProxy's check blamed.
+const maxCulpritRounds = 3
+
+// Controller runs the pipeline.
+type Controller struct {
+	o      Options
+	writer *files.Writer
+
+	mu       sync.RWMutex
+	ready    bool
+	results  map[admission.Key]admission.Result
+	reloads  int
+	lastErr  error
+	excluded map[admission.Key]exclusion
+	// forceReload is set when files changed but the reload failed.
+	forceReload bool
+}
+
+type exclusion struct {
+	resourceVersion string
+	generation      int64
+	result          admission.Result
+}
+
+// New returns a controller.
+func New(o Options) *Controller {
+	if o.ReloadInterval <= 0 {
+		o.ReloadInterval = 5 * time.Second
+	}
+	return &Controller{o: o, writer: files.NewWriter(), excluded: map[admission.Key]exclusion{}}
+}
+
+// Ready reports whether the initial state has been loaded into HAProxy.
+func (c *Controller) Ready() bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.ready
+}
+
+// Results returns the latest admission result of every route.
+func (c *Controller) Results() map[admission.Key]admission.Result {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make(map[admission.Key]admission.Result, len(c.results))
+	for k, v := range c.results {
+		out[k] = v
+	}
+	return out
+}
+
+// Run processes changes until ctx is done.
+func (c *Controller) Run(ctx context.Context) error {
+	log := c.o.Logger
+	var last time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-c.o.Store.Changed():
+		}
+		if !c.o.Store.HasSynced(c.o.Sources...) {
+			continue
+		}
+		if wait := time.Until(last.Add(c.o.ReloadInterval)); wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil
+			case <-t.C:
+			}
+		}
+		// Changes that arrived while waiting are part of this commit.
+		select {
+		case <-c.o.Store.Changed():
+		default:
+		}
+		reloaded, err := c.Commit(ctx)
+		if err != nil && !c.Ready() {
+			// Nothing has ever been served: a configuration that cannot be
+			// loaded at start (a broken template, a port in use) is fatal.
+			return fmt.Errorf("initial configuration: %w", err)
+		}
+		if err != nil {
+			log.Error(err, "configuration not applied; the previous configuration keeps serving")
+			// Try again at the next interval even without a new change.
+			c.retrySoon(ctx)
+		}
+		if reloaded {
+			last = time.Now()
+		}
+	}
+}
+
+// retrySoon schedules another pass (when the failure may be transient,
+// e.g. a reload that failed).
+func (c *Controller) retrySoon(ctx context.Context) {
+	c.mu.RLock()
+	force := c.forceReload || !c.o.Process.Running()
+	c.mu.RUnlock()
+	if !force {
+		return
+	}
+	go func() {
+		t := time.NewTimer(c.o.ReloadInterval)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+			c.o.Store.Poke()
+		}
+	}()
+}
+
+// Commit renders and applies the current state once. It reports whether
+// HAProxy was started or reloaded.
+func (c *Controller) Commit(ctx context.Context) (bool, error) {
+	log := c.o.Logger
+	for round := 0; ; round++ {
+		td, decision, err := c.buildModel()
+		if err != nil {
+			return false, err
+		}
+		fs, err := c.render(td)
+		if err != nil {
+			return false, err
+		}
+		changed, err := c.writer.Stage(fs)
+		if err != nil {
+			return false, err
+		}
+		c.mu.RLock()
+		force := c.forceReload || !c.o.Process.Running()
+		c.mu.RUnlock()
+		if len(changed) == 0 && !force {
+			c.writer.Commit()
+			c.publish(decision)
+			return false, nil
+		}
+		configPath := templates.OutputPath(td.WorkingDir, templates.ConfigTemplateName)
+		if err := c.o.Process.Check(ctx, configPath); err != nil {
+			config := fileData(fs, configPath)
+			if rbErr := c.writer.Rollback(); rbErr != nil {
+				log.Error(rbErr, "rolling back refused configuration")
+			}
+			culprits := Culprits(err.Error(), config)
+			if len(culprits) == 0 || round+1 >= maxCulpritRounds {
+				return false, fmt.Errorf("haproxy refused the new configuration: %w", err)
+			}
+			c.exclude(culprits, err)
+			continue
+		}
+		c.writer.Commit()
+		start := !c.o.Process.Running()
+		if start {
+			err = c.o.Process.Start(ctx)
+		} else {
+			err = c.o.Process.Reload(ctx)
+		}
+		c.mu.Lock()
+		c.forceReload = err != nil
+		c.mu.Unlock()
+		if err != nil {
+			return false, fmt.Errorf("loading configuration into haproxy: %w", err)
+		}
+		log.Info("configuration loaded", "started", start, "routes", len(td.State), "changedFiles", len(changed))
+		c.mu.Lock()
+		c.ready = true
+		c.reloads++
+		c.mu.Unlock()
+		c.publish(decision)
+		return true, nil
+	}
+}
+
+func (c *Controller) buildModel() (*model.TemplateData, admission.Decision, error) {
+	var td *model.TemplateData
+	var decision admission.Decision
+	err := c.o.Store.Read(func(v store.View) error {
+		routes := v.Routes()
+		opts := c.o.Admission
+		opts.Excluded = c.currentExclusions(routes)
+		decision = admission.Admit(routes, opts)
+		td = builder.Build(v, decision.Admitted, c.o.Build)
+		return nil
+	})
+	return td, decision, err
+}
+
+// currentExclusions drops exclusions of routes that changed or went away,
+// so a fixed route is admitted again.
+func (c *Controller) currentExclusions(routes []*routev1.Route) map[admission.Key]admission.Result {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.excluded) == 0 {
+		return nil
+	}
+	present := make(map[admission.Key]*routev1.Route, len(c.excluded))
+	for _, r := range routes {
+		if _, ok := c.excluded[admission.KeyOf(r)]; ok {
+			present[admission.KeyOf(r)] = r
+		}
+	}
+	out := map[admission.Key]admission.Result{}
+	for k, ex := range c.excluded {
+		r, ok := present[k]
+		if !ok || r.ResourceVersion != ex.resourceVersion || r.Generation != ex.generation {
+			delete(c.excluded, k)
+			continue
+		}
+		out[k] = ex.result
+	}
+	return out
+}
+
+func (c *Controller) exclude(keys []admission.Key, checkErr error) {
+	msg := firstAlert(checkErr.Error())
+	_ = c.o.Store.Read(func(v store.View) error {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		byKey := map[admission.Key]*routev1.Route{}
+		for _, r := range v.Routes() {
+			byKey[admission.KeyOf(r)] = r
+		}
+		for _, k := range keys {
+			r, ok := byKey[k]
+			if !ok {
+				continue
+			}
+			c.o.Logger.Error(checkErr, "route rejected: haproxy refused the configuration it produces", "route", string(k))
+			c.excluded[k] = exclusion{
+				resourceVersion: r.ResourceVersion,
+				generation:      r.Generation,
+				result: admission.Result{Host: strings.ToLower(r.Spec.Host), Reason: admission.ReasonConfigCheckFailed,
+					Message: "haproxy refused the configuration generated for this route: " + msg},
+			}
+		}
+		return nil
+	})
+}
+
+func (c *Controller) render(td *model.TemplateData) ([]files.File, error) {
+	rendered, err := c.o.Renderer.Render(td)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]files.File, 0, len(rendered)+len(td.State)+1)
+	for _, f := range rendered {
+		out = append(out, files.File{Path: f.Path, Data: f.Data})
+	}
+	out = append(out, files.CertificateFiles(td)...)
+	if td.DefaultCertificate != "" && len(c.o.DefaultCertificate) > 0 {
+		out = append(out, files.File{Path: td.DefaultCertificate, Data: c.o.DefaultCertificate, Mode: 0o600})
+	}
+	return out, nil
+}
+
+// publish records the admission results and logs changes of them.
+func (c *Controller) publish(d admission.Decision) {
+	c.mu.Lock()
+	prev := c.results
+	c.results = d.Results
+	c.mu.Unlock()
+	keys := make([]string, 0, len(d.Results))
+	for k := range d.Results {
+		keys = append(keys, string(k))
+	}
+	sort.Strings(keys)
+	for _, ks := range keys {
+		k := admission.Key(ks)
+		res := d.Results[k]
+		if old, ok := prev[k]; ok && old == res {
+			continue
+		}
+		if res.Admitted {
+			c.o.Logger.V(2).Info("route admitted", "route", ks, "host", res.Host)
+		} else {
+			c.o.Logger.Info("route rejected", "route", ks, "host", res.Host, "reason", res.Reason, "message", res.Message)
+		}
+	}
+	if c.o.OnResults != nil {
+		c.o.OnResults(d.Results)
+	}
+}
+
+func fileData(fs []files.File, path string) []byte {
+	for _, f := range fs {
+		if filepath.Clean(f.Path) == filepath.Clean(path) {
+			return f.Data
+		}
+	}
+	return nil
+}
