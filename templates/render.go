@@ -75,6 +75,9 @@ func Parse(name, text string, funcs template.FuncMap) (*Renderer, error) {
 	found := false
 	for _, d := range t.Templates() {
 		n := d.Name()
+		if n == name {
+			continue // the text outside any define
+		}
 		ok, err := isFileTemplate(n)
 		if err != nil {
 			return nil, err

@@ -36,6 +36,7 @@ type Options struct {
 	StatsPassword  string
 	BindPorts      bool
 	DisableHTTP2   bool
+	MaxConnections int
 }
 
 // Build returns the template data for the admitted routes.
@@ -54,6 +55,7 @@ func Build(v store.View, admitted []*routev1.Route, o Options) *model.TemplateDa
 		DisableHTTP2:         o.DisableHTTP2,
 		HTTPPort:             o.HTTPPort,
 		HTTPSPort:            o.HTTPSPort,
+		MaxConnections:       o.MaxConnections,
 	}
 	for _, r := range admitted {
 		key := model.NewServiceAliasConfigKey(r.Namespace, r.Name)

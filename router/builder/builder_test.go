@@ -118,7 +118,11 @@ func TestBuildResolvesEndpointsAndPorts(t *testing.T) {
 func TestBuildSkipsNotReadyAndUnsafeEndpoints(t *testing.T) {
 	s := slice("ns", "web", "web-1", 8080, "http", map[string]*bool{"10.0.0.1": ptr(true), "10.0.0.2": ptr(false), "not-an-ip": nil})
 	s.Endpoints = append(s.Endpoints, discoveryv1.Endpoint{Addresses: []string{"10.0.0.9"}, Conditions: discoveryv1.EndpointConditions{Terminating: ptr(true)}})
-	s.Endpoints[0].TargetRef = &corev1.ObjectReference{Kind: "Pod", Name: "web-abc"}
+	for i := range s.Endpoints {
+		if s.Endpoints[i].Addresses[0] == "10.0.0.1" {
+			s.Endpoints[i].TargetRef = &corev1.ObjectReference{Kind: "Pod", Name: "web-abc"}
+		}
+	}
 	r := &routev1.Route{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "r"}, Spec: routev1.RouteSpec{Host: "h", To: routev1.RouteTargetReference{Name: "web"}}}
 	st := store.New()
 	st.Upsert(s)

@@ -41,6 +41,8 @@ type Config struct {
 	// BackendProcessEndpoints is ROUTER_BACKEND_PROCESS_ENDPOINTS ("" or "shuffle").
 	BackendProcessEndpoints string
 	DisableHTTP2            bool
+	// MaxConnections is ROUTER_MAX_CONNECTIONS (HAProxy's global maxconn).
+	MaxConnections int
 
 	StatsPort     int
 	StatsUser     string
@@ -71,6 +73,7 @@ func FromEnv(getenv Getenv) (*Config, error) {
 		ExtendedValidation:       p.boolean("EXTENDED_VALIDATION", true),
 		BackendProcessEndpoints:  p.oneOf("ROUTER_BACKEND_PROCESS_ENDPOINTS", "", "", "shuffle"),
 		DisableHTTP2:             p.boolean("ROUTER_DISABLE_HTTP2", false),
+		MaxConnections:           p.positive("ROUTER_MAX_CONNECTIONS", 20000),
 		StatsPort:                p.portOrZero("STATS_PORT", 0),
 		StatsUser:                p.str("STATS_USERNAME", ""),
 		StatsPassword:            p.str("STATS_PASSWORD", ""),
@@ -125,6 +128,19 @@ func (p *parser) port(name string, def int) int {
 	n, err := strconv.Atoi(strings.TrimSpace(v))
 	if err != nil || n < 1 || n > 65535 {
 		p.errs = append(p.errs, fmt.Errorf("%s=%q: want a port number 1-65535", name, v))
+		return def
+	}
+	return n
+}
+
+func (p *parser) positive(name string, def int) int {
+	v, ok := p.getenv(name)
+	if !ok || strings.TrimSpace(v) == "" {
+		return def
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 1 {
+		p.errs = append(p.errs, fmt.Errorf("%s=%q: want a positive whole number", name, v))
 		return def
 	}
 	return n

@@ -68,6 +68,9 @@ type TemplateData struct {
 	HTTPSPort int
 	// RunDir holds sockets and the pid file.
 	RunDir string
+	// MaxConnections is HAProxy's global maxconn (ROUTER_MAX_CONNECTIONS,
+	// lowered to what the file descriptor limit allows).
+	MaxConnections int
 }
 
 // ServiceAliasConfig is one admitted route.

@@ -482,7 +482,7 @@ func (st *state) refresh(path string) bool {
 
 	res := parse(path, data)
 	for _, e := range res.errs {
-		st.log.Error(e.Err, "Invalid manifest, skipped", "file", e.File, "line", e.Line, "object", e.Object)
+		st.log.Error(e, "Invalid manifest, skipped", "file", e.File, "line", e.Line, "object", e.Object)
 	}
 	for _, w := range res.warnings {
 		st.log.Info("Skipping manifest of unsupported kind", "file", w.File, "line", w.Line, "object", w.Object, "err", w.Err.Error())
