@@ -1,0 +1,44 @@
+// Command openshift-router is a drop-in reimplementation of OpenShift's
+// HAProxy template router: it watches Routes, Services and endpoints (from a
+// manifests directory or, later, the Kubernetes API), renders haproxy.config
+// from a template and runs HAProxy.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
+)
+
+func main() {
+	if err := newRootCommand().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		klog.Flush()
+		os.Exit(1)
+	}
+	klog.Flush()
+}
+
+func newRootCommand() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "openshift-router",
+		Short: "OpenShift HAProxy template router",
+		Long: `openshift-router watches Routes, Services, EndpointSlices (or Endpoints) and
+Namespaces, admits routes as OpenShift's router does, renders haproxy.config from
+a Go template and runs HAProxy. It is configured by OpenShift's router
+environment variables (see README.md).
+
+Without a cluster it reads the objects from a directory of YAML manifests
+(--manifests), watching it for changes.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return run(cmd.Context(), f)
+		},
+	}
+	f.register(cmd)
+	return cmd
+}

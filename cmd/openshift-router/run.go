@@ -1,0 +1,217 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
+
+	"github.com/openshift-router-go/router/haproxy/process"
+	"github.com/openshift-router-go/router/router/admission"
+	"github.com/openshift-router-go/router/router/builder"
+	"github.com/openshift-router-go/router/router/config"
+	"github.com/openshift-router-go/router/router/controller"
+	"github.com/openshift-router-go/router/router/defaultcert"
+	"github.com/openshift-router-go/router/router/source/manifests"
+	"github.com/openshift-router-go/router/router/store"
+	"github.com/openshift-router-go/router/templates"
+)
+
+type runFlags struct {
+	manifests  string
+	template   string
+	workingDir string
+	reload     string
+	haproxy    string
+	verbosity  int
+}
+
+func (f *runFlags) register(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.StringVar(&f.manifests, "manifests", os.Getenv("ROUTER_MANIFESTS_DIR"), "directory of YAML manifests (Routes, Services, EndpointSlices, Endpoints, Namespaces, Secrets) to serve; watched for changes (env ROUTER_MANIFESTS_DIR)")
+	fs.StringVar(&f.template, "template", "", "template file (overrides TEMPLATE_FILE; default: the embedded template)")
+	fs.StringVar(&f.workingDir, "working-dir", "", "directory for haproxy.config, maps and certificates (overrides ROUTER_WORKING_DIR; default /var/lib/haproxy)")
+	fs.StringVar(&f.reload, "reload", "", "script to run instead of the built-in reload (overrides RELOAD_SCRIPT)")
+	fs.StringVar(&f.haproxy, "haproxy", "haproxy", "haproxy binary")
+	fs.IntVarP(&f.verbosity, "v", "v", 0, "log verbosity")
+}
+
+// maxSocketPath is the longest unix socket path the kernel accepts, less room.
+const maxSocketPath = 100
+
+func run(ctx context.Context, f runFlags) error {
+	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(klogFlags)
+	_ = klogFlags.Set("v", fmt.Sprint(f.verbosity))
+	log := klog.NewKlogr().WithName("router")
+
+	cfg, err := config.FromEnv(nil)
+	if err != nil {
+		return err
+	}
+	if f.template != "" {
+		cfg.TemplateFile = f.template
+	}
+	if f.workingDir != "" {
+		cfg.WorkingDir = f.workingDir
+	}
+	if f.reload != "" {
+		cfg.ReloadScript = f.reload
+	}
+	if f.manifests == "" {
+		return errors.New("no source of routes: give --manifests DIR (a directory of YAML manifests) or set ROUTER_MANIFESTS_DIR")
+	}
+	if st, err := os.Stat(f.manifests); err != nil || !st.IsDir() {
+		return fmt.Errorf("--manifests %q: not a readable directory", f.manifests)
+	}
+
+	workingDir, err := filepath.Abs(cfg.WorkingDir)
+	if err != nil {
+		return fmt.Errorf("working directory: %w", err)
+	}
+	runDir := filepath.Join(workingDir, "run")
+	if len(runDir)+len("/haproxy-no-sni.sock") > maxSocketPath {
+		return fmt.Errorf("working directory %q is too long for unix socket paths (keep it under %d characters)", workingDir, maxSocketPath-len("/run/haproxy-no-sni.sock"))
+	}
+	for _, d := range []string{"conf", "run", "router/certs", "router/cacerts"} {
+		if err := os.MkdirAll(filepath.Join(workingDir, d), 0o755); err != nil {
+			return fmt.Errorf("preparing working directory: %w", err)
+		}
+	}
+
+	renderer, err := loadTemplate(cfg)
+	if err != nil {
+		return err
+	}
+
+	certPEM, src, err := defaultcert.Load(cfg.DefaultCertificate, cfg.DefaultCertificatePath, cfg.DefaultCertificateDir)
+	if err != nil {
+		return err
+	}
+	if src == defaultcert.SelfSigned {
+		log.Info("no default certificate given (DEFAULT_CERTIFICATE, DEFAULT_CERTIFICATE_PATH, DEFAULT_CERTIFICATE_DIR): generated a self-signed one")
+	} else {
+		log.Info("default certificate loaded", "from", string(src))
+	}
+	maxConn := fitMaxConnections(log, cfg.MaxConnections)
+	destCA := ""
+	if cfg.DefaultDestinationCAPath != "" {
+		if _, err := os.Stat(cfg.DefaultDestinationCAPath); err == nil {
+			destCA = cfg.DefaultDestinationCAPath
+		}
+	}
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	st := store.New()
+	proc := process.New(process.Options{
+		Binary:       f.haproxy,
+		ConfigPath:   templates.OutputPath(workingDir, templates.ConfigTemplateName),
+		RunDir:       runDir,
+		Logger:       log.WithName("haproxy"),
+		ReloadScript: cfg.ReloadScript,
+	})
+	ctrl := controller.New(controller.Options{
+		Store:          st,
+		Renderer:       renderer,
+		Process:        proc,
+		Logger:         log.WithName("controller"),
+		Sources:        []string{manifests.SourceName},
+		ReloadInterval: cfg.ReloadInterval,
+		Admission:      admission.Options{ExtendedValidation: cfg.ExtendedValidation},
+		Build: builder.Options{
+			WorkingDir:           workingDir,
+			RunDir:               runDir,
+			DefaultCertificate:   filepath.Join(workingDir, "conf", "default_pub_keys.pem"),
+			DefaultDestinationCA: destCA,
+			WatchEndpoints:       cfg.WatchEndpoints,
+			HTTPPort:             cfg.HTTPPort,
+			HTTPSPort:            cfg.HTTPSPort,
+			StatsPort:            cfg.StatsPort,
+			StatsUser:            cfg.StatsUser,
+			StatsPassword:        cfg.StatsPassword,
+			BindPorts:            true,
+			DisableHTTP2:         cfg.DisableHTTP2,
+			MaxConnections:       maxConn,
+		},
+		DefaultCertificate: certPEM,
+	})
+
+	source := manifests.New(f.manifests, st, log.WithName("manifests"))
+	errc := make(chan error, 2)
+	go func() { errc <- source.Run(ctx) }()
+	go func() { errc <- ctrl.Run(ctx) }()
+	log.Info("router started", "manifests", f.manifests, "workingDir", workingDir,
+		"httpPort", cfg.HTTPPort, "httpsPort", cfg.HTTPSPort, "reloadInterval", cfg.ReloadInterval)
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case runErr = <-errc:
+	}
+	stop()
+	stopCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if proc.Running() {
+		if err := proc.Stop(stopCtx); err != nil {
+			log.Error(err, "stopping haproxy")
+		}
+	}
+	log.Info("router stopped")
+	return runErr
+}
+
+func loadTemplate(cfg *config.Config) (*templates.Renderer, error) {
+	name, text := "default", templates.Default()
+	if cfg.TemplateFile != "" {
+		data, err := os.ReadFile(cfg.TemplateFile)
+		if err != nil {
+			return nil, fmt.Errorf("TEMPLATE_FILE: %w", err)
+		}
+		name, text = cfg.TemplateFile, string(data)
+	}
+	funcs := templates.FuncMap(templates.FuncOptions{BackendProcessEndpoints: cfg.BackendProcessEndpoints})
+	r, err := templates.Parse(name, text, funcs)
+	if err != nil {
+		return nil, fmt.Errorf("template %s: %w", name, err)
+	}
+	return r, nil
+}
+
+// fitMaxConnections raises the open-files limit to its hard limit (HAProxy
+// inherits it) and lowers maxconn if HAProxy could not get the file
+// descriptors it needs (about two per connection), which would make it
+// refuse to start.
+func fitMaxConnections(log logr.Logger, want int) int {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return want
+	}
+	if lim.Cur < lim.Max {
+		lim.Cur = lim.Max
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+			log.Info("could not raise the open files limit", "err", err.Error())
+		}
+		_ = syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim)
+	}
+	const reserved = 1000 // listeners, servers, sockets, files
+	fit := (int64(lim.Cur) - reserved) / 2
+	if fit < 100 {
+		fit = 100
+	}
+	if int64(want) > fit {
+		log.Info("ROUTER_MAX_CONNECTIONS lowered to fit the open files limit", "wanted", want, "using", fit, "openFilesLimit", lim.Cur)
+		return int(fit)
+	}
+	return want
+}
