@@ -47,6 +47,13 @@ type Config struct {
 	StatsPort     int
 	StatsUser     string
 	StatsPassword string
+
+	// Admission holds the route admission settings (admission.go).
+	Admission Admission
+	// Metrics holds the metrics and health server settings (metrics.go).
+	Metrics Metrics
+	// Kube holds the Kubernetes API source settings (kube.go).
+	Kube Kube
 }
 
 // Getenv looks a variable up; os.LookupEnv in production.
@@ -78,6 +85,9 @@ func FromEnv(getenv Getenv) (*Config, error) {
 		StatsUser:                p.str("STATS_USERNAME", ""),
 		StatsPassword:            p.str("STATS_PASSWORD", ""),
 	}
+	c.Admission = p.admission()
+	c.Metrics = p.metrics()
+	c.Kube = p.kube()
 	if c.HTTPPort == c.HTTPSPort && c.HTTPPort != 0 {
 		p.errs = append(p.errs, fmt.Errorf("ROUTER_SERVICE_HTTP_PORT and ROUTER_SERVICE_HTTPS_PORT must differ (both %d)", c.HTTPPort))
 	}

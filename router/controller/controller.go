@@ -35,6 +35,24 @@ type Process interface {
 	Running() bool
 }
 
+// Observer receives the controller's measurements (for metrics). Methods
+// are called from the controller's goroutine and must not block.
+type Observer interface {
+	// ObserveWriteConfig reports the time to admit, build, render and
+	// write one configuration.
+	ObserveWriteConfig(d time.Duration)
+	// ObserveReload reports a start or reload of HAProxy and its outcome.
+	ObserveReload(d time.Duration, err error)
+	// ObserveAdmission reports every route's admission result after a commit.
+	ObserveAdmission(results map[admission.Key]admission.Result)
+}
+
+type nopObserver struct{}
+
+func (nopObserver) ObserveWriteConfig(time.Duration)                   {}
+func (nopObserver) ObserveReload(time.Duration, error)                 {}
+func (nopObserver) ObserveAdmission(map[admission.Key]admission.Result) {}
+
 // Options configure the controller.
 type Options struct {
 	Store    *store.Store
@@ -51,6 +69,8 @@ type Options struct {
 	// OnResults, if set, is called with every route's admission result
 	// after each successful commit (for route status).
 	OnResults func(map[admission.Key]admission.Result)
+	// Observer receives measurements; nil means none.
+	Observer Observer
 }
 
 // maxCulpritRounds bounds how many times one commit retries after
@@ -82,6 +102,9 @@ type exclusion struct {
 func New(o Options) *Controller {
 	if o.ReloadInterval <= 0 {
 		o.ReloadInterval = 5 * time.Second
+	}
+	if o.Observer == nil {
+		o.Observer = nopObserver{}
 	}
 	return &Controller{o: o, writer: files.NewWriter(), excluded: map[admission.Key]exclusion{}}
 }
@@ -173,6 +196,7 @@ func (c *Controller) retrySoon(ctx context.Context) {
 func (c *Controller) Commit(ctx context.Context) (bool, error) {
 	log := c.o.Logger
 	for round := 0; ; round++ {
+		began := time.Now()
 		td, decision, err := c.buildModel()
 		if err != nil {
 			return false, err
@@ -185,6 +209,7 @@ func (c *Controller) Commit(ctx context.Context) (bool, error) {
 		if err != nil {
 			return false, err
 		}
+		c.o.Observer.ObserveWriteConfig(time.Since(began))
 		c.mu.RLock()
 		force := c.forceReload || !c.o.Process.Running()
 		c.mu.RUnlock()
@@ -208,11 +233,13 @@ func (c *Controller) Commit(ctx context.Context) (bool, error) {
 		}
 		c.writer.Commit()
 		start := !c.o.Process.Running()
+		reloadBegan := time.Now()
 		if start {
 			err = c.o.Process.Start(ctx)
 		} else {
 			err = c.o.Process.Reload(ctx)
 		}
+		c.o.Observer.ObserveReload(time.Since(reloadBegan), err)
 		c.mu.Lock()
 		c.forceReload = err != nil
 		c.mu.Unlock()
@@ -334,6 +361,7 @@ func (c *Controller) publish(d admission.Decision) {
 			c.o.Logger.Info("route rejected", "route", ks, "host", res.Host, "reason", res.Reason, "message", res.Message)
 		}
 	}
+	c.o.Observer.ObserveAdmission(d.Results)
 	if c.o.OnResults != nil {
 		c.o.OnResults(d.Results)
 	}
