@@ -49,8 +49,8 @@ type Observer interface {
 
 type nopObserver struct{}
 
-func (nopObserver) ObserveWriteConfig(time.Duration)                   {}
-func (nopObserver) ObserveReload(time.Duration, error)                 {}
+func (nopObserver) ObserveWriteConfig(time.Duration)                    {}
+func (nopObserver) ObserveReload(time.Duration, error)                  {}
 func (nopObserver) ObserveAdmission(map[admission.Key]admission.Result) {}
 
 // Options configure the controller.
