@@ -21,6 +21,7 @@ import (
 	"github.com/openshift-router-go/router/haproxy/files"
 	"github.com/openshift-router-go/router/router/admission"
 	"github.com/openshift-router-go/router/router/builder"
+	"github.com/openshift-router-go/router/router/hostname"
 	"github.com/openshift-router-go/router/router/model"
 	"github.com/openshift-router-go/router/router/store"
 	"github.com/openshift-router-go/router/templates"
@@ -71,6 +72,12 @@ type Options struct {
 	OnResults func(map[admission.Key]admission.Result)
 	// Observer receives measurements; nil means none.
 	Observer Observer
+	// Hostnames generates the hosts of routes (ROUTER_SUBDOMAIN).
+	Hostnames hostname.Generator
+	// BindEarly starts HAProxy with no routes before the sources have
+	// synced, so the ports answer (503) at once; without it nothing is
+	// bound until the initial state is loaded (ROUTER_BIND_PORTS_AFTER_SYNC).
+	BindEarly bool
 }
 
 // maxCulpritRounds bounds how many times one commit retries after
@@ -90,6 +97,8 @@ type Controller struct {
 	excluded map[admission.Key]exclusion
 	// forceReload is set when files changed but the reload failed.
 	forceReload bool
+	// presync is true while committing the empty pre-sync configuration.
+	presync bool
 }
 
 type exclusion struct {
@@ -130,7 +139,15 @@ func (c *Controller) Results() map[admission.Key]admission.Result {
 // Run processes changes until ctx is done.
 func (c *Controller) Run(ctx context.Context) error {
 	log := c.o.Logger
-	var last time.Time
+	var last time.Time // of the last reload; the pre-sync start does not count
+	if c.o.BindEarly && !c.o.Store.HasSynced(c.o.Sources...) {
+		c.presync = true
+		_, err := c.Commit(ctx)
+		c.presync = false
+		if err != nil {
+			return fmt.Errorf("binding the ports before the initial sync: %w", err)
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -155,7 +172,7 @@ func (c *Controller) Run(ctx context.Context) error {
 		default:
 		}
 		reloaded, err := c.Commit(ctx)
-		if err != nil && !c.Ready() {
+		if err != nil && !c.Ready() && !c.o.Process.Running() {
 			// Nothing has ever been served: a configuration that cannot be
 			// loaded at start (a broken template, a port in use) is fatal.
 			return fmt.Errorf("initial configuration: %w", err)
@@ -215,6 +232,9 @@ func (c *Controller) Commit(ctx context.Context) (bool, error) {
 		c.mu.RUnlock()
 		if len(changed) == 0 && !force {
 			c.writer.Commit()
+			c.mu.Lock()
+			c.ready = c.ready || (!c.presync && c.o.Process.Running())
+			c.mu.Unlock()
 			c.publish(decision)
 			return false, nil
 		}
@@ -248,10 +268,14 @@ func (c *Controller) Commit(ctx context.Context) (bool, error) {
 		}
 		log.Info("configuration loaded", "started", start, "routes", len(td.State), "changedFiles", len(changed))
 		c.mu.Lock()
-		c.ready = true
+		if !c.presync {
+			c.ready = true
+		}
 		c.reloads++
 		c.mu.Unlock()
-		c.publish(decision)
+		if !c.presync {
+			c.publish(decision)
+		}
 		return true, nil
 	}
 }
@@ -260,7 +284,10 @@ func (c *Controller) buildModel() (*model.TemplateData, admission.Decision, erro
 	var td *model.TemplateData
 	var decision admission.Decision
 	err := c.o.Store.Read(func(v store.View) error {
-		routes := v.Routes()
+		var routes []*routev1.Route
+		if !c.presync {
+			routes = c.o.Hostnames.Apply(v.Routes())
+		}
 		opts := c.o.Admission
 		opts.Excluded = c.currentExclusions(routes)
 		decision = admission.Admit(routes, opts)
@@ -287,7 +314,11 @@ func (c *Controller) currentExclusions(routes []*routev1.Route) map[admission.Ke
 	out := map[admission.Key]admission.Result{}
 	for k, ex := range c.excluded {
 		r, ok := present[k]
-		if !ok || r.ResourceVersion != ex.resourceVersion || r.Generation != ex.generation {
+		// The API server bumps generation on spec changes only (not on
+		// status writes); the manifests source has no generation and
+		// changes the resource version with the content.
+		changed := r == nil || r.Generation != ex.generation || (r.Generation == 0 && r.ResourceVersion != ex.resourceVersion)
+		if !ok || changed {
 			delete(c.excluded, k)
 			continue
 		}

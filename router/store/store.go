@@ -213,6 +213,11 @@ func (v View) Routes() []*routev1.Route {
 	return out
 }
 
+// Route returns a route or nil.
+func (v View) Route(namespace, name string) *routev1.Route {
+	return v.s.routes[KeyOf(namespace, name)]
+}
+
 // Service returns a service or nil.
 func (v View) Service(namespace, name string) *corev1.Service {
 	return v.s.services[KeyOf(namespace, name)]

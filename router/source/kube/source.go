@@ -1,0 +1,265 @@
+// Package kube is the router's Kubernetes API source: client-go informers
+// for Routes (openshift/client-go), Services, EndpointSlices (or Endpoints)
+// and, when routes are sharded by namespace labels, Namespaces. It feeds the
+// same store.Sink as the manifests source.
+//
+// While the API is unreachable the informers keep their caches (and the
+// store keeps serving what it has); when it comes back they relist and the
+// differences flow through as ordinary events.
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	routev1 "github.com/openshift/api/route/v1"
+	routeclient "github.com/openshift/client-go/route/clientset/versioned"
+	routeinformers "github.com/openshift/client-go/route/informers/externalversions"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/openshift-router-go/router/router/store"
+)
+
+// SourceName is the name the source marks the store synced with.
+const SourceName = "kubernetes"
+
+// Options configure the source.
+type Options struct {
+	Kube   kubernetes.Interface
+	Routes routeclient.Interface
+	Sink   store.Sink
+	Logger logr.Logger
+	// RouteLabels and RouteFields select the routes (ROUTE_LABELS, ROUTE_FIELDS).
+	RouteLabels labels.Selector
+	RouteFields fields.Selector
+	// NamespaceLabels, if not nil, limits routes to the namespaces it
+	// selects (NAMESPACE_LABELS / PROJECT_LABELS).
+	NamespaceLabels labels.Selector
+	// WatchEndpoints reads Endpoints instead of EndpointSlices.
+	WatchEndpoints bool
+	// Resync is the informers' resync period.
+	Resync time.Duration
+}
+
+// Source runs the informers.
+type Source struct {
+	o Options
+
+	mu sync.Mutex
+	// selected holds the namespaces NamespaceLabels selects.
+	selected map[string]bool
+	routes   cache.Indexer
+}
+
+// New returns a source.
+func New(o Options) *Source {
+	if o.RouteLabels == nil {
+		o.RouteLabels = labels.Everything()
+	}
+	if o.RouteFields == nil {
+		o.RouteFields = fields.Everything()
+	}
+	return &Source{o: o, selected: map[string]bool{}}
+}
+
+// CheckReachable fails clearly when the API server or the Route API cannot
+// be reached.
+func CheckReachable(ctx context.Context, kube kubernetes.Interface, routes routeclient.Interface, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		if _, err := kube.Discovery().ServerVersion(); err != nil {
+			done <- fmt.Errorf("kubernetes API server unreachable: %w", err)
+			return
+		}
+		if _, err := routes.RouteV1().Routes(metav1.NamespaceAll).List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
+			done <- fmt.Errorf("cannot list routes (is the route.openshift.io/v1 API or CRD installed, and may this router read it?): %w", err)
+			return
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("kubernetes API server unreachable: no answer within %s", timeout)
+	}
+}
+
+// Run starts the informers, marks the sink synced once every informer has
+// listed, and runs until ctx is done.
+func (s *Source) Run(ctx context.Context) error {
+	o := s.o
+	routeFactory := routeinformers.NewSharedInformerFactoryWithOptions(o.Routes, o.Resync,
+		routeinformers.WithTweakListOptions(func(lo *metav1.ListOptions) {
+			lo.LabelSelector = o.RouteLabels.String()
+			lo.FieldSelector = o.RouteFields.String()
+		}))
+	kubeFactory := informers.NewSharedInformerFactory(o.Kube, o.Resync)
+
+	routeInformer := routeFactory.Route().V1().Routes().Informer()
+	s.routes = routeInformer.GetIndexer()
+	synced := []cache.InformerSynced{}
+	add := func(inf cache.SharedIndexInformer, h cache.ResourceEventHandler) error {
+		if _, err := inf.AddEventHandler(h); err != nil {
+			return fmt.Errorf("adding event handler: %w", err)
+		}
+		synced = append(synced, inf.HasSynced)
+		return nil
+	}
+	if err := add(routeInformer, s.routeHandler()); err != nil {
+		return err
+	}
+	if err := add(kubeFactory.Core().V1().Services().Informer(), s.passThrough()); err != nil {
+		return err
+	}
+	if o.WatchEndpoints {
+		if err := add(kubeFactory.Core().V1().Endpoints().Informer(), s.passThrough()); err != nil {
+			return err
+		}
+	} else {
+		if err := add(kubeFactory.Discovery().V1().EndpointSlices().Informer(), s.passThrough()); err != nil {
+			return err
+		}
+	}
+	var nsFactory informers.SharedInformerFactory
+	if o.NamespaceLabels != nil {
+		nsFactory = informers.NewSharedInformerFactoryWithOptions(o.Kube, o.Resync,
+			informers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = o.NamespaceLabels.String() }))
+		if err := add(nsFactory.Core().V1().Namespaces().Informer(), s.namespaceHandler()); err != nil {
+			return err
+		}
+	}
+
+	routeFactory.Start(ctx.Done())
+	kubeFactory.Start(ctx.Done())
+	if nsFactory != nil {
+		nsFactory.Start(ctx.Done())
+	}
+	o.Logger.Info("waiting for the initial list of routes, services and endpoints")
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return errors.New("informer caches did not sync")
+	}
+	o.Sink.MarkSynced(SourceName)
+	o.Logger.Info("initial sync done")
+	<-ctx.Done()
+	routeFactory.Shutdown()
+	kubeFactory.Shutdown()
+	if nsFactory != nil {
+		nsFactory.Shutdown()
+	}
+	return nil
+}
+
+// objectOf unwraps delete tombstones.
+func objectOf(obj any) runtime.Object {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	ro, _ := obj.(runtime.Object)
+	return ro
+}
+
+// passThrough forwards services and endpoints unfiltered.
+func (s *Source) passThrough() cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { s.upsert(objectOf(obj)) },
+		UpdateFunc: func(_, obj any) { s.upsert(objectOf(obj)) },
+		DeleteFunc: func(obj any) { s.delete(objectOf(obj)) },
+	}
+}
+
+func (s *Source) upsert(o runtime.Object) {
+	if o != nil {
+		s.o.Sink.Upsert(o)
+	}
+}
+
+func (s *Source) delete(o runtime.Object) {
+	if o != nil {
+		s.o.Sink.Delete(o)
+	}
+}
+
+// routeHandler forwards routes of selected namespaces.
+func (s *Source) routeHandler() cache.ResourceEventHandler {
+	forward := func(obj any) {
+		r, ok := objectOf(obj).(*routev1.Route)
+		if !ok {
+			return
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.o.NamespaceLabels != nil && !s.selected[r.Namespace] {
+			return
+		}
+		s.o.Sink.Upsert(r)
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    forward,
+		UpdateFunc: func(_, obj any) { forward(obj) },
+		DeleteFunc: func(obj any) { s.delete(objectOf(obj)) },
+	}
+}
+
+// namespaceHandler adds a namespace's routes when it becomes selected and
+// removes them when it stops being selected (the label-selected watch
+// reports that as a delete). Holding mu makes this and routeHandler agree
+// on which routes are forwarded.
+func (s *Source) namespaceHandler() cache.ResourceEventHandler {
+	set := func(obj any, selected bool) {
+		ns, ok := objectOf(obj).(*corev1.Namespace)
+		if !ok {
+			return
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.selected[ns.Name] == selected {
+			return
+		}
+		s.selected[ns.Name] = selected
+		if selected {
+			s.o.Sink.Upsert(ns)
+		} else {
+			delete(s.selected, ns.Name)
+			s.o.Sink.Delete(ns)
+		}
+		items, err := s.routes.ByIndex(cache.NamespaceIndex, ns.Name)
+		if err != nil {
+			s.o.Logger.Error(err, "listing routes of namespace", "namespace", ns.Name)
+			return
+		}
+		for _, item := range items {
+			r, ok := item.(*routev1.Route)
+			if !ok {
+				continue
+			}
+			if selected {
+				s.o.Sink.Upsert(r)
+			} else {
+				s.o.Sink.Delete(r)
+			}
+		}
+		s.o.Logger.Info("namespace selection changed", "namespace", ns.Name, "selected", selected, "routes", len(items))
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { set(obj, true) },
+		UpdateFunc: func(_, obj any) { set(obj, true) },
+		DeleteFunc: func(obj any) { set(obj, false) },
+	}
+}
