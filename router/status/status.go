@@ -63,15 +63,13 @@ func New(o Options) *Writer {
 	}
 }
 
-// Update records the latest admission results and queues the routes whose
-// result changed (or that are new).
+// Update records the latest admission results and queues every route: the
+// worker compares each with the status in the informer cache and writes
+// only the differences, so a status that someone else changed is put back.
 func (w *Writer) Update(results map[admission.Key]admission.Result) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for k, res := range results {
-		if old, ok := w.desired[k]; ok && old == res {
-			continue
-		}
 		w.desired[k] = res
 		w.queue.Add(k)
 	}
@@ -79,16 +77,6 @@ func (w *Writer) Update(results map[admission.Key]admission.Result) {
 		if _, ok := results[k]; !ok {
 			delete(w.desired, k)
 		}
-	}
-}
-
-// Resync queues every known route again (the writer skips those whose
-// status is already right), e.g. after the route object changed.
-func (w *Writer) Resync() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for k := range w.desired {
-		w.queue.Add(k)
 	}
 }
 
