@@ -6,7 +6,7 @@ DEMO_DIR  ?= /tmp/openshift-router-demo
 HTTP_PORT ?= 8080
 HTTPS_PORT?= 8443
 
-.PHONY: all build test unit e2e vet fmt run haproxy clean
+.PHONY: all build test unit e2e vet fmt run haproxy kube-apiserver clean
 
 all: build
 
@@ -35,6 +35,11 @@ haproxy:
 	@command -v haproxy >/dev/null 2>&1 || { \
 	  echo "installing haproxy (apt-get)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy >/dev/null; }
+
+# Build and cache kube-apiserver for the end-to-end tests against a real API
+# server (test/kubetest); a no-op once cached (see hack/kube-apiserver.sh).
+kube-apiserver:
+	@hack/kube-apiserver.sh
 
 # The demo: demo backends on loopback and the router on examples/, HTTP on
 # $(HTTP_PORT) and HTTPS on $(HTTPS_PORT). Ctrl-C stops everything.
