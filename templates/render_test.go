@@ -245,3 +245,144 @@ func TestRelativeFileTemplatesAndBoundMapHelper(t *testing.T) {
 		t.Errorf("os_http_be.map: %q", files[1].Data)
 	}
 }
+
+// wildcardData is testData plus wildcard routes of every kind and the
+// specific routes that must win over them.
+func wildcardData(t *testing.T, dir string) *model.TemplateData {
+	td := testData(t, dir)
+	ca, err := testcerts.NewCA("wildcard ca", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := ca.Issue("*.wild.test", []string{"*.wild.test"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	add := func(a model.ServiceAliasConfig, wildcard bool) {
+		a.IsWildcard = wildcard
+		td.State[model.NewServiceAliasConfigKey(a.Namespace, a.Name)] = a
+		td.ServiceUnits[model.NewServiceUnitKey(a.Namespace, "svc-"+a.Name)] = unit(a.Namespace, "svc-"+a.Name, "10.0.1.1")
+	}
+	add(alias("ns", "wild", "w.example.com", "", "", "", 1), true)
+	add(alias("ns", "wild-api", "w.example.com", "/api", "", "", 1), true)
+	add(alias("ns", "specific", "specific.example.com", "", "", "", 1), false)
+	wedge := alias("ns", "wedge", "www.wild.test", "", routev1.TLSTerminationEdge, routev1.InsecureEdgeTerminationPolicyRedirect, 1)
+	wedge.Certificates["www.wild.test"] = model.Certificate{ID: "ns:wedge", Contents: leaf.CertPEM, PrivateKey: leaf.KeyPEM}
+	add(wedge, true)
+	add(alias("ns", "wpt", "wp.pt.test", "", routev1.TLSTerminationPassthrough, "", 1), true)
+	add(alias("ns", "spec-edge", "spec.pt.test", "", routev1.TLSTerminationEdge, "", 1), false)
+	add(alias("ns", "spec-edge-b", "spec.pt.test", "/b", routev1.TLSTerminationEdge, "", 1), false)
+	add(alias("ns", "spec-re", "re.pt.test", "", routev1.TLSTerminationReencrypt, "", 1), false)
+	add(alias("ns", "exact-pt", "exact.pt.test", "", routev1.TLSTerminationPassthrough, "", 1), false)
+	add(alias("ns", "exact-pt-http", "exact.pt.test", "/x", "", "", 1), false)
+	add(alias("ns", "other-edge", "edge.other.test", "", routev1.TLSTerminationEdge, "", 1), false)
+	return td
+}
+
+func TestDefaultTemplateRendersWildcardRoutes(t *testing.T) {
+	dir := t.TempDir()
+	out := renderDefault(t, wildcardData(t, dir), nil)
+	want := map[string][]string{
+		"conf/route_http.map": {
+			"*.example.com/ be_http:ns:wild", "*.example.com/api/ be_http:ns:wild-api",
+			"specific.example.com/ be_http:ns:specific", "*.wild.test/ @redirect",
+			// the specific routes of testData keep their exact keys
+			"www.example.com/ be_http:ns:plain", "www.example.com/test/ be_http:ns:plain-test",
+		},
+		"conf/route_https.map": {"*.wild.test/ be_edge_http:ns:wedge", "spec.pt.test/ be_edge_http:ns:spec-edge", "edge.example.com/ be_edge_http:ns:edge"},
+		"conf/route_sni_passthrough.map": {
+			"*.pt.test be_tcp:ns:wpt", "exact.pt.test be_tcp:ns:exact-pt", "pt.example.com be_tcp:ns:pt",
+			// terminated hosts that the wildcard passthrough route would capture
+			"spec.pt.test be_sni", "re.pt.test be_sni",
+		},
+		"conf/cert_config.map": {dir + "/router/certs/ns:wedge.pem [alpn h2,http/1.1] *.wild.test"},
+	}
+	for file, lines := range want {
+		got := out[file]
+		for _, l := range lines {
+			if !strings.Contains(got, l+"\n") {
+				t.Errorf("%s lacks line %q; has:\n%s", file, l, got)
+			}
+		}
+	}
+	pt := out["conf/route_sni_passthrough.map"]
+	if n := strings.Count(pt, "spec.pt.test be_sni\n"); n != 1 {
+		t.Errorf("spec.pt.test has %d be_sni lines, want 1 (two routes share the host):\n%s", n, pt)
+	}
+	for _, bad := range []string{"exact.pt.test be_sni", "edge.other.test ", "edge.example.com ", "w.example.com ", "wp.pt.test "} {
+		if strings.Contains("\n"+pt, "\n"+bad) {
+			t.Errorf("route_sni_passthrough.map has %q:\n%s", bad, pt)
+		}
+	}
+	for _, file := range []string{"conf/route_http.map", "conf/route_https.map"} {
+		if m := "\n" + out[file]; strings.Contains(m, "\nw.example.com/") || strings.Contains(m, "\nwww.wild.test/") {
+			t.Errorf("%s has the wildcard route's own host as a key, want only *.domain:\n%s", file, out[file])
+		}
+	}
+	cfg := out["conf/haproxy.config"]
+	for _, w := range []string{
+		"http-request set-var(txn.backend) var(txn.route_key),regsub(^[^./]*,*),map_beg(" + dir + "/conf/route_http.map) if !{ var(txn.backend) -m found }",
+		"http-request set-var(txn.backend) var(txn.route_key),regsub(^[^./]*,*),map_beg(" + dir + "/conf/route_https.map) if !{ var(txn.backend) -m found }",
+		"use_backend %[req.ssl_sni,lower,regsub(^[^.]*,*),map(" + dir + "/conf/route_sni_passthrough.map)]",
+	} {
+		if !strings.Contains(cfg, w) {
+			t.Errorf("haproxy.config lacks the wildcard lookup %q", w)
+		}
+	}
+	// The exact lookup comes first: the wildcard one only runs when it
+	// found nothing, so a specific route wins over a wildcard route.
+	exact := strings.Index(cfg, "var(txn.route_key),map_beg("+dir+"/conf/route_http.map)")
+	wild := strings.Index(cfg, "var(txn.route_key),regsub(^[^./]*,*),map_beg("+dir+"/conf/route_http.map)")
+	if exact < 0 || wild < 0 || exact > wild {
+		t.Errorf("exact lookup at %d, wildcard lookup at %d: want the exact one first", exact, wild)
+	}
+}
+
+// TestDefaultTemplateWithWildcardRoutesPassesHAProxyCheck has the real
+// haproxy check the configuration with wildcard routes of every kind.
+func TestDefaultTemplateWithWildcardRoutesPassesHAProxyCheck(t *testing.T) {
+	if _, err := exec.LookPath("haproxy"); err != nil {
+		t.Skip("haproxy not installed")
+	}
+	dir, err := os.MkdirTemp("", "tplw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	td := wildcardData(t, dir)
+	for f, data := range renderDefault(t, td, nil) {
+		p := filepath.Join(dir, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cert, err := defaultcert.Generate("x", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{filepath.Join(dir, "router", "certs"), filepath.Join(dir, "router", "cacerts"), td.RunDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files := map[string]string{
+		td.DefaultCertificate:                                string(cert),
+		filepath.Join(dir, "router", "cacerts", "ns:re.pem"): td.State["ns:re"].Certificates["re.example.com_pod"].Contents,
+	}
+	for _, key := range []model.ServiceAliasConfigKey{"ns:edge", "ns:wedge"} {
+		c := td.State[key].Certificates[td.State[key].Host]
+		files[filepath.Join(dir, "router", "certs", string(key)+".pem")] = c.Contents + c.PrivateKey
+	}
+	for p, data := range files {
+		if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := exec.Command("haproxy", "-c", "-f", filepath.Join(dir, "conf", "haproxy.config")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("haproxy -c: %v\n%s", err, out)
+	}
+}

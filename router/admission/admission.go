@@ -1,7 +1,22 @@
 // Package admission decides which routes the router serves. It is a chain of
-// small, pure steps over the set of watched routes — per-route validation,
-// then host claims — each producing OpenShift's admitted/rejected result and
-// reason strings. Nothing here does I/O.
+// small, pure steps over the set of watched routes, each producing
+// OpenShift's admitted/rejected result and reason strings:
+//
+//  1. excluded routes (whose configuration HAProxy refused) are rejected;
+//  2. allowed/denied domains (ROUTER_ALLOWED_DOMAINS, ROUTER_DENIED_DOMAINS);
+//  3. wildcard policy (ROUTER_ALLOW_WILDCARD_ROUTES);
+//  4. host presence and syntax;
+//  5. route validation (structure always, certificates and keys with
+//     EXTENDED_VALIDATION);
+//  6. subdomain ownership of wildcard routes;
+//  7. unique host: for each host the oldest route wins, its namespace owns
+//     the host, and each host+path is served by one route only.
+//
+// Steps 1-5 look at one route at a time; 6 and 7 look at the routes that
+// passed them, oldest first, so a rejected route never holds a claim and a
+// claim passes to the next oldest route as soon as its holder goes away.
+// Nothing here does I/O, and the whole chain is O(n log n) in the number of
+// routes.
 package admission
 
 import (
@@ -13,8 +28,19 @@ import (
 
 // Reasons used in route status conditions, as OpenShift's router uses them.
 const (
+	// ReasonRouteNotAdmitted: the router's admission policy (allowed or
+	// denied domains, wildcard policy) refuses the route.
+	ReasonRouteNotAdmitted = "RouteNotAdmitted"
+	// ReasonNoHostValue: the route has no spec.host.
+	ReasonNoHostValue = "NoHostValue"
+	// ReasonInvalidHost: spec.host is not a valid DNS name.
+	ReasonInvalidHost = "InvalidHost"
+	// ReasonExtendedValidationFailed: the route's fields (or, with
+	// EXTENDED_VALIDATION, its certificates and keys) are invalid.
 	ReasonExtendedValidationFailed = "ExtendedValidationFailed"
-	ReasonHostAlreadyClaimed       = "HostAlreadyClaimed"
+	// ReasonHostAlreadyClaimed: an older route holds the host, its
+	// subdomain, or the same host and path.
+	ReasonHostAlreadyClaimed = "HostAlreadyClaimed"
 	// ReasonConfigCheckFailed rejects a route whose rendered configuration
 	// HAProxy refused; this router's addition.
 	ReasonConfigCheckFailed = "ConfigCheckFailed"
@@ -33,15 +59,27 @@ type Result struct {
 	Host    string
 	Reason  string
 	Message string
+	// Holder is, for HostAlreadyClaimed, the route that holds the claim.
+	Holder Key
 }
 
 // Options configure admission.
 type Options struct {
 	// ExtendedValidation checks certificates and keys (EXTENDED_VALIDATION).
 	ExtendedValidation bool
+	// AllowWildcardRoutes admits routes with wildcardPolicy Subdomain
+	// (ROUTER_ALLOW_WILDCARD_ROUTES).
+	AllowWildcardRoutes bool
 	// DisableNamespaceOwnershipCheck lets routes of several namespaces
-	// share a host (ROUTER_DISABLE_NAMESPACE_OWNERSHIP_CHECK).
+	// share a host and a subdomain; only an identical host+path is then
+	// refused (ROUTER_DISABLE_NAMESPACE_OWNERSHIP_CHECK).
 	DisableNamespaceOwnershipCheck bool
+	// AllowedDomains, if not empty, are the only domains (with their
+	// subdomains) route hosts may be in (ROUTER_ALLOWED_DOMAINS).
+	AllowedDomains []string
+	// DeniedDomains are domains (with their subdomains) route hosts may not
+	// be in; they win over AllowedDomains (ROUTER_DENIED_DOMAINS).
+	DeniedDomains []string
 	// Excluded routes are rejected up front (e.g. routes whose rendered
 	// configuration HAProxy refused), with the given result.
 	Excluded map[Key]Result
@@ -55,23 +93,46 @@ type Decision struct {
 	Results map[Key]Result
 }
 
+// check is one per-route step of the chain: it returns the rejection of r,
+// or ok.
+type check func(r *routev1.Route) (rejection Result, ok bool)
+
 // Admit runs the admission chain over routes.
 func Admit(routes []*routev1.Route, opts Options) Decision {
 	d := Decision{Results: make(map[Key]Result, len(routes))}
-	valid := make([]*routev1.Route, 0, len(routes))
-	for _, r := range routes {
-		k := KeyOf(r)
-		if res, ok := opts.Excluded[k]; ok {
-			d.Results[k] = res
-			continue
-		}
-		if errs := Validate(r, opts.ExtendedValidation); len(errs) > 0 {
-			d.Results[k] = Result{Host: hostOf(r), Reason: ReasonExtendedValidationFailed, Message: errs.ToAggregate().Error()}
-			continue
-		}
-		valid = append(valid, r)
+	domains := NewDomainPolicy(opts.AllowedDomains, opts.DeniedDomains)
+	checks := []check{
+		func(r *routev1.Route) (Result, bool) {
+			res, excluded := opts.Excluded[KeyOf(r)]
+			return res, !excluded
+		},
+		domains.check,
+		wildcardPolicyCheck(opts.AllowWildcardRoutes),
+		hostCheck,
+		validationCheck(opts.ExtendedValidation),
 	}
-	for _, r := range claimHosts(valid, opts, d.Results) {
+	candidates := make([]*routev1.Route, 0, len(routes))
+routes:
+	for _, r := range routes {
+		for _, c := range checks {
+			if res, ok := c(r); !ok {
+				res.Admitted = false
+				if res.Host == "" {
+					res.Host = hostOf(r)
+				}
+				d.Results[KeyOf(r)] = res
+				continue routes
+			}
+		}
+		candidates = append(candidates, r)
+	}
+
+	sort.Slice(candidates, func(i, j int) bool { return Older(candidates[i], candidates[j]) })
+	candidates = claimSubdomains(candidates, opts.DisableNamespaceOwnershipCheck, d.Results)
+	candidates = claimHosts(candidates, opts.DisableNamespaceOwnershipCheck, d.Results)
+
+	d.Admitted = make([]*routev1.Route, 0, len(candidates))
+	for _, r := range candidates {
 		d.Admitted = append(d.Admitted, r)
 		d.Results[KeyOf(r)] = Result{Admitted: true, Host: hostOf(r)}
 	}
@@ -79,62 +140,22 @@ func Admit(routes []*routev1.Route, opts Options) Decision {
 	return d
 }
 
-func hostOf(r *routev1.Route) string { return strings.ToLower(strings.TrimSpace(r.Spec.Host)) }
+// hostOf returns the host a route is matched on: spec.host in lower case.
+func hostOf(r *routev1.Route) string { return strings.ToLower(r.Spec.Host) }
 
-// Older reports whether a claimed its host before b: the earlier creation
-// timestamp wins, then namespace and name as a stable tie-breaker.
+// Older reports whether a claimed its host before b, as OpenShift orders
+// routes: the earlier creation timestamp wins, then the smaller UID; this
+// router breaks remaining ties (routes without UIDs) by namespace and name.
 func Older(a, b *routev1.Route) bool {
 	ta, tb := a.CreationTimestamp.Time, b.CreationTimestamp.Time
 	if !ta.Equal(tb) {
 		return ta.Before(tb)
 	}
+	if a.UID != b.UID {
+		return a.UID < b.UID
+	}
 	if a.Namespace != b.Namespace {
 		return a.Namespace < b.Namespace
 	}
 	return a.Name < b.Name
-}
-
-// claimHosts applies OpenShift's host claim rules: for each host the oldest
-// route wins; its namespace owns the host (unless the ownership check is
-// disabled) and further routes of that namespace are admitted for other
-// paths; a second route for the same host and path is refused.
-func claimHosts(routes []*routev1.Route, opts Options, results map[Key]Result) []*routev1.Route {
-	byHost := make(map[string][]*routev1.Route)
-	for _, r := range routes {
-		h := hostOf(r)
-		byHost[h] = append(byHost[h], r)
-	}
-	admitted := make([]*routev1.Route, 0, len(routes))
-	for host, claimants := range byHost {
-		sort.Slice(claimants, func(i, j int) bool { return Older(claimants[i], claimants[j]) })
-		owner := claimants[0]
-		paths := make(map[string]*routev1.Route, len(claimants))
-		for _, r := range claimants {
-			if !opts.DisableNamespaceOwnershipCheck && r.Namespace != owner.Namespace {
-				results[KeyOf(r)] = Result{Host: host, Reason: ReasonHostAlreadyClaimed,
-					Message: "a route in another namespace holds host " + host + " and is older than " + r.Name +
-						" (route " + owner.Namespace + "/" + owner.Name + ")"}
-				continue
-			}
-			p := normalizedPath(r)
-			if holder, ok := paths[p]; ok {
-				results[KeyOf(r)] = Result{Host: host, Reason: ReasonHostAlreadyClaimed,
-					Message: "route " + holder.Namespace + "/" + holder.Name + " already exposes " + host + p + " and is older"}
-				continue
-			}
-			paths[p] = r
-			admitted = append(admitted, r)
-		}
-	}
-	return admitted
-}
-
-// normalizedPath treats "" and "/" as the same path; passthrough routes
-// (no path) claim the whole host for TLS.
-func normalizedPath(r *routev1.Route) string {
-	p := r.Spec.Path
-	if strings.TrimRight(p, "/") == "" {
-		return "/"
-	}
-	return p
 }

@@ -1,17 +1,11 @@
 package admission
 
 import (
-	"crypto"
-	"crypto/ecdsa"
-	"crypto/ed25519"
-	"crypto/rsa"
-	"crypto/x509"
-	"encoding/pem"
-	"errors"
-	"fmt"
+	"strconv"
 	"strings"
 
 	routev1 "github.com/openshift/api/route/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -19,9 +13,75 @@ import (
 // MaxAlternateBackends is the largest number of alternateBackends a route may have.
 const MaxAlternateBackends = 3
 
-// Validate checks a route's structure (always) and, with extended set, its
-// certificates and keys. The structural checks also guarantee that no route
-// value can break out of its token in haproxy.config or a map file.
+// MaxWeight is the largest weight of a route backend.
+const MaxWeight = 256
+
+// Messages of the host step, as OpenShift's router words them.
+const (
+	msgNoHostValue = "no host value was defined for the route"
+	msgInvalidHost = "host name validation errors: "
+	msgDNSHost     = "host must conform to DNS 1123 naming conventions: "
+	msgTrailingDot = "host must not end with a dot (requests are matched on the host without it)"
+	msgServiceKind = "must reference a Service"
+)
+
+// hostCheck is the host step: a route needs a host (NoHostValue) that is a
+// valid DNS name (InvalidHost).
+func hostCheck(r *routev1.Route) (Result, bool) {
+	host := hostOf(r)
+	if host == "" {
+		return Result{Reason: ReasonNoHostValue, Message: msgNoHostValue}, false
+	}
+	if errs := ValidateHost(host); len(errs) > 0 {
+		msgs := make([]string, len(errs))
+		for i, e := range errs {
+			msgs[i] = e.Error()
+		}
+		return Result{Reason: ReasonInvalidHost, Message: msgInvalidHost + strings.Join(msgs, ", ")}, false
+	}
+	return Result{}, true
+}
+
+// ValidateHost checks a (lower-cased) route host as OpenShift's router does:
+// a fully qualified DNS name of at least two labels, each label at most 63
+// characters of [a-z0-9-] starting and ending with a letter or digit, at
+// most 253 characters in all. A trailing dot, which OpenShift tolerates, is
+// refused: the router matches requests on the host without it.
+func ValidateHost(host string) field.ErrorList {
+	p := field.NewPath("spec", "host")
+	if strings.HasSuffix(host, ".") {
+		return field.ErrorList{field.Invalid(p, host, msgTrailingDot)}
+	}
+	if errs := validation.IsFullyQualifiedDomainName(p, host); len(errs) > 0 {
+		details := make([]string, len(errs))
+		for i, e := range errs {
+			details[i] = e.Detail
+			if v, ok := e.BadValue.(string); ok && v != host {
+				details[i] = quoteForMessage(v) + ": " + e.Detail
+			}
+		}
+		return field.ErrorList{field.Invalid(p, host, msgDNSHost+strings.Join(details, "; "))}
+	}
+	return nil
+}
+
+// validationCheck is the validation step: any invalid field rejects the
+// route with ExtendedValidationFailed and a message naming the fields.
+func validationCheck(extended bool) check {
+	return func(r *routev1.Route) (Result, bool) {
+		if errs := Validate(r, extended); len(errs) > 0 {
+			return Result{Reason: ReasonExtendedValidationFailed, Message: errs.ToAggregate().Error()}, false
+		}
+		return Result{}, true
+	}
+}
+
+// Validate checks a route's fields other than its host. The structural
+// checks always run: they are OpenShift's API validation (path, targets,
+// weights, TLS fields, PEM structure) plus this router's guarantee that no
+// route value can break out of its token in haproxy.config or a map file.
+// With extended set (EXTENDED_VALIDATION) certificates and keys are also
+// parsed and checked (see validateCertificates).
 func Validate(r *routev1.Route, extended bool) field.ErrorList {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
@@ -31,22 +91,6 @@ func Validate(r *routev1.Route, extended bool) field.ErrorList {
 	}
 	for _, msg := range validation.IsDNS1123Label(r.Namespace) {
 		errs = append(errs, field.Invalid(meta.Child("namespace"), r.Namespace, msg))
-	}
-
-	host := r.Spec.Host
-	switch {
-	case host == "":
-		errs = append(errs, field.Required(spec.Child("host"), "a host is required (set spec.host)"))
-	default:
-		for _, msg := range validation.IsDNS1123Subdomain(strings.ToLower(host)) {
-			errs = append(errs, field.Invalid(spec.Child("host"), host, msg))
-		}
-		for _, label := range strings.Split(host, ".") {
-			if len(label) > validation.DNS1123LabelMaxLength {
-				errs = append(errs, field.Invalid(spec.Child("host"), host, "each label must be no more than 63 characters"))
-				break
-			}
-		}
 	}
 
 	term := routev1.TLSTerminationType("")
@@ -66,8 +110,8 @@ func Validate(r *routev1.Route, extended bool) field.ErrorList {
 	}
 
 	errs = append(errs, validateBackend(spec.Child("to"), r.Spec.To)...)
-	if n := len(r.Spec.AlternateBackends); n > MaxAlternateBackends {
-		errs = append(errs, field.TooMany(spec.Child("alternateBackends"), n, MaxAlternateBackends))
+	if len(r.Spec.AlternateBackends) > MaxAlternateBackends {
+		errs = append(errs, field.Required(spec.Child("alternateBackends"), "cannot specify more than 3 alternate backends"))
 	}
 	seen := map[string]bool{r.Spec.To.Name: true}
 	for i, b := range r.Spec.AlternateBackends {
@@ -79,10 +123,7 @@ func Validate(r *routev1.Route, extended bool) field.ErrorList {
 		seen[b.Name] = true
 	}
 	if r.Spec.Port != nil {
-		tp := r.Spec.Port.TargetPort
-		if tp.String() == "" || tp.String() == "0" || !safeToken(tp.String()) {
-			errs = append(errs, field.Invalid(spec.Child("port", "targetPort"), tp.String(), "must be a port number or a port name"))
-		}
+		errs = append(errs, validateTargetPort(spec.Child("port", "targetPort"), r.Spec.Port.TargetPort)...)
 	}
 	if r.Spec.TLS != nil {
 		errs = append(errs, validateTLS(spec.Child("tls"), r.Spec.TLS, extended)...)
@@ -92,166 +133,91 @@ func Validate(r *routev1.Route, extended bool) field.ErrorList {
 
 func validateBackend(p *field.Path, b routev1.RouteTargetReference) field.ErrorList {
 	var errs field.ErrorList
+	// The API server defaults an empty kind to Service.
 	if b.Kind != "" && b.Kind != "Service" {
-		errs = append(errs, field.NotSupported(p.Child("kind"), b.Kind, []string{"Service"}))
+		errs = append(errs, field.Invalid(p.Child("kind"), b.Kind, msgServiceKind))
 	}
 	if b.Name == "" {
-		errs = append(errs, field.Required(p.Child("name"), "a service name is required"))
+		errs = append(errs, field.Required(p.Child("name"), ""))
 	} else {
 		for _, msg := range validation.IsDNS1123Subdomain(b.Name) {
 			errs = append(errs, field.Invalid(p.Child("name"), b.Name, msg))
 		}
 	}
-	if b.Weight != nil && (*b.Weight < 0 || *b.Weight > 256) {
-		errs = append(errs, field.Invalid(p.Child("weight"), *b.Weight, "weight must be in the range 0-256"))
+	if b.Weight != nil && (*b.Weight < 0 || *b.Weight > MaxWeight) {
+		errs = append(errs, field.Invalid(p.Child("weight"), *b.Weight, "weight must be an integer between 0 and 256"))
 	}
 	return errs
+}
+
+func validateTargetPort(p *field.Path, tp intstr.IntOrString) field.ErrorList {
+	switch {
+	case tp.Type == intstr.Int && tp.IntVal == 0, tp.Type == intstr.String && tp.StrVal == "":
+		return field.ErrorList{field.Required(p, "")}
+	case tp.Type == intstr.Int && (tp.IntVal < 0 || tp.IntVal > 65535):
+		return field.ErrorList{field.Invalid(p, tp.IntVal, "must be a port number between 1 and 65535")}
+	case tp.Type == intstr.String && !safeToken(tp.StrVal):
+		return field.ErrorList{field.Invalid(p, tp.StrVal, "must be a port number or a port name")}
+	}
+	return nil
 }
 
 func validateTLS(p *field.Path, tls *routev1.TLSConfig, extended bool) field.ErrorList {
 	var errs field.ErrorList
 	switch tls.Termination {
-	case routev1.TLSTerminationEdge, routev1.TLSTerminationReencrypt:
-		if tls.Termination == routev1.TLSTerminationEdge && tls.DestinationCACertificate != "" {
-			errs = append(errs, field.Invalid(p.Child("destinationCACertificate"), "redacted destination ca certificate data", "edge termination does not support destination certificates"))
-		}
-		switch tls.InsecureEdgeTerminationPolicy {
-		case "", routev1.InsecureEdgeTerminationPolicyNone, routev1.InsecureEdgeTerminationPolicyAllow, routev1.InsecureEdgeTerminationPolicyRedirect:
-		default:
-			errs = append(errs, field.NotSupported(p.Child("insecureEdgeTerminationPolicy"), tls.InsecureEdgeTerminationPolicy, []string{"None", "Allow", "Redirect"}))
+	case routev1.TLSTerminationReencrypt:
+	case routev1.TLSTerminationEdge:
+		if tls.DestinationCACertificate != "" {
+			errs = append(errs, field.Invalid(p.Child("destinationCACertificate"), redactedDestCA, "edge termination does not support destination certificates"))
 		}
 	case routev1.TLSTerminationPassthrough:
-		if tls.Certificate != "" {
-			errs = append(errs, field.Invalid(p.Child("certificate"), "redacted certificate data", "passthrough termination does not support certificates"))
-		}
-		if tls.Key != "" {
-			errs = append(errs, field.Invalid(p.Child("key"), "redacted key data", "passthrough termination does not support certificates"))
-		}
-		if tls.CACertificate != "" {
-			errs = append(errs, field.Invalid(p.Child("caCertificate"), "redacted ca certificate data", "passthrough termination does not support certificates"))
-		}
-		if tls.DestinationCACertificate != "" {
-			errs = append(errs, field.Invalid(p.Child("destinationCACertificate"), "redacted destination ca certificate data", "passthrough termination does not support certificates"))
-		}
-		switch tls.InsecureEdgeTerminationPolicy {
-		case "", routev1.InsecureEdgeTerminationPolicyNone, routev1.InsecureEdgeTerminationPolicyRedirect:
-		default:
-			errs = append(errs, field.NotSupported(p.Child("insecureEdgeTerminationPolicy"), tls.InsecureEdgeTerminationPolicy, []string{"None", "Redirect"}))
+		for _, f := range []struct {
+			name, value, redacted string
+		}{
+			{"certificate", tls.Certificate, redactedCert},
+			{"key", tls.Key, redactedKey},
+			{"caCertificate", tls.CACertificate, redactedCA},
+			{"destinationCACertificate", tls.DestinationCACertificate, redactedDestCA},
+		} {
+			if f.value != "" {
+				errs = append(errs, field.Invalid(p.Child(f.name), f.redacted, "passthrough termination does not support certificates"))
+			}
 		}
 	default:
 		errs = append(errs, field.NotSupported(p.Child("termination"), tls.Termination, []string{"edge", "passthrough", "reencrypt"}))
 		return errs
 	}
-	if (tls.Certificate == "") != (tls.Key == "") {
-		errs = append(errs, field.Invalid(p.Child("key"), "redacted key data", "certificate and key must be given together"))
-	}
-	if !extended {
+	errs = append(errs, validateInsecurePolicy(p.Child("insecureEdgeTerminationPolicy"), tls)...)
+	if tls.Termination == routev1.TLSTerminationPassthrough {
 		return errs
 	}
-	var cert *x509.Certificate
-	if tls.Certificate != "" {
-		certs, err := parseCertificates(tls.Certificate)
-		if err != nil {
-			errs = append(errs, field.Invalid(p.Child("certificate"), "redacted certificate data", err.Error()))
-		} else {
-			cert = certs[0]
-			if err := checkChainOrder(certs); err != nil {
-				errs = append(errs, field.Invalid(p.Child("certificate"), "redacted certificate data", err.Error()))
-			}
-		}
-	}
-	if tls.Key != "" {
-		key, err := parsePrivateKey(tls.Key)
-		if err != nil {
-			errs = append(errs, field.Invalid(p.Child("key"), "redacted key data", err.Error()))
-		} else if cert != nil && !keyMatches(cert, key) {
-			errs = append(errs, field.Invalid(p.Child("key"), "redacted key data", "private key does not match public key"))
-		}
-	}
-	if tls.CACertificate != "" {
-		if _, err := parseCertificates(tls.CACertificate); err != nil {
-			errs = append(errs, field.Invalid(p.Child("caCertificate"), "redacted ca certificate data", err.Error()))
-		}
-	}
-	if tls.DestinationCACertificate != "" {
-		if _, err := parseCertificates(tls.DestinationCACertificate); err != nil {
-			errs = append(errs, field.Invalid(p.Child("destinationCACertificate"), "redacted destination ca certificate data", err.Error()))
-		}
+	// Edge and re-encrypt: the PEM data must be well formed even without
+	// extended validation, since it is written to files HAProxy loads.
+	pems, pemErrs := splitTLSPEM(p, tls)
+	errs = append(errs, pemErrs...)
+	if len(pemErrs) == 0 && extended {
+		errs = append(errs, validateCertificates(p, pems)...)
 	}
 	return errs
 }
 
-// parseCertificates parses every PEM CERTIFICATE block; anything else in the
-// data (other than whitespace) is an error.
-func parseCertificates(data string) ([]*x509.Certificate, error) {
-	rest := []byte(data)
-	var certs []*x509.Certificate
-	for {
-		var block *pem.Block
-		block, rest = pem.Decode(rest)
-		if block == nil {
-			break
-		}
-		if block.Type != "CERTIFICATE" {
-			return nil, fmt.Errorf("unexpected PEM block %q, want CERTIFICATE", block.Type)
-		}
-		c, err := x509.ParseCertificate(block.Bytes)
-		if err != nil {
-			return nil, fmt.Errorf("error parsing certificate: %w", err)
-		}
-		certs = append(certs, c)
-	}
-	if len(certs) == 0 {
-		return nil, errors.New("data does not contain any valid PEM certificate")
-	}
-	if strings.TrimSpace(string(rest)) != "" {
-		return nil, errors.New("data contains trailing content after the PEM certificates")
-	}
-	return certs, nil
-}
-
-// checkChainOrder requires each certificate of a chain to be signed by the
-// next one (leaf first), as HAProxy sends the chain in file order.
-func checkChainOrder(certs []*x509.Certificate) error {
-	for i := 0; i+1 < len(certs); i++ {
-		if err := certs[i].CheckSignatureFrom(certs[i+1]); err != nil {
-			return fmt.Errorf("certificate %d of the chain is not signed by certificate %d (chain must be in leaf-to-root order): %v", i+1, i+2, err)
+// validateInsecurePolicy checks insecureEdgeTerminationPolicy: None, Allow
+// or Redirect (or empty) for edge and re-encrypt routes; None or Redirect
+// (or empty) for passthrough routes.
+func validateInsecurePolicy(p *field.Path, tls *routev1.TLSConfig) field.ErrorList {
+	switch tls.InsecureEdgeTerminationPolicy {
+	case "", routev1.InsecureEdgeTerminationPolicyNone, routev1.InsecureEdgeTerminationPolicyRedirect:
+		return nil
+	case routev1.InsecureEdgeTerminationPolicyAllow:
+		if tls.Termination != routev1.TLSTerminationPassthrough {
+			return nil
 		}
 	}
-	return nil
-}
-
-func parsePrivateKey(data string) (crypto.PrivateKey, error) {
-	block, rest := pem.Decode([]byte(data))
-	if block == nil {
-		return nil, errors.New("data does not contain a valid PEM private key")
+	msg := "invalid value for InsecureEdgeTerminationPolicy option, acceptable values are None, Allow, Redirect, or empty"
+	if tls.Termination == routev1.TLSTerminationPassthrough {
+		msg = "invalid value for InsecureEdgeTerminationPolicy option, acceptable values are None, Redirect, or empty"
 	}
-	if strings.TrimSpace(string(rest)) != "" {
-		return nil, errors.New("data contains more than one PEM block")
-	}
-	switch block.Type {
-	case "RSA PRIVATE KEY":
-		return x509.ParsePKCS1PrivateKey(block.Bytes)
-	case "EC PRIVATE KEY":
-		return x509.ParseECPrivateKey(block.Bytes)
-	case "PRIVATE KEY":
-		return x509.ParsePKCS8PrivateKey(block.Bytes)
-	}
-	return nil, fmt.Errorf("unsupported PEM block %q for a private key", block.Type)
-}
-
-func keyMatches(cert *x509.Certificate, key crypto.PrivateKey) bool {
-	type publicKeyer interface{ Public() crypto.PublicKey }
-	pk, ok := key.(publicKeyer)
-	if !ok {
-		return false
-	}
-	type equaler interface{ Equal(crypto.PublicKey) bool }
-	switch pub := cert.PublicKey.(type) {
-	case *rsa.PublicKey, *ecdsa.PublicKey, ed25519.PublicKey:
-		return pub.(equaler).Equal(pk.Public())
-	}
-	return false
+	return field.ErrorList{field.Invalid(p, tls.InsecureEdgeTerminationPolicy, msg)}
 }
 
 // safeToken reports whether s can stand as a single token in haproxy.config
@@ -263,4 +229,13 @@ func safeToken(s string) bool {
 		}
 	}
 	return true
+}
+
+// quoteForMessage returns s as is if it is a safe token, else Go-quoted,
+// so that a message never carries control characters.
+func quoteForMessage(s string) string {
+	if s != "" && safeToken(s) {
+		return s
+	}
+	return strconv.Quote(s)
 }

@@ -1,9 +1,64 @@
 package config
 
-// Admission holds the settings of route admission (validation, host claims, domains, wildcards).
-type Admission struct{}
+import (
+	"fmt"
+	"strings"
 
-// admission reads the settings of route admission (validation, host claims, domains, wildcards).
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Admission holds the settings of route admission (domains, wildcards,
+// namespace ownership). EXTENDED_VALIDATION is Config.ExtendedValidation.
+type Admission struct {
+	// AllowedDomains is ROUTER_ALLOWED_DOMAINS: if not empty, only hosts
+	// in these domains (or their subdomains) are admitted.
+	AllowedDomains []string
+	// DeniedDomains is ROUTER_DENIED_DOMAINS: hosts in these domains (or
+	// their subdomains) are refused; wins over AllowedDomains.
+	DeniedDomains []string
+	// AllowWildcardRoutes is ROUTER_ALLOW_WILDCARD_ROUTES: admit routes
+	// with wildcardPolicy Subdomain.
+	AllowWildcardRoutes bool
+	// DisableNamespaceOwnershipCheck is
+	// ROUTER_DISABLE_NAMESPACE_OWNERSHIP_CHECK: routes of several
+	// namespaces may share a host or subdomain (not a host+path).
+	DisableNamespaceOwnershipCheck bool
+}
+
+// admission reads the settings of route admission.
 func (p *parser) admission() Admission {
-	return Admission{}
+	return Admission{
+		AllowedDomains:                 p.domainList("ROUTER_ALLOWED_DOMAINS"),
+		DeniedDomains:                  p.domainList("ROUTER_DENIED_DOMAINS"),
+		AllowWildcardRoutes:            p.boolean("ROUTER_ALLOW_WILDCARD_ROUTES", false),
+		DisableNamespaceOwnershipCheck: p.boolean("ROUTER_DISABLE_NAMESPACE_OWNERSHIP_CHECK", false),
+	}
+}
+
+// domainList parses a comma-separated list of DNS domains ("example.com,
+// apps.example.org"): blanks around entries and empty entries are ignored,
+// entries are lower-cased and a trailing dot is dropped. Each entry covers
+// itself and its subdomains, so a "*." prefix is refused rather than
+// silently meaning something else.
+func (p *parser) domainList(name string) []string {
+	v, _ := p.getenv(name)
+	var out []string
+	seen := map[string]bool{}
+	for _, d := range strings.Split(v, ",") {
+		d = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(d)), ".")
+		switch {
+		case d == "" || seen[d]:
+			continue
+		case strings.HasPrefix(d, "*."):
+			p.errs = append(p.errs, fmt.Errorf("%s: %q: write the domain without \"*.\" (%s covers the domain and all its subdomains)", name, d, d[2:]))
+			continue
+		}
+		if msgs := validation.IsDNS1123Subdomain(d); len(msgs) > 0 {
+			p.errs = append(p.errs, fmt.Errorf("%s: %q is not a DNS domain (want a comma-separated list such as \"example.com, apps.example.org\"): %s", name, d, strings.Join(msgs, "; ")))
+			continue
+		}
+		seen[d] = true
+		out = append(out, d)
+	}
+	return out
 }

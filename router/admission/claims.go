@@ -1,0 +1,177 @@
+package admission
+
+import (
+	"strings"
+
+	routev1 "github.com/openshift/api/route/v1"
+)
+
+// The claim steps see the routes that passed the per-route steps, oldest
+// first (see Older). Taking them in that order gives the state OpenShift's
+// router reaches once it has seen every route (e.g. after a restart): each
+// route is compared only with older routes that were admitted, so the
+// oldest claimant always wins and a claim passes to the next oldest route
+// as soon as its holder is gone. Both steps are O(n) with map lookups.
+
+// claimSubdomains is the subdomain ownership step (OpenShift's host
+// admitter). A wildcard route for "w.example.com" claims the subdomain
+// "example.com": with the namespace ownership check, the namespace of the
+// oldest such claim owns every host of the subdomain, so
+//
+//   - a route of another namespace for any host of the subdomain is
+//     refused when an older wildcard route claims it;
+//   - a wildcard route is refused when an older route of another namespace
+//     (wildcard or not) has a host in the subdomain;
+//   - wildcard routes of one namespace share the subdomain, one per path.
+//
+// Without the check (disableNS), only a second wildcard route for the same
+// subdomain and path is refused. Routes of one namespace for specific hosts
+// of a claimed subdomain are admitted (the specific host wins over the
+// wildcard when requests are routed).
+func claimSubdomains(routes []*routev1.Route, disableNS bool, results map[Key]Result) []*routev1.Route {
+	wildcards := map[string]*claim{}
+	// blockers[domain] are the oldest admitted non-wildcard route of the
+	// domain and the oldest one of another namespace than it, which is
+	// all a wildcard route of any namespace needs to find an older route
+	// of another namespace.
+	blockers := map[string][2]*routev1.Route{}
+	admitted := routes[:0:0]
+	for _, r := range routes {
+		host := hostOf(r)
+		domain := WildcardDomain(host)
+		wc := wildcards[domain]
+		if IsWildcard(r) {
+			var holder *routev1.Route
+			if wc != nil {
+				holder = wc.conflict(r, disableNS)
+			}
+			if b := blockers[domain]; holder == nil && !disableNS && b[0] != nil {
+				switch {
+				case b[0].Namespace != r.Namespace:
+					holder = b[0]
+				case b[1] != nil:
+					holder = b[1]
+				}
+			}
+			if holder != nil {
+				msg := "route " + string(KeyOf(holder)) + " has host " + hostOf(holder) + ", blocking *." + domain
+				if IsWildcard(holder) {
+					msg = "wildcard route " + string(KeyOf(holder)) + " has host *." + domain + ", blocking " + host
+				}
+				results[KeyOf(r)] = hostClaimed(r, holder, msg, "a route in another namespace holds host "+host)
+				continue
+			}
+			if wc == nil {
+				wc = newClaim(r)
+				wildcards[domain] = wc
+			}
+			wc.add(r, false)
+		} else {
+			if wc != nil && !disableNS && wc.owner.Namespace != r.Namespace {
+				holder := wc.owner
+				msg := "wildcard route " + string(KeyOf(holder)) + " has host *." + domain + ", blocking " + host
+				results[KeyOf(r)] = hostClaimed(r, holder, msg, "a route in another namespace holds host "+host)
+				continue
+			}
+			switch b := blockers[domain]; {
+			case b[0] == nil:
+				blockers[domain] = [2]*routev1.Route{r, nil}
+			case b[1] == nil && b[0].Namespace != r.Namespace:
+				blockers[domain] = [2]*routev1.Route{b[0], r}
+			}
+		}
+		admitted = append(admitted, r)
+	}
+	return admitted
+}
+
+// claimHosts is the unique host step (OpenShift's unique host plugin). For
+// each host the oldest route wins and, with the namespace ownership check,
+// its namespace owns the host: routes of other namespaces are refused,
+// routes of the owner's namespace with other paths are added. Without the
+// check (disableNS) routes of any namespace share the host. Either way a
+// host+path is served by one route only (the oldest), and an admitted
+// passthrough route keeps younger TLS routes off its host (TLS to the host
+// goes to the passthrough backend by SNI).
+func claimHosts(routes []*routev1.Route, disableNS bool, results map[Key]Result) []*routev1.Route {
+	hosts := make(map[string]*claim, len(routes))
+	admitted := routes[:0:0]
+	for _, r := range routes {
+		host := hostOf(r)
+		c := hosts[host]
+		if c == nil {
+			c = newClaim(r)
+			hosts[host] = c
+		} else if holder := c.conflict(r, disableNS); holder != nil {
+			results[KeyOf(r)] = hostClaimed(r, holder,
+				"route "+holder.Name+" already exposes "+host+" and is older",
+				"a route in another namespace holds "+host+" and is older than "+r.Name)
+			continue
+		}
+		c.add(r, true)
+		admitted = append(admitted, r)
+	}
+	return admitted
+}
+
+// claim is what the admitted routes of one host (or one subdomain, for
+// wildcard routes) hold.
+type claim struct {
+	// owner is the oldest route; with the ownership check, all the routes
+	// of the claim are in its namespace.
+	owner *routev1.Route
+	// paths holds the route of each (normalised) path.
+	paths map[string]*routev1.Route
+	// passthrough is the oldest passthrough route, if any.
+	passthrough *routev1.Route
+}
+
+func newClaim(owner *routev1.Route) *claim {
+	return &claim{owner: owner, paths: map[string]*routev1.Route{}}
+}
+
+// conflict returns the admitted route of c that keeps r out, or nil.
+func (c *claim) conflict(r *routev1.Route, disableNS bool) *routev1.Route {
+	if !disableNS && c.owner.Namespace != r.Namespace {
+		return c.owner
+	}
+	if holder, ok := c.paths[normalizedPath(r)]; ok {
+		return holder
+	}
+	if c.passthrough != nil && r.Spec.TLS != nil {
+		return c.passthrough
+	}
+	return nil
+}
+
+// add adds r to c; with passthroughBlocks, a passthrough route keeps
+// younger TLS routes out of c (OpenShift applies this to hosts, not to
+// subdomains).
+func (c *claim) add(r *routev1.Route, passthroughBlocks bool) {
+	c.paths[normalizedPath(r)] = r
+	if passthroughBlocks && c.passthrough == nil && r.Spec.TLS != nil && r.Spec.TLS.Termination == routev1.TLSTerminationPassthrough {
+		c.passthrough = r
+	}
+}
+
+// hostClaimed returns the HostAlreadyClaimed result of r, whose claim
+// holder holds. As in OpenShift, the message is sameNS when holder is in
+// r's namespace and otherNS otherwise; this router adds the holder.
+func hostClaimed(r, holder *routev1.Route, sameNS, otherNS string) Result {
+	msg := sameNS
+	if holder.Namespace != r.Namespace {
+		msg = otherNS + " (held by route " + string(KeyOf(holder)) + ")"
+	}
+	return Result{Host: hostOf(r), Reason: ReasonHostAlreadyClaimed, Message: msg, Holder: KeyOf(holder)}
+}
+
+// normalizedPath is the path a route claims: "" and "/" are the same path
+// (the route maps give both the key host+"/"), and so are "/a" and "/a/".
+// Passthrough routes (no path) claim "/".
+func normalizedPath(r *routev1.Route) string {
+	p := strings.TrimRight(r.Spec.Path, "/")
+	if p == "" {
+		return "/"
+	}
+	return p + "/"
+}
