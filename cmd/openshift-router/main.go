@@ -40,5 +40,6 @@ Without a cluster it reads the objects from a directory of YAML manifests
 		},
 	}
 	f.register(cmd)
+	cmd.AddCommand(newAdmCommand(), newRenderCommand(), newCheckCommand(), newTemplateCommand())
 	return cmd
 }

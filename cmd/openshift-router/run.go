@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -17,17 +16,15 @@ import (
 
 	"github.com/openshift-router-go/router/haproxy/process"
 	"github.com/openshift-router-go/router/router/admission"
-	"github.com/openshift-router-go/router/router/builder"
 	"github.com/openshift-router-go/router/router/config"
 	"github.com/openshift-router-go/router/router/controller"
-	"github.com/openshift-router-go/router/router/defaultcert"
-	"github.com/openshift-router-go/router/router/source/manifests"
 	"github.com/openshift-router-go/router/router/store"
 	"github.com/openshift-router-go/router/templates"
 )
 
 type runFlags struct {
 	manifests  string
+	kubeconfig string
 	template   string
 	workingDir string
 	reload     string
@@ -38,6 +35,7 @@ type runFlags struct {
 func (f *runFlags) register(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	fs.StringVar(&f.manifests, "manifests", os.Getenv("ROUTER_MANIFESTS_DIR"), "directory of YAML manifests (Routes, Services, EndpointSlices, Endpoints, Namespaces, Secrets) to serve; watched for changes (env ROUTER_MANIFESTS_DIR)")
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file of the cluster to watch (default: KUBECONFIG, then the in-cluster configuration); ignored with --manifests")
 	fs.StringVar(&f.template, "template", "", "template file (overrides TEMPLATE_FILE; default: the embedded template)")
 	fs.StringVar(&f.workingDir, "working-dir", "", "directory for haproxy.config, maps and certificates (overrides ROUTER_WORKING_DIR; default /var/lib/haproxy)")
 	fs.StringVar(&f.reload, "reload", "", "script to run instead of the built-in reload (overrides RELOAD_SCRIPT)")
@@ -67,12 +65,6 @@ func run(ctx context.Context, f runFlags) error {
 	if f.reload != "" {
 		cfg.ReloadScript = f.reload
 	}
-	if f.manifests == "" {
-		return errors.New("no source of routes: give --manifests DIR (a directory of YAML manifests) or set ROUTER_MANIFESTS_DIR")
-	}
-	if st, err := os.Stat(f.manifests); err != nil || !st.IsDir() {
-		return fmt.Errorf("--manifests %q: not a readable directory", f.manifests)
-	}
 
 	workingDir, err := filepath.Abs(cfg.WorkingDir)
 	if err != nil {
@@ -88,32 +80,19 @@ func run(ctx context.Context, f runFlags) error {
 		}
 	}
 
-	renderer, err := loadTemplate(cfg)
+	pipe, err := newPipeline(cfg, workingDir, log)
 	if err != nil {
 		return err
-	}
-
-	certPEM, src, err := defaultcert.Load(cfg.DefaultCertificate, cfg.DefaultCertificatePath, cfg.DefaultCertificateDir)
-	if err != nil {
-		return err
-	}
-	if src == defaultcert.SelfSigned {
-		log.Info("no default certificate given (DEFAULT_CERTIFICATE, DEFAULT_CERTIFICATE_PATH, DEFAULT_CERTIFICATE_DIR): generated a self-signed one")
-	} else {
-		log.Info("default certificate loaded", "from", string(src))
-	}
-	maxConn := fitMaxConnections(log, cfg.MaxConnections)
-	destCA := ""
-	if cfg.DefaultDestinationCAPath != "" {
-		if _, err := os.Stat(cfg.DefaultDestinationCAPath); err == nil {
-			destCA = cfg.DefaultDestinationCAPath
-		}
 	}
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
 	st := store.New()
+	src, err := chooseSource(ctx, f, cfg, st, log)
+	if err != nil {
+		return err
+	}
 	proc := process.New(process.Options{
 		Binary:       f.haproxy,
 		ConfigPath:   templates.OutputPath(workingDir, templates.ConfigTemplateName),
@@ -121,38 +100,32 @@ func run(ctx context.Context, f runFlags) error {
 		Logger:       log.WithName("haproxy"),
 		ReloadScript: cfg.ReloadScript,
 	})
-	ctrl := controller.New(controller.Options{
-		Store:          st,
-		Renderer:       renderer,
-		Process:        proc,
-		Logger:         log.WithName("controller"),
-		Sources:        []string{manifests.SourceName},
-		ReloadInterval: cfg.ReloadInterval,
-		Admission:      admission.Options{ExtendedValidation: cfg.ExtendedValidation},
-		Build: builder.Options{
-			WorkingDir:           workingDir,
-			RunDir:               runDir,
-			DefaultCertificate:   filepath.Join(workingDir, "conf", "default_pub_keys.pem"),
-			DefaultDestinationCA: destCA,
-			WatchEndpoints:       cfg.WatchEndpoints,
-			HTTPPort:             cfg.HTTPPort,
-			HTTPSPort:            cfg.HTTPSPort,
-			StatsPort:            cfg.StatsPort,
-			StatsUser:            cfg.StatsUser,
-			StatsPassword:        cfg.StatsPassword,
-			BindPorts:            true,
-			DisableHTTP2:         cfg.DisableHTTP2,
-			MaxConnections:       maxConn,
-		},
-		DefaultCertificate: certPEM,
-	})
+	obs := newRouterMetrics()
+	pipe.Store = st
+	pipe.Process = proc
+	pipe.Logger = log.WithName("controller")
+	pipe.Sources = []string{src.name}
+	pipe.ReloadInterval = cfg.ReloadInterval
+	pipe.BindEarly = !cfg.Kube.BindPortsAfterSync
+	pipe.OnResults = func(results map[admission.Key]admission.Result) {
+		if src.status != nil {
+			src.status.Update(results)
+		}
+	}
+	pipe.Observer = obs
+	ctrl := controller.New(pipe)
+	if err := startMetrics(ctx, cfg, log.WithName("metrics"), ctrl, filepath.Join(runDir, "haproxy.sock"), obs); err != nil {
+		return err
+	}
 
-	source := manifests.New(f.manifests, st, log.WithName("manifests"))
 	errc := make(chan error, 2)
-	go func() { errc <- source.Run(ctx) }()
+	go func() { errc <- src.run(ctx) }()
 	go func() { errc <- ctrl.Run(ctx) }()
-	log.Info("router started", "manifests", f.manifests, "workingDir", workingDir,
-		"httpPort", cfg.HTTPPort, "httpsPort", cfg.HTTPSPort, "reloadInterval", cfg.ReloadInterval)
+	if src.status != nil {
+		go src.status.Run(ctx, 2)
+	}
+	log.Info("router started", append(src.desc, "workingDir", workingDir,
+		"httpPort", cfg.HTTPPort, "httpsPort", cfg.HTTPSPort, "reloadInterval", cfg.ReloadInterval)...)
 
 	var runErr error
 	select {

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/openshift-router-go/router/haproxy/runtimeapi"
+	haproxymetrics "github.com/openshift-router-go/router/metrics/haproxy"
+	"github.com/openshift-router-go/router/metrics/routermetrics"
+	"github.com/openshift-router-go/router/metrics/server"
+	"github.com/openshift-router-go/router/router/config"
+)
+
+// routerMetrics is one router's Prometheus registry and the controller
+// observer that records into it.
+type routerMetrics struct {
+	*routermetrics.Metrics
+	registry *prometheus.Registry
+}
+
+// newRouterMetrics creates the registry with the router's own metrics and
+// the Go runtime and process collectors. Pass it to controller.Options as
+// the Observer, then call startMetrics.
+func newRouterMetrics() *routerMetrics {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m, err := routermetrics.New(reg)
+	if err != nil {
+		panic(fmt.Sprintf("registering router metrics: %v", err)) // a programming error
+	}
+	return &routerMetrics{Metrics: m, registry: reg}
+}
+
+// readiness is what the health checks need to know of the controller.
+type readiness interface {
+	// Ready reports whether the initial configuration is loaded into HAProxy.
+	Ready() bool
+}
+
+// startMetrics binds the metrics and health server on ROUTER_LISTEN_ADDR
+// and serves it until ctx is done. HAProxy's statistics are read from its
+// runtime API socket (ROUTER_METRICS_TYPE=haproxy). An address that cannot
+// be bound or a certificate that cannot be loaded is a start-up error.
+func startMetrics(ctx context.Context, cfg *config.Config, log logr.Logger, ctrl readiness, haproxySocket string, m *routerMetrics) error {
+	mc := cfg.Metrics
+	if mc.Type == config.MetricsTypeHAProxy {
+		collector, err := haproxymetrics.New(haproxymetrics.Options{
+			Source:             &runtimeapi.Client{Path: haproxySocket, Timeout: mc.HAProxyTimeout},
+			Timeout:            mc.HAProxyTimeout,
+			BaseScrapeInterval: mc.HAProxyBaseScrapeInterval,
+			ServerThreshold:    mc.HAProxyServerThreshold,
+			Columns:            mc.HAProxyExported,
+			Logger:             log.WithName("haproxy"),
+		})
+		if err != nil {
+			return fmt.Errorf("ROUTER_METRICS_HAPROXY_EXPORTED: %w", err)
+		}
+		if err := m.registry.Register(collector); err != nil {
+			return fmt.Errorf("registering HAProxy metrics: %w", err)
+		}
+	}
+
+	haproxyAnswers := server.HAProxyAnswers(haproxySocket)
+	live := server.Check{Name: "haproxy", Run: func(ctx context.Context) error {
+		if !ctrl.Ready() {
+			// Not started before the initial sync; readiness says so.
+			return nil
+		}
+		return haproxyAnswers(ctx)
+	}}
+	synced := server.Check{Name: "has-synced", Run: func(context.Context) error {
+		if !ctrl.Ready() {
+			return errors.New("the initial configuration is not loaded into HAProxy yet")
+		}
+		return nil
+	}}
+	srv, err := server.Listen(server.Options{
+		Addr:        mc.ListenAddr,
+		Gatherer:    m.registry,
+		Registerer:  m.registry,
+		Username:    cfg.StatsUser,
+		Password:    cfg.StatsPassword,
+		TLSCertFile: mc.TLSCertFile,
+		TLSKeyFile:  mc.TLSKeyFile,
+		Live:        []server.Check{live},
+		Ready:       []server.Check{synced, {Name: "haproxy", Run: haproxyAnswers}},
+		Logger:      log,
+	})
+	switch {
+	case errors.Is(err, server.ErrListen):
+		return fmt.Errorf("ROUTER_LISTEN_ADDR=%s: %w", mc.ListenAddr, err)
+	case errors.Is(err, server.ErrTLS):
+		return fmt.Errorf("ROUTER_METRICS_TLS_CERT_FILE/ROUTER_METRICS_TLS_KEY_FILE: %w", err)
+	case err != nil:
+		return err
+	}
+	log.Info("metrics and health server listening", "addr", srv.Addr().String(), "metricsType", mc.Type,
+		"tls", mc.TLSCertFile != "", "basicAuth", cfg.StatsUser != "" || cfg.StatsPassword != "")
+	go func() {
+		if err := srv.Serve(ctx); err != nil {
+			log.Error(err, "metrics and health server stopped")
+		}
+	}()
+	return nil
+}

@@ -1,0 +1,345 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
+
+	"github.com/openshift-router-go/router/haproxy/files"
+	"github.com/openshift-router-go/router/haproxy/process"
+	"github.com/openshift-router-go/router/router/admission"
+	"github.com/openshift-router-go/router/router/builder"
+	"github.com/openshift-router-go/router/router/config"
+	"github.com/openshift-router-go/router/router/controller"
+	"github.com/openshift-router-go/router/router/defaultcert"
+	"github.com/openshift-router-go/router/router/hostname"
+	"github.com/openshift-router-go/router/router/source/manifests"
+	"github.com/openshift-router-go/router/router/store"
+	"github.com/openshift-router-go/router/templates"
+)
+
+// newPipeline prepares what the running router and render/check share: the
+// template, the default certificate and the admission, build and hostname
+// options derived from the configuration. Both take the controller options
+// from here, so for the same input they produce the same files.
+func newPipeline(cfg *config.Config, workingDir string, log logr.Logger) (controller.Options, error) {
+	renderer, err := loadTemplate(cfg)
+	if err != nil {
+		return controller.Options{}, err
+	}
+	certPEM, certSrc, err := defaultcert.Load(cfg.DefaultCertificate, cfg.DefaultCertificatePath, cfg.DefaultCertificateDir)
+	if err != nil {
+		return controller.Options{}, err
+	}
+	if certSrc == defaultcert.SelfSigned {
+		log.Info("no default certificate given (DEFAULT_CERTIFICATE, DEFAULT_CERTIFICATE_PATH, DEFAULT_CERTIFICATE_DIR): generated a self-signed one")
+	} else {
+		log.Info("default certificate loaded", "from", string(certSrc))
+	}
+	maxConn := fitMaxConnections(log, cfg.MaxConnections)
+	destCA := ""
+	if cfg.DefaultDestinationCAPath != "" {
+		if _, err := os.Stat(cfg.DefaultDestinationCAPath); err == nil {
+			destCA = cfg.DefaultDestinationCAPath
+		}
+	}
+	return controller.Options{
+		Renderer: renderer,
+		Admission: admission.Options{
+			ExtendedValidation:             cfg.ExtendedValidation,
+			AllowWildcardRoutes:            cfg.Admission.AllowWildcardRoutes,
+			DisableNamespaceOwnershipCheck: cfg.Admission.DisableNamespaceOwnershipCheck,
+			AllowedDomains:                 cfg.Admission.AllowedDomains,
+			DeniedDomains:                  cfg.Admission.DeniedDomains,
+		},
+		Build: builder.Options{
+			WorkingDir:           workingDir,
+			RunDir:               filepath.Join(workingDir, "run"),
+			DefaultCertificate:   filepath.Join(workingDir, "conf", "default_pub_keys.pem"),
+			DefaultDestinationCA: destCA,
+			WatchEndpoints:       cfg.WatchEndpoints,
+			HTTPPort:             cfg.HTTPPort,
+			HTTPSPort:            cfg.HTTPSPort,
+			StatsPort:            cfg.StatsPort,
+			StatsUser:            cfg.StatsUser,
+			StatsPassword:        cfg.StatsPassword,
+			BindPorts:            true,
+			DisableHTTP2:         cfg.DisableHTTP2,
+			MaxConnections:       maxConn,
+		},
+		DefaultCertificate: certPEM,
+		Hostnames: hostname.Generator{
+			Subdomain:       cfg.Kube.Subdomain,
+			Override:        cfg.Kube.OverrideHostname,
+			OverrideDomains: cfg.Kube.OverrideDomains,
+		},
+	}, nil
+}
+
+// renderFlags are the flags of render and check.
+type renderFlags struct {
+	manifests  string
+	template   string
+	workingDir string
+	outputDir  string
+	haproxy    string
+	verbosity  int
+}
+
+func (f *renderFlags) register(cmd *cobra.Command, check bool) {
+	fs := cmd.Flags()
+	fs.StringVar(&f.manifests, "manifests", os.Getenv("ROUTER_MANIFESTS_DIR"), "directory of YAML manifests (Routes, Services, EndpointSlices, Endpoints, Namespaces, Secrets) to render (env ROUTER_MANIFESTS_DIR)")
+	fs.StringVar(&f.template, "template", "", "template file (overrides TEMPLATE_FILE; default: the embedded template)")
+	fs.IntVarP(&f.verbosity, "v", "v", 0, "log verbosity")
+	if check {
+		fs.StringVar(&f.haproxy, "haproxy", "haproxy", "haproxy binary")
+		fs.StringVar(&f.outputDir, "keep", "", "render into this directory (as the working directory) and keep it, instead of a temporary one")
+		return
+	}
+	fs.StringVar(&f.workingDir, "working-dir", "", "working directory the configuration refers to (overrides ROUTER_WORKING_DIR; default /var/lib/haproxy); nothing is written there")
+	fs.StringVar(&f.outputDir, "output-dir", "", "also write every file (configuration, maps, certificates) under this directory, at its path relative to the working directory")
+}
+
+func newRenderCommand() *cobra.Command {
+	var f renderFlags
+	cmd := &cobra.Command{
+		Use:   "render --manifests DIR [--template FILE] [--working-dir DIR] [--output-dir DIR]",
+		Short: "Print the haproxy.config the router would write for a manifests directory",
+		Long: `render loads the manifests once, admits the routes and renders the template
+exactly as the running router does (same environment variables, same
+--template and --working-dir give the same bytes), then prints haproxy.config
+on stdout. The other files (maps, certificates) and the rejected routes are
+listed on stderr; --output-dir writes them all. Nothing is run.`,
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runRender(cmd.OutOrStdout(), cmd.ErrOrStderr(), f)
+		},
+	}
+	f.register(cmd, false)
+	return cmd
+}
+
+func newCheckCommand() *cobra.Command {
+	var f renderFlags
+	cmd := &cobra.Command{
+		Use:   "check --manifests DIR [--template FILE] [--keep DIR]",
+		Short: "Render like render, then have HAProxy check the result (haproxy -c)",
+		Long: `check renders the manifests like render, writes every file into a temporary
+working directory (or --keep DIR) and runs "haproxy -c" on it. Template errors
+name the template file and line; HAProxy's errors are printed, with the routes
+they point at. The exit status is non-zero when anything fails.`,
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runCheck(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), f)
+		},
+	}
+	f.register(cmd, true)
+	return cmd
+}
+
+// renderLogger logs to stderr at the given verbosity.
+func renderLogger(verbosity int) logr.Logger {
+	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(klogFlags)
+	_ = klogFlags.Set("v", fmt.Sprint(verbosity))
+	return klog.NewKlogr().WithName("render")
+}
+
+// renderFiles loads the manifests and renders every file for workingDir.
+func renderFiles(f renderFlags, workingDir string, log logr.Logger) ([]files.File, admission.Decision, error) {
+	if f.manifests == "" {
+		return nil, admission.Decision{}, errors.New("--manifests DIR is required (a directory of YAML manifests)")
+	}
+	cfg, err := config.FromEnv(nil)
+	if err != nil {
+		return nil, admission.Decision{}, err
+	}
+	if f.template != "" {
+		cfg.TemplateFile = f.template
+	}
+	opts, err := newPipeline(cfg, workingDir, log.V(1))
+	if err != nil {
+		return nil, admission.Decision{}, err
+	}
+	st := store.New()
+	if err := manifests.LoadDir(f.manifests, st, log.WithName("manifests")); err != nil {
+		return nil, admission.Decision{}, fmt.Errorf("--manifests %s: %w", f.manifests, err)
+	}
+	opts.Store = st
+	opts.Logger = log
+	return controller.RenderOnce(opts)
+}
+
+func runRender(stdout, stderr io.Writer, f renderFlags) error {
+	log := renderLogger(f.verbosity)
+	wd := f.workingDir
+	if wd == "" {
+		cfg, err := config.FromEnv(nil)
+		if err != nil {
+			return err
+		}
+		wd = cfg.WorkingDir
+	}
+	workingDir, err := filepath.Abs(wd)
+	if err != nil {
+		return fmt.Errorf("working directory: %w", err)
+	}
+	fs, decision, err := renderFiles(f, workingDir, log)
+	if err != nil {
+		return err
+	}
+	configPath := templates.OutputPath(workingDir, templates.ConfigTemplateName)
+	var config []byte
+	found := false
+	for _, file := range fs {
+		if filepath.Clean(file.Path) == configPath {
+			config, found = file.Data, true
+		}
+	}
+	if !found {
+		return fmt.Errorf("the template rendered no %s", configPath)
+	}
+	if f.outputDir != "" {
+		if err := writeRelocated(fs, workingDir, f.outputDir); err != nil {
+			return err
+		}
+	}
+	if _, err := stdout.Write(config); err != nil {
+		return fmt.Errorf("writing the configuration: %w", err)
+	}
+	summarize(stderr, fs, configPath, decision)
+	return nil
+}
+
+// writeRelocated writes files (paths under workingDir) under outDir.
+func writeRelocated(fs []files.File, workingDir, outDir string) error {
+	moved := make([]files.File, 0, len(fs))
+	for _, file := range fs {
+		rel, err := filepath.Rel(workingDir, file.Path)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+			return fmt.Errorf("file %s is outside the working directory %s", file.Path, workingDir)
+		}
+		moved = append(moved, files.File{Path: filepath.Join(outDir, rel), Data: file.Data, Mode: file.Mode})
+	}
+	return writeAll(moved)
+}
+
+// writeAll writes files, creating their directories.
+func writeAll(fs []files.File) error {
+	for _, file := range fs {
+		if err := os.MkdirAll(filepath.Dir(file.Path), 0o755); err != nil {
+			return fmt.Errorf("writing %s: %w", file.Path, err)
+		}
+	}
+	w := files.NewWriter()
+	if _, err := w.Stage(fs); err != nil {
+		return fmt.Errorf("writing files: %w", err)
+	}
+	w.Commit()
+	return nil
+}
+
+// summarize lists the side files and the rejected routes.
+func summarize(w io.Writer, fs []files.File, configPath string, d admission.Decision) {
+	fmt.Fprintf(w, "# %s (%d bytes)\n", configPath, len(fileBytes(fs, configPath)))
+	for _, file := range fs {
+		if filepath.Clean(file.Path) != configPath {
+			fmt.Fprintf(w, "# %s (%d bytes)\n", file.Path, len(file.Data))
+		}
+	}
+	keys := make([]string, 0, len(d.Results))
+	for k := range d.Results {
+		keys = append(keys, string(k))
+	}
+	sort.Strings(keys)
+	fmt.Fprintf(w, "# routes: %d admitted, %d rejected\n", len(d.Admitted), len(keys)-len(d.Admitted))
+	for _, k := range keys {
+		if r := d.Results[admission.Key(k)]; !r.Admitted {
+			fmt.Fprintf(w, "# rejected %s (host %q): %s: %s\n", k, r.Host, r.Reason, r.Message)
+		}
+	}
+}
+
+func fileBytes(fs []files.File, path string) []byte {
+	for _, file := range fs {
+		if filepath.Clean(file.Path) == filepath.Clean(path) {
+			return file.Data
+		}
+	}
+	return nil
+}
+
+func runCheck(ctx context.Context, stdout, stderr io.Writer, f renderFlags) error {
+	log := renderLogger(f.verbosity)
+	dir := f.outputDir
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "orc")
+		if err != nil {
+			return fmt.Errorf("temporary working directory: %w", err)
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	}
+	workingDir, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("working directory: %w", err)
+	}
+	if len(filepath.Join(workingDir, "run"))+len("/haproxy-no-sni.sock") > maxSocketPath {
+		return fmt.Errorf("working directory %q is too long for unix socket paths", workingDir)
+	}
+	fs, decision, err := renderFiles(f, workingDir, log)
+	if err != nil {
+		return err
+	}
+	for _, d := range []string{"conf", "run", "router/certs", "router/cacerts"} {
+		if err := os.MkdirAll(filepath.Join(workingDir, d), 0o755); err != nil {
+			return fmt.Errorf("preparing working directory: %w", err)
+		}
+	}
+	if err := writeAll(fs); err != nil {
+		return err
+	}
+	configPath := templates.OutputPath(workingDir, templates.ConfigTemplateName)
+	proc := process.New(process.Options{
+		Binary:     f.haproxy,
+		ConfigPath: configPath,
+		RunDir:     filepath.Join(workingDir, "run"),
+		Logger:     log.WithName("haproxy"),
+	})
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	summarize(stderr, fs, configPath, decision)
+	if err := proc.Check(ctx, configPath); err != nil {
+		var ce *process.CheckError
+		if errors.As(err, &ce) && ce.Output != "" {
+			fmt.Fprintf(stderr, "haproxy -c output:\n%s\n", strings.TrimRight(ce.Output, "\n"))
+		}
+		msg := err.Error()
+		if culprits := controller.Culprits(msg, fileBytes(fs, configPath)); len(culprits) > 0 {
+			names := make([]string, len(culprits))
+			for i, c := range culprits {
+				names[i] = string(c)
+			}
+			sort.Strings(names)
+			msg += "\nroutes it points at: " + strings.Join(names, ", ")
+		}
+		return errors.New(msg)
+	}
+	fmt.Fprintf(stdout, "configuration valid: %s (%d routes admitted)\n", configPath, len(decision.Admitted))
+	return nil
+}

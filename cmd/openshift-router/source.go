@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/go-logr/logr"
+	routeclient "github.com/openshift/client-go/route/clientset/versioned"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/openshift-router-go/router/router/config"
+	"github.com/openshift-router-go/router/router/source/kube"
+	"github.com/openshift-router-go/router/router/source/manifests"
+	"github.com/openshift-router-go/router/router/status"
+	"github.com/openshift-router-go/router/router/store"
+)
+
+// inClusterTokenFile exists in pods that run with a service account.
+const inClusterTokenFile = "/var/run/secrets/kubernetes.io/serviceaccount/token"
+
+// source is what feeds the store: the manifests directory or the cluster.
+type source struct {
+	name string
+	run  func(ctx context.Context) error
+	// status writes route status (cluster only); nil otherwise.
+	status *status.Writer
+	desc   []any
+}
+
+// chooseSource picks the source: --manifests when given; otherwise the
+// cluster from --kubeconfig, KUBECONFIG or the in-cluster configuration.
+func chooseSource(ctx context.Context, f runFlags, cfg *config.Config, st *store.Store, log logr.Logger) (*source, error) {
+	if f.manifests != "" {
+		if fi, err := os.Stat(f.manifests); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("--manifests %q: not a readable directory", f.manifests)
+		}
+		m := manifests.New(f.manifests, st, log.WithName("manifests"))
+		return &source{name: manifests.SourceName, run: m.Run, desc: []any{"manifests", f.manifests}}, nil
+	}
+	restConfig, where, err := clusterConfig(f.kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	if restConfig == nil {
+		return nil, errors.New("no source of routes: give --manifests DIR (a directory of YAML manifests), or --kubeconfig FILE / KUBECONFIG, or run in a pod")
+	}
+	restConfig.UserAgent = "openshift-router"
+	kc, err := kubernetes.NewForConfig(restConfig)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client: %w", err)
+	}
+	rc, err := routeclient.NewForConfig(restConfig)
+	if err != nil {
+		return nil, fmt.Errorf("route client: %w", err)
+	}
+	if err := kube.CheckReachable(ctx, kc, rc, 15*time.Second); err != nil {
+		return nil, fmt.Errorf("%s (%s): %w", where, restConfig.Host, err)
+	}
+	k := cfg.Kube
+	src := kube.New(kube.Options{
+		Kube:            kc,
+		Routes:          rc,
+		Sink:            st,
+		Logger:          log.WithName("kube"),
+		RouteLabels:     k.RouteLabels,
+		RouteFields:     k.RouteFields,
+		NamespaceLabels: k.NamespaceLabels,
+		WatchEndpoints:  cfg.WatchEndpoints,
+		Resync:          k.ResyncInterval,
+	})
+	out := &source{name: kube.SourceName, run: src.Run, desc: []any{"cluster", restConfig.Host, "routerName", k.RouterName,
+		"routeLabels", k.RouteLabels.String(), "namespaceLabels", fmt.Sprint(k.NamespaceLabels)}}
+	if k.UpdateStatus {
+		out.status = status.New(status.Options{
+			Client:            rc,
+			Store:             st,
+			Logger:            log.WithName("status"),
+			RouterName:        k.RouterName,
+			CanonicalHostname: k.CanonicalHostname,
+		})
+	}
+	return out, nil
+}
+
+// clusterConfig returns the client configuration from a kubeconfig file
+// (flag, then KUBECONFIG) or the in-cluster service account; nil if none.
+func clusterConfig(kubeconfig string) (*rest.Config, string, error) {
+	if kubeconfig == "" {
+		kubeconfig = os.Getenv("KUBECONFIG")
+	}
+	if kubeconfig != "" {
+		c, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+		if err != nil {
+			return nil, "", fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
+		}
+		return c, "kubeconfig " + kubeconfig, nil
+	}
+	if os.Getenv("KUBERNETES_SERVICE_HOST") != "" {
+		if _, err := os.Stat(inClusterTokenFile); err == nil {
+			c, err := rest.InClusterConfig()
+			if err != nil {
+				return nil, "", fmt.Errorf("in-cluster configuration: %w", err)
+			}
+			return c, "in-cluster configuration", nil
+		}
+	}
+	return nil, "", nil
+}

@@ -1,0 +1,520 @@
+// Package deploy builds the Kubernetes objects that run the router in a
+// cluster (what `openshift-router adm router` prints or applies): the
+// ServiceAccount, the minimal ClusterRole and its binding, the Deployment,
+// the Service, and the Secrets and ConfigMap for a default certificate,
+// stats password and custom template.
+package deploy
+
+import (
+	"bytes"
+	"crypto/tls"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Paths and defaults shared with the image (images/router/Dockerfile) and
+// the binary; a unit test keeps them in agreement.
+const (
+	// WorkingDir is the router's working directory in the image
+	// (ROUTER_WORKING_DIR's default).
+	WorkingDir = "/var/lib/haproxy"
+	// DefaultTemplatePath is where the image keeps a copy of the embedded
+	// default template (OpenShift's path).
+	DefaultTemplatePath = "/var/lib/haproxy/conf/haproxy-config.template"
+	// CustomTemplateDir is where a --template ConfigMap is mounted.
+	CustomTemplateDir = "/var/lib/haproxy/conf/custom"
+	// CustomTemplateKey is the ConfigMap key (and file name) of a custom template.
+	CustomTemplateKey = "haproxy-config.template"
+	// DefaultCertificateDir is where a --default-cert Secret is mounted
+	// (DEFAULT_CERTIFICATE_DIR), OpenShift's path.
+	DefaultCertificateDir = "/etc/pki/tls/private"
+	// ImageUID is the non-root user the image runs as.
+	ImageUID = 1001
+	// DefaultImage is the image used without --image.
+	DefaultImage = "ghcr.io/openshift-router-go/router:latest"
+	// DefaultMetricsPort is ROUTER_LISTEN_ADDR's default port (metrics and
+	// health probes).
+	DefaultMetricsPort = 1936
+	// ClusterRoleName is the shared ClusterRole of all routers.
+	ClusterRoleName = "openshift-router"
+	// FieldManager is the server-side apply field manager.
+	FieldManager = "openshift-router"
+)
+
+// Options describe one router deployment. Empty strings and zero ports are
+// defaults.
+type Options struct {
+	Name      string
+	Namespace string
+	Image     string
+	Replicas  int32
+	// NodeSelector is --selector ("k=v,k2=v2").
+	NodeSelector string
+	// Labels is --labels ("k=v,..."); default router=NAME.
+	Labels string
+	// Ports is --ports: "HTTP[:HOSTPORT],HTTPS[:HOSTPORT]".
+	Ports       string
+	HostNetwork bool
+	HostPorts   bool
+	// MetricsPort is the port of ROUTER_LISTEN_ADDR (metrics, /healthz).
+	MetricsPort int
+	// StatsPort is HAProxy's stats listener (STATS_PORT); 0: none.
+	StatsPort      int
+	StatsUser      string
+	StatsPassword  string
+	ServiceAccount string
+	// DefaultCert is the PEM (certificate chain and private key) of
+	// --default-cert; DefaultCertFile names it in errors.
+	DefaultCert     []byte
+	DefaultCertFile string
+	// Template is the text of --template; TemplateFile names it.
+	Template     []byte
+	TemplateFile string
+
+	Ciphers                        string
+	StrictSNI                      bool
+	DisableNamespaceOwnershipCheck bool
+	CanonicalHostname              string
+	MaxConnections                 int
+	RouteLabels                    string
+	NamespaceLabels                string
+	AllowedDomains                 string
+	DeniedDomains                  string
+}
+
+// ClusterRoleRules are the permissions the router needs (docs/kubernetes.md,
+// "Minimal RBAC").
+func ClusterRoleRules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
+		{APIGroups: []string{"route.openshift.io"}, Resources: []string{"routes"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{"route.openshift.io"}, Resources: []string{"routes/status"}, Verbs: []string{"update"}},
+		{APIGroups: []string{""}, Resources: []string{"services", "endpoints"}, Verbs: []string{"list", "watch"}},
+		{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"list", "watch"}},
+		{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"list", "watch"}},
+	}
+}
+
+type ports struct {
+	http, https, httpHost, httpsHost int
+}
+
+func parsePorts(s string, hostNetwork bool) (ports, error) {
+	if s == "" {
+		s = "80:80,443:443"
+	}
+	parts := strings.Split(s, ",")
+	if len(parts) != 2 {
+		return ports{}, fmt.Errorf("--ports %q: want HTTP[:HOSTPORT],HTTPS[:HOSTPORT], e.g. 80:80,443:443", s)
+	}
+	var nums [2][2]int
+	for i, p := range parts {
+		cp, hp, found := strings.Cut(strings.TrimSpace(p), ":")
+		c, err := parsePort(cp)
+		if err != nil {
+			return ports{}, fmt.Errorf("--ports %q: %w", s, err)
+		}
+		h := c
+		if found {
+			if h, err = parsePort(hp); err != nil {
+				return ports{}, fmt.Errorf("--ports %q: %w", s, err)
+			}
+		}
+		if hostNetwork && h != c {
+			return ports{}, fmt.Errorf("--ports %q: with host networking the host port must equal the container port (%d:%d)", s, c, h)
+		}
+		nums[i] = [2]int{c, h}
+	}
+	if nums[0][0] == nums[1][0] || nums[0][1] == nums[1][1] {
+		return ports{}, fmt.Errorf("--ports %q: the HTTP and HTTPS ports must differ", s)
+	}
+	return ports{http: nums[0][0], httpHost: nums[0][1], https: nums[1][0], httpsHost: nums[1][1]}, nil
+}
+
+func parsePort(s string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n < 1 || n > 65535 {
+		return 0, fmt.Errorf("%q is not a port (1-65535)", s)
+	}
+	return n, nil
+}
+
+func parseLabelMap(flag, s string) (map[string]string, error) {
+	if s == "" {
+		return nil, nil
+	}
+	m, err := labels.ConvertSelectorToLabelsMap(s)
+	if err != nil {
+		return nil, fmt.Errorf("%s %q: want key=value[,key=value...]: %w", flag, s, err)
+	}
+	for k, v := range m {
+		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
+			return nil, fmt.Errorf("%s %q: key %q: %s", flag, s, k, strings.Join(errs, "; "))
+		}
+		if errs := validation.IsValidLabelValue(v); len(errs) > 0 {
+			return nil, fmt.Errorf("%s %q: value %q: %s", flag, s, v, strings.Join(errs, "; "))
+		}
+	}
+	return m, nil
+}
+
+func checkDomains(flag, s string) error {
+	if s == "" {
+		return nil
+	}
+	for _, d := range strings.Split(s, ",") {
+		d = strings.TrimSpace(d)
+		if errs := validation.IsDNS1123Subdomain(strings.TrimPrefix(d, "*.")); len(errs) > 0 {
+			return fmt.Errorf("%s %q: domain %q: %s", flag, s, d, strings.Join(errs, "; "))
+		}
+	}
+	return nil
+}
+
+// checkCertificate requires a certificate and its private key in pem.
+func checkCertificate(file string, data []byte) error {
+	var certs, keys [][]byte
+	rest := data
+	for i := 0; i < 10000; i++ {
+		var b *pem.Block
+		b, rest = pem.Decode(rest)
+		if b == nil {
+			break
+		}
+		if b.Type == "CERTIFICATE" {
+			certs = append(certs, pem.EncodeToMemory(b))
+		} else if strings.HasSuffix(b.Type, "PRIVATE KEY") {
+			keys = append(keys, pem.EncodeToMemory(b))
+		}
+	}
+	if len(certs) == 0 || len(keys) != 1 {
+		return fmt.Errorf("--default-cert %s: want PEM with the certificate (chain) and one private key, found %d certificate(s) and %d key(s)", file, len(certs), len(keys))
+	}
+	if _, err := tls.X509KeyPair(bytes.Join(certs, nil), keys[0]); err != nil {
+		return fmt.Errorf("--default-cert %s: %w", file, err)
+	}
+	return nil
+}
+
+// splitPEM returns the certificates and the private key of pem.
+func splitPEM(data []byte) (crt, key []byte) {
+	rest := data
+	for i := 0; i < 10000; i++ {
+		var b *pem.Block
+		b, rest = pem.Decode(rest)
+		if b == nil {
+			break
+		}
+		if strings.HasSuffix(b.Type, "PRIVATE KEY") {
+			key = append(key, pem.EncodeToMemory(b)...)
+		} else {
+			crt = append(crt, pem.EncodeToMemory(b)...)
+		}
+	}
+	return crt, key
+}
+
+// defaults fills in the defaults and validates o.
+func (o *Options) defaults() (ports, error) {
+	if errs := validation.IsDNS1035Label(o.Name); len(errs) > 0 {
+		return ports{}, fmt.Errorf("router name %q: %s", o.Name, strings.Join(errs, "; "))
+	}
+	if len(o.Name) > 50 {
+		return ports{}, fmt.Errorf("router name %q: at most 50 characters (object names are derived from it)", o.Name)
+	}
+	if o.Namespace == "" {
+		o.Namespace = "default"
+	}
+	if errs := validation.IsDNS1123Label(o.Namespace); len(errs) > 0 {
+		return ports{}, fmt.Errorf("namespace %q: %s", o.Namespace, strings.Join(errs, "; "))
+	}
+	if o.Image == "" {
+		o.Image = DefaultImage
+	}
+	if o.Replicas < 0 {
+		return ports{}, fmt.Errorf("--replicas %d: must not be negative", o.Replicas)
+	}
+	if o.ServiceAccount == "" {
+		o.ServiceAccount = o.Name
+	}
+	if errs := validation.IsDNS1123Subdomain(o.ServiceAccount); len(errs) > 0 {
+		return ports{}, fmt.Errorf("--service-account %q: %s", o.ServiceAccount, strings.Join(errs, "; "))
+	}
+	if o.Labels == "" {
+		o.Labels = "router=" + o.Name
+	}
+	if _, err := parseLabelMap("--labels", o.Labels); err != nil {
+		return ports{}, err
+	}
+	if _, err := parseLabelMap("--selector", o.NodeSelector); err != nil {
+		return ports{}, err
+	}
+	for _, s := range []struct{ flag, v string }{{"--route-labels", o.RouteLabels}, {"--namespace-labels", o.NamespaceLabels}} {
+		if _, err := labels.Parse(s.v); err != nil {
+			return ports{}, fmt.Errorf("%s %q: not a label selector: %w", s.flag, s.v, err)
+		}
+	}
+	if err := checkDomains("--allowed-domains", o.AllowedDomains); err != nil {
+		return ports{}, err
+	}
+	if err := checkDomains("--denied-domains", o.DeniedDomains); err != nil {
+		return ports{}, err
+	}
+	p, err := parsePorts(o.Ports, o.HostNetwork)
+	if err != nil {
+		return ports{}, err
+	}
+	if o.MetricsPort == 0 {
+		o.MetricsPort = DefaultMetricsPort
+	}
+	if o.MetricsPort < 1 || o.MetricsPort > 65535 {
+		return ports{}, fmt.Errorf("--metrics-port %d: not a port (1-65535)", o.MetricsPort)
+	}
+	if o.StatsPort < 0 || o.StatsPort > 65535 {
+		return ports{}, fmt.Errorf("--stats-port %d: not a port (1-65535, or 0 for none)", o.StatsPort)
+	}
+	used := map[int]string{p.http: "HTTP", p.https: "HTTPS"}
+	for _, q := range []struct {
+		name string
+		port int
+	}{{"--metrics-port", o.MetricsPort}, {"--stats-port", o.StatsPort}} {
+		if q.port == 0 {
+			continue
+		}
+		if other, ok := used[q.port]; ok {
+			return ports{}, fmt.Errorf("%s %d: already used by the %s port", q.name, q.port, other)
+		}
+		used[q.port] = q.name
+	}
+	for _, s := range []struct{ flag, v string }{{"--stats-user", o.StatsUser}, {"--stats-password", o.StatsPassword}} {
+		if strings.ContainsAny(s.v, " \t\r\n:\"'#\\") {
+			return ports{}, fmt.Errorf("%s: must not contain spaces, quotes, ':', '#' or '\\'", s.flag)
+		}
+	}
+	if (o.StatsUser != "" || o.StatsPassword != "") && o.StatsPort == 0 {
+		return ports{}, errors.New("--stats-user/--stats-password need --stats-port")
+	}
+	if o.MaxConnections < 0 {
+		return ports{}, fmt.Errorf("--max-connections %d: must be positive", o.MaxConnections)
+	}
+	if strings.ContainsAny(o.Ciphers, " \t\r\n") {
+		return ports{}, fmt.Errorf("--ciphers %q: a colon-separated OpenSSL cipher list without spaces", o.Ciphers)
+	}
+	if o.CanonicalHostname != "" {
+		if errs := validation.IsDNS1123Subdomain(o.CanonicalHostname); len(errs) > 0 {
+			return ports{}, fmt.Errorf("--router-canonical-hostname %q: %s", o.CanonicalHostname, strings.Join(errs, "; "))
+		}
+	}
+	if o.DefaultCert != nil {
+		if err := checkCertificate(o.DefaultCertFile, o.DefaultCert); err != nil {
+			return ports{}, err
+		}
+	}
+	if o.Template != nil && len(bytes.TrimSpace(o.Template)) == 0 {
+		return ports{}, fmt.Errorf("--template %s: empty file", o.TemplateFile)
+	}
+	return p, nil
+}
+
+// Objects returns the objects to create, in creation order. Options are
+// validated first; invalid ones are an error naming the flag.
+func Objects(o Options) ([]runtime.Object, error) {
+	p, err := o.defaults()
+	if err != nil {
+		return nil, err
+	}
+	podLabels, _ := parseLabelMap("--labels", o.Labels)
+	nodeSelector, _ := parseLabelMap("--selector", o.NodeSelector)
+	meta := func(name string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Name: name, Namespace: o.Namespace, Labels: podLabels}
+	}
+	var objs []runtime.Object
+	objs = append(objs,
+		&corev1.ServiceAccount{TypeMeta: tm("v1", "ServiceAccount"), ObjectMeta: meta(o.ServiceAccount)},
+		&rbacv1.ClusterRole{TypeMeta: tm("rbac.authorization.k8s.io/v1", "ClusterRole"),
+			ObjectMeta: metav1.ObjectMeta{Name: ClusterRoleName}, Rules: ClusterRoleRules()},
+		&rbacv1.ClusterRoleBinding{TypeMeta: tm("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
+			ObjectMeta: metav1.ObjectMeta{Name: ClusterRoleBindingName(o.Namespace, o.Name), Labels: podLabels},
+			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: ClusterRoleName},
+			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: o.ServiceAccount, Namespace: o.Namespace}}},
+	)
+
+	env := []corev1.EnvVar{
+		{Name: "ROUTER_SERVICE_NAME", Value: o.Name},
+		{Name: "ROUTER_SERVICE_NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}},
+		{Name: "ROUTER_SERVICE_HTTP_PORT", Value: strconv.Itoa(p.http)},
+		{Name: "ROUTER_SERVICE_HTTPS_PORT", Value: strconv.Itoa(p.https)},
+		{Name: "ROUTER_LISTEN_ADDR", Value: "0.0.0.0:" + strconv.Itoa(o.MetricsPort)},
+	}
+	add := func(name, value string) {
+		if value != "" {
+			env = append(env, corev1.EnvVar{Name: name, Value: value})
+		}
+	}
+	if o.StatsPort != 0 {
+		add("STATS_PORT", strconv.Itoa(o.StatsPort))
+	}
+	add("STATS_USERNAME", o.StatsUser)
+	if o.StatsPassword != "" {
+		objs = append(objs, &corev1.Secret{TypeMeta: tm("v1", "Secret"), ObjectMeta: meta(StatsSecretName(o.Name)),
+			Type: corev1.SecretTypeOpaque, Data: map[string][]byte{"password": []byte(o.StatsPassword)}})
+		env = append(env, corev1.EnvVar{Name: "STATS_PASSWORD", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: StatsSecretName(o.Name)}, Key: "password"}}})
+	}
+	add("ROUTER_CIPHERS", o.Ciphers)
+	if o.StrictSNI {
+		add("ROUTER_STRICT_SNI", "true")
+	}
+	if o.DisableNamespaceOwnershipCheck {
+		add("ROUTER_DISABLE_NAMESPACE_OWNERSHIP_CHECK", "true")
+	}
+	add("ROUTER_CANONICAL_HOSTNAME", o.CanonicalHostname)
+	if o.MaxConnections > 0 {
+		add("ROUTER_MAX_CONNECTIONS", strconv.Itoa(o.MaxConnections))
+	}
+	add("ROUTE_LABELS", o.RouteLabels)
+	add("NAMESPACE_LABELS", o.NamespaceLabels)
+	add("ROUTER_ALLOWED_DOMAINS", o.AllowedDomains)
+	add("ROUTER_DENIED_DOMAINS", o.DeniedDomains)
+
+	var volumes []corev1.Volume
+	var mounts []corev1.VolumeMount
+	if o.DefaultCert != nil {
+		crt, key := splitPEM(o.DefaultCert)
+		objs = append(objs, &corev1.Secret{TypeMeta: tm("v1", "Secret"), ObjectMeta: meta(CertSecretName(o.Name)),
+			Type: corev1.SecretTypeTLS, Data: map[string][]byte{corev1.TLSCertKey: crt, corev1.TLSPrivateKeyKey: key}})
+		volumes = append(volumes, corev1.Volume{Name: "default-certificate", VolumeSource: corev1.VolumeSource{
+			Secret: &corev1.SecretVolumeSource{SecretName: CertSecretName(o.Name)}}})
+		mounts = append(mounts, corev1.VolumeMount{Name: "default-certificate", MountPath: DefaultCertificateDir, ReadOnly: true})
+		add("DEFAULT_CERTIFICATE_DIR", DefaultCertificateDir)
+	}
+	if o.Template != nil {
+		objs = append(objs, &corev1.ConfigMap{TypeMeta: tm("v1", "ConfigMap"), ObjectMeta: meta(TemplateConfigMapName(o.Name)),
+			Data: map[string]string{CustomTemplateKey: string(o.Template)}})
+		volumes = append(volumes, corev1.Volume{Name: "template", VolumeSource: corev1.VolumeSource{
+			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: TemplateConfigMapName(o.Name)}}}})
+		mounts = append(mounts, corev1.VolumeMount{Name: "template", MountPath: CustomTemplateDir, ReadOnly: true})
+		add("TEMPLATE_FILE", path.Join(CustomTemplateDir, CustomTemplateKey))
+	}
+
+	usesHostPorts := o.HostNetwork || o.HostPorts
+	containerPorts := []corev1.ContainerPort{
+		{Name: "http", ContainerPort: int32(p.http), Protocol: corev1.ProtocolTCP},
+		{Name: "https", ContainerPort: int32(p.https), Protocol: corev1.ProtocolTCP},
+		{Name: "metrics", ContainerPort: int32(o.MetricsPort), Protocol: corev1.ProtocolTCP},
+	}
+	if o.StatsPort != 0 {
+		containerPorts = append(containerPorts, corev1.ContainerPort{Name: "stats", ContainerPort: int32(o.StatsPort), Protocol: corev1.ProtocolTCP})
+	}
+	if usesHostPorts {
+		containerPorts[0].HostPort = int32(p.httpHost)
+		containerPorts[1].HostPort = int32(p.httpsHost)
+		if o.HostNetwork {
+			for i := range containerPorts {
+				containerPorts[i].HostPort = containerPorts[i].ContainerPort
+			}
+		}
+	}
+	metricsPort := intstr.FromInt32(int32(o.MetricsPort))
+	probe := func(p string, failures int32) *corev1.Probe {
+		return &corev1.Probe{
+			ProbeHandler:        corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: p, Port: metricsPort, Scheme: corev1.URISchemeHTTP}},
+			InitialDelaySeconds: 10,
+			PeriodSeconds:       10,
+			TimeoutSeconds:      1,
+			FailureThreshold:    failures,
+		}
+	}
+	maxUnavailable := intstr.FromString("25%")
+	maxSurge := intstr.FromString("25%")
+	if usesHostPorts {
+		// A surge pod would need the same host ports on the same node.
+		maxSurge = intstr.FromInt32(0)
+	}
+	replicas := o.Replicas
+	yes, uid, grace := true, int64(ImageUID), int64(30)
+	pod := corev1.PodSpec{
+		ServiceAccountName:            o.ServiceAccount,
+		HostNetwork:                   o.HostNetwork,
+		NodeSelector:                  nodeSelector,
+		TerminationGracePeriodSeconds: &grace,
+		SecurityContext:               &corev1.PodSecurityContext{RunAsNonRoot: &yes, RunAsUser: &uid},
+		Containers: []corev1.Container{{
+			Name:           "router",
+			Image:          o.Image,
+			Env:            env,
+			Ports:          containerPorts,
+			LivenessProbe:  probe("/healthz", 3),
+			ReadinessProbe: probe("/healthz/ready", 3),
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+				corev1.ResourceCPU:    resource.MustParse("100m"),
+				corev1.ResourceMemory: resource.MustParse("256Mi"),
+			}},
+			VolumeMounts: mounts,
+			SecurityContext: &corev1.SecurityContext{Capabilities: &corev1.Capabilities{
+				Drop: []corev1.Capability{"ALL"}, Add: []corev1.Capability{"NET_BIND_SERVICE"}}},
+		}},
+		Volumes: volumes,
+	}
+	if o.HostNetwork {
+		pod.DNSPolicy = corev1.DNSClusterFirstWithHostNet
+	}
+	if usesHostPorts {
+		pod.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+				LabelSelector: &metav1.LabelSelector{MatchLabels: podLabels},
+				TopologyKey:   "kubernetes.io/hostname",
+			}},
+		}}
+	}
+	objs = append(objs, &appsv1.Deployment{
+		TypeMeta:   tm("apps/v1", "Deployment"),
+		ObjectMeta: meta(o.Name),
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: podLabels},
+			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType,
+				RollingUpdate: &appsv1.RollingUpdateDeployment{MaxUnavailable: &maxUnavailable, MaxSurge: &maxSurge}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: podLabels}, Spec: pod},
+		},
+	})
+	svcPorts := []corev1.ServicePort{
+		{Name: "http", Port: int32(p.http), TargetPort: intstr.FromInt32(int32(p.http)), Protocol: corev1.ProtocolTCP},
+		{Name: "https", Port: int32(p.https), TargetPort: intstr.FromInt32(int32(p.https)), Protocol: corev1.ProtocolTCP},
+		{Name: "metrics", Port: int32(o.MetricsPort), TargetPort: metricsPort, Protocol: corev1.ProtocolTCP},
+	}
+	objs = append(objs, &corev1.Service{TypeMeta: tm("v1", "Service"), ObjectMeta: meta(o.Name),
+		Spec: corev1.ServiceSpec{Selector: podLabels, Ports: svcPorts}})
+	return objs, nil
+}
+
+// ClusterRoleBindingName is the binding of one router's service account.
+func ClusterRoleBindingName(namespace, name string) string {
+	return "openshift-router:" + namespace + ":" + name
+}
+
+// CertSecretName is the Secret holding --default-cert.
+func CertSecretName(name string) string { return name + "-certs" }
+
+// StatsSecretName is the Secret holding --stats-password.
+func StatsSecretName(name string) string { return name + "-stats" }
+
+// TemplateConfigMapName is the ConfigMap holding --template.
+func TemplateConfigMapName(name string) string { return name + "-template" }
+
+func tm(apiVersion, kind string) metav1.TypeMeta {
+	return metav1.TypeMeta{APIVersion: apiVersion, Kind: kind}
+}
