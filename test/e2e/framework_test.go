@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/openshift-router-go/router/test/kubetest"
 )
 
 // routerBin is the binary built once for all tests.
@@ -45,7 +47,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "building openshift-router:", err)
 		os.Exit(1)
 	}
-	code := m.Run()
+	code := kubetest.Main(m)
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -106,6 +108,17 @@ func shortTempDir(t *testing.T, prefix string) string {
 // startRouter starts the binary on manifestsDir with extra env vars.
 func startRouter(t *testing.T, manifestsDir string, env map[string]string, args ...string) *router {
 	t.Helper()
+	return startRouterWith(t, manifestsDir, env, append([]string{"--manifests", manifestsDir}, args...)...)
+}
+
+// startKubeRouter starts the binary on a cluster (kubeconfig) with extra env vars.
+func startKubeRouter(t *testing.T, kubeconfig string, env map[string]string, args ...string) *router {
+	t.Helper()
+	return startRouterWith(t, "", env, append([]string{"--kubeconfig", kubeconfig}, args...)...)
+}
+
+func startRouterWith(t *testing.T, manifestsDir string, env map[string]string, args ...string) *router {
+	t.Helper()
 	r := &router{
 		t:          t,
 		Manifests:  manifestsDir,
@@ -115,12 +128,18 @@ func startRouter(t *testing.T, manifestsDir string, env map[string]string, args 
 		log:        &syncBuffer{},
 		done:       make(chan struct{}),
 	}
-	cmd := exec.Command(routerBin, append([]string{"--manifests", manifestsDir, "--working-dir", r.WorkingDir, "-v", "2"}, args...)...)
-	cmd.Env = append(os.Environ(),
+	cmd := exec.Command(routerBin, append([]string{"--working-dir", r.WorkingDir, "-v", "2"}, args...)...)
+	cmd.Env = append(withoutEnv(os.Environ(), "KUBECONFIG"),
 		fmt.Sprintf("ROUTER_SERVICE_HTTP_PORT=%d", r.HTTPPort),
 		fmt.Sprintf("ROUTER_SERVICE_HTTPS_PORT=%d", r.HTTPSPort),
 		"RELOAD_INTERVAL=1s",
 	)
+	if _, ok := env["ROUTER_LISTEN_ADDR"]; !ok {
+		// The metrics server's default 0.0.0.0:1936 would collide between
+		// routers; an IPv6 loopback port cannot collide with the IPv4
+		// ports the tests pick for haproxy.
+		cmd.Env = append(cmd.Env, "ROUTER_LISTEN_ADDR="+metricsListenDefault())
+	}
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
@@ -141,6 +160,26 @@ func startRouter(t *testing.T, manifestsDir string, env map[string]string, args 
 		}
 	})
 	return r
+}
+
+// metricsListenDefault is an ephemeral loopback port for routers whose
+// test does not look at metrics.
+func metricsListenDefault() string {
+	if l, err := net.Listen("tcp", "[::1]:0"); err == nil {
+		l.Close()
+		return "[::1]:0"
+	}
+	return "127.0.0.1:0"
+}
+
+func withoutEnv(env []string, name string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, name+"=") {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // Stop sends SIGTERM and waits (bounded) for the router, and checks that it

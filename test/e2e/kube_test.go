@@ -1,0 +1,378 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	routev1 "github.com/openshift/api/route/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/openshift-router-go/router/test/kubetest"
+)
+
+// Tests in this file run the router against a real kube-apiserver + etcd
+// (test/kubetest) with backends on test hosts in a network namespace.
+
+func kctx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// kubeService creates a Service and one EndpointSlice holding the backends.
+func kubeService(t *testing.T, c *kubetest.Cluster, ns, name string, backends ...*kubetest.Backend) {
+	t.Helper()
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "web", Port: 80}}},
+	}
+	if _, err := c.Kube.CoreV1().Services(ns).Create(kctx(t), svc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	setEndpoints(t, c, ns, name, backends...)
+}
+
+// setEndpoints creates or replaces the service's EndpointSlice (all
+// backends must share a port).
+func setEndpoints(t *testing.T, c *kubetest.Cluster, ns, name string, backends ...*kubetest.Backend) {
+	t.Helper()
+	port := int32(8080)
+	if len(backends) > 0 {
+		port = int32(backends[0].Port)
+	}
+	portName := "web"
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Namespace: ns, Name: name + "-slice", Labels: map[string]string{discoveryv1.LabelServiceName: name}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Ports:       []discoveryv1.EndpointPort{{Name: &portName, Port: &port}},
+	}
+	for _, b := range backends {
+		if int32(b.Port) != port {
+			t.Fatalf("backends of one slice must share a port")
+		}
+		slice.Endpoints = append(slice.Endpoints, discoveryv1.Endpoint{Addresses: []string{b.IP}})
+	}
+	api := c.Kube.DiscoveryV1().EndpointSlices(ns)
+	old, err := api.Get(kctx(t), slice.Name, metav1.GetOptions{})
+	if err == nil {
+		slice.ResourceVersion = old.ResourceVersion
+		_, err = api.Update(kctx(t), slice, metav1.UpdateOptions{})
+	} else {
+		_, err = api.Create(kctx(t), slice, metav1.CreateOptions{})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func kubeRoute(t *testing.T, c *kubetest.Cluster, ns, name, host, service string, labels map[string]string) *routev1.Route {
+	t.Helper()
+	r := &routev1.Route{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+		Spec:       routev1.RouteSpec{Host: host, To: routev1.RouteTargetReference{Kind: "Service", Name: service}},
+	}
+	out, err := c.Routes.RouteV1().Routes(ns).Create(kctx(t), r, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// ingressOf returns the status entry of routerName, waiting for it.
+func ingressOf(t *testing.T, c *kubetest.Cluster, ns, name, routerName string, ok func(routev1.RouteIngress) error) routev1.RouteIngress {
+	t.Helper()
+	var found routev1.RouteIngress
+	eventually(t, 15*time.Second, fmt.Sprintf("status of %s/%s for router %s", ns, name, routerName), func() error {
+		r, err := c.Routes.RouteV1().Routes(ns).Get(kctx(t), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		for _, ing := range r.Status.Ingress {
+			if ing.RouterName == routerName {
+				found = ing
+				return ok(ing)
+			}
+		}
+		return fmt.Errorf("no entry for %s in %+v", routerName, r.Status.Ingress)
+	})
+	return found
+}
+
+func admitted(want corev1.ConditionStatus, reason string) func(routev1.RouteIngress) error {
+	return func(ing routev1.RouteIngress) error {
+		for _, c := range ing.Conditions {
+			if c.Type == routev1.RouteAdmitted {
+				if c.Status != want || c.Reason != reason {
+					return fmt.Errorf("Admitted=%s reason %q message %q, want %s %q", c.Status, c.Reason, c.Message, want, reason)
+				}
+				return nil
+			}
+		}
+		return fmt.Errorf("no Admitted condition")
+	}
+}
+
+// counts sends n requests and counts the answering backends.
+func counts(t *testing.T, r *router, host string, n int) map[string]int {
+	t.Helper()
+	got := map[string]int{}
+	for i := 0; i < n; i++ {
+		resp, err := r.httpGet(host, "/")
+		if err != nil {
+			got["error"]++
+			continue
+		}
+		if resp.Status != 200 {
+			got[fmt.Sprint(resp.Status)]++
+			continue
+		}
+		got[resp.backend()]++
+	}
+	return got
+}
+
+func TestKubeRouteLifecycle(t *testing.T) {
+	c := kubetest.Shared(t)
+	net := kubetest.NewNetNS(t)
+	ip2 := net.AddAddress(t)
+	b1 := net.StartBackend(t, net.IP(), 8080, "pod-1")
+	b2 := net.StartBackend(t, ip2, 8080, "pod-2")
+	ns := c.CreateNamespace(t, "life-", nil).Name
+	kubeService(t, c, ns, "web", b1)
+
+	r := startKubeRouter(t, c.KubeconfigPath, map[string]string{"ROUTER_CANONICAL_HOSTNAME": "router.apps.example.com"})
+	kubeRoute(t, c, ns, "web", "web.example.com", "web", nil)
+
+	t.Run("a created route is served and admitted", func(t *testing.T) {
+		expectBackend(t, 10*time.Second, func() (response, error) { return r.httpGet("web.example.com", "/") }, "pod-1")
+		ing := ingressOf(t, c, ns, "web", "public", admitted(corev1.ConditionTrue, ""))
+		if ing.Host != "web.example.com" || ing.RouterCanonicalHostname != "router.apps.example.com" || ing.WildcardPolicy != routev1.WildcardPolicyNone {
+			t.Errorf("status entry %+v", ing)
+		}
+	})
+	t.Run("scaling the EndpointSlice changes the servers", func(t *testing.T) {
+		setEndpoints(t, c, ns, "web", b1, b2)
+		eventually(t, 10*time.Second, "both pods receive traffic", func() error {
+			if got := counts(t, r, "web.example.com", 20); got["pod-1"] == 0 || got["pod-2"] == 0 {
+				return fmt.Errorf("got %v", got)
+			}
+			return nil
+		})
+		setEndpoints(t, c, ns, "web", b2)
+		eventually(t, 10*time.Second, "only pod-2 receives traffic", func() error {
+			if got := counts(t, r, "web.example.com", 20); got["pod-2"] != 20 {
+				return fmt.Errorf("got %v", got)
+			}
+			return nil
+		})
+	})
+	t.Run("a claimed host is refused with HostAlreadyClaimed in status", func(t *testing.T) {
+		kubeRoute(t, c, ns, "web-copy", "web.example.com", "web", nil)
+		ing := ingressOf(t, c, ns, "web-copy", "public", admitted(corev1.ConditionFalse, "HostAlreadyClaimed"))
+		if !strings.Contains(ing.Conditions[0].Message, "route web ") {
+			t.Errorf("message does not name the holder: %q", ing.Conditions[0].Message)
+		}
+	})
+	t.Run("deleting the route stops it", func(t *testing.T) {
+		if err := c.Routes.RouteV1().Routes(ns).Delete(kctx(t), "web", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		// The younger claimant takes the host over.
+		ingressOf(t, c, ns, "web-copy", "public", admitted(corev1.ConditionTrue, ""))
+		if err := c.Routes.RouteV1().Routes(ns).Delete(kctx(t), "web-copy", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		expectStatus(t, 10*time.Second, func() (response, error) { return r.httpGet("web.example.com", "/") }, 503)
+	})
+}
+
+func TestKubeShardingByRouteAndNamespaceLabels(t *testing.T) {
+	c := kubetest.Shared(t)
+	net := kubetest.NewNetNS(t)
+	b := net.StartBackend(t, net.IP(), 8080, "pod")
+	nsA := c.CreateNamespace(t, "shard-a-", map[string]string{"team": "a"}).Name
+	nsB := c.CreateNamespace(t, "shard-b-", map[string]string{"team": "b"}).Name
+	for _, ns := range []string{nsA, nsB} {
+		kubeService(t, c, ns, "web", b)
+	}
+	kubeRoute(t, c, nsA, "labelled", "labelled-"+nsA+".example.com", "web", map[string]string{"shard": "internal"})
+	kubeRoute(t, c, nsA, "plain", "plain-"+nsA+".example.com", "web", nil)
+	kubeRoute(t, c, nsB, "plain", "plain-"+nsB+".example.com", "web", nil)
+
+	t.Run("ROUTE_LABELS selects exactly the labelled routes", func(t *testing.T) {
+		r := startKubeRouter(t, c.KubeconfigPath, map[string]string{"ROUTE_LABELS": "shard=internal", "ROUTER_SERVICE_NAME": "internal"})
+		expectBackend(t, 10*time.Second, func() (response, error) { return r.httpGet("labelled-"+nsA+".example.com", "/") }, "pod")
+		for _, h := range []string{"plain-" + nsA + ".example.com", "plain-" + nsB + ".example.com"} {
+			if resp, err := r.httpGet(h, "/"); err != nil || resp.Status != 503 {
+				t.Errorf("%s served by the internal shard: %v %v", h, resp.Status, err)
+			}
+		}
+	})
+	t.Run("NAMESPACE_LABELS selects namespaces and follows relabelling", func(t *testing.T) {
+		r := startKubeRouter(t, c.KubeconfigPath, map[string]string{"NAMESPACE_LABELS": "team=a", "ROUTER_SERVICE_NAME": "team-a"})
+		hostA, hostB := "plain-"+nsA+".example.com", "plain-"+nsB+".example.com"
+		expectBackend(t, 10*time.Second, func() (response, error) { return r.httpGet(hostA, "/") }, "pod")
+		if resp, err := r.httpGet(hostB, "/"); err != nil || resp.Status != 503 {
+			t.Fatalf("namespace b served: %v %v", resp.Status, err)
+		}
+		relabel(t, c, nsB, "a")
+		expectBackend(t, 10*time.Second, func() (response, error) { return r.httpGet(hostB, "/") }, "pod")
+		relabel(t, c, nsA, "c")
+		expectStatus(t, 10*time.Second, func() (response, error) { return r.httpGet(hostA, "/") }, 503)
+		if resp, err := r.httpGet(hostB, "/"); err != nil || resp.Status != 200 {
+			t.Fatalf("namespace b lost: %v %v", resp.Status, err)
+		}
+		relabel(t, c, nsA, "a")
+	})
+}
+
+func relabel(t *testing.T, c *kubetest.Cluster, ns, team string) {
+	t.Helper()
+	n, err := c.Kube.CoreV1().Namespaces().Get(kctx(t), ns, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Labels["team"] = team
+	if _, err := c.Kube.CoreV1().Namespaces().Update(kctx(t), n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestKubeTwoRoutersKeepTheirOwnStatus(t *testing.T) {
+	c := kubetest.Shared(t)
+	net := kubetest.NewNetNS(t)
+	b := net.StartBackend(t, net.IP(), 8080, "pod")
+	ns := c.CreateNamespace(t, "two-", nil).Name
+	kubeService(t, c, ns, "web", b)
+	kubeRoute(t, c, ns, "web", "two-"+ns+".example.com", "web", nil)
+	r1 := startKubeRouter(t, c.KubeconfigPath, map[string]string{"ROUTER_SERVICE_NAME": "router-one"})
+	r2 := startKubeRouter(t, c.KubeconfigPath, map[string]string{"ROUTER_SERVICE_NAME": "router-two", "ROUTER_CANONICAL_HOSTNAME": "two.example.com"})
+	for _, r := range []*router{r1, r2} {
+		expectBackend(t, 10*time.Second, func() (response, error) { return r.httpGet("two-"+ns+".example.com", "/") }, "pod")
+	}
+	ingressOf(t, c, ns, "web", "router-one", admitted(corev1.ConditionTrue, ""))
+	two := ingressOf(t, c, ns, "web", "router-two", admitted(corev1.ConditionTrue, ""))
+	if two.RouterCanonicalHostname != "two.example.com" {
+		t.Errorf("router-two entry %+v", two)
+	}
+	// Both entries stay; nothing keeps rewriting them.
+	route, err := c.Routes.RouteV1().Routes(ns).Get(kctx(t), "web", metav1.GetOptions{})
+	must(t, err)
+	time.Sleep(3 * time.Second)
+	later, err := c.Routes.RouteV1().Routes(ns).Get(kctx(t), "web", metav1.GetOptions{})
+	must(t, err)
+	if len(later.Status.Ingress) != 2 {
+		t.Fatalf("entries %+v", later.Status.Ingress)
+	}
+	if later.ResourceVersion != route.ResourceVersion {
+		t.Errorf("status rewritten although nothing changed (resourceVersion %s -> %s)", route.ResourceVersion, later.ResourceVersion)
+	}
+}
+
+func TestKubeGeneratedHost(t *testing.T) {
+	c := kubetest.Shared(t)
+	net := kubetest.NewNetNS(t)
+	b := net.StartBackend(t, net.IP(), 8080, "pod")
+	ns := c.CreateNamespace(t, "gen-", nil).Name
+	kubeService(t, c, ns, "web", b)
+	r := startKubeRouter(t, c.KubeconfigPath, map[string]string{"ROUTER_SUBDOMAIN": "${name}-${namespace}.apps.example.com"})
+	kubeRoute(t, c, ns, "nohost", "", "web", nil)
+	host := "nohost-" + ns + ".apps.example.com"
+	expectBackend(t, 10*time.Second, func() (response, error) { return r.httpGet(host, "/") }, "pod")
+	ing := ingressOf(t, c, ns, "nohost", "public", admitted(corev1.ConditionTrue, ""))
+	if ing.Host != host {
+		t.Fatalf("status host %q, want %q", ing.Host, host)
+	}
+}
+
+// TestKubeAPIOutage: stopping the API server for 30 s loses no request to
+// served routes, and changes made after it returns are picked up.
+func TestKubeAPIOutage(t *testing.T) {
+	c := kubetest.Start(t)
+	net := kubetest.NewNetNS(t)
+	b := net.StartBackend(t, net.IP(), 8080, "pod")
+	ns := c.CreateNamespace(t, "outage-", nil).Name
+	kubeService(t, c, ns, "web", b)
+	kubeRoute(t, c, ns, "web", "web.example.com", "web", nil)
+	r := startKubeRouter(t, c.KubeconfigPath, nil)
+	expectBackend(t, 10*time.Second, func() (response, error) { return r.httpGet("web.example.com", "/") }, "pod")
+
+	var sent, failed atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		deadline := time.Now().Add(60 * time.Second)
+		for time.Now().Before(deadline) {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			sent.Add(1)
+			if resp, err := r.httpGet("web.example.com", "/"); err != nil || resp.Status != 200 {
+				failed.Add(1)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	must(t, c.StopAPIServer())
+	time.Sleep(30 * time.Second)
+	must(t, c.StartAPIServer())
+	close(stop)
+	wg.Wait()
+	if failed.Load() != 0 || sent.Load() < 100 {
+		t.Fatalf("%d of %d requests failed during the API outage", failed.Load(), sent.Load())
+	}
+	if exited, err := r.Exited(); exited {
+		t.Fatalf("router exited during the outage: %v", err)
+	}
+	kubeRoute(t, c, ns, "after", "after.example.com", "web", nil)
+	// client-go's reflectors retry a lost watch with exponential backoff
+	// (up to 30 s, with jitter), so the first relist may come a while
+	// after the API server is back.
+	expectBackend(t, 90*time.Second, func() (response, error) { return r.httpGet("after.example.com", "/") }, "pod")
+	ingressOf(t, c, ns, "after", "public", admitted(corev1.ConditionTrue, ""))
+}
+
+// TestKubeUnreachableAPIAtStart: a clear error and a non-zero exit.
+func TestKubeUnreachableAPIAtStart(t *testing.T) {
+	port := freePort(t)
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	must(t, os.WriteFile(kc, []byte(fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster:
+    server: https://127.0.0.1:%d
+    insecure-skip-tls-verify: true
+users:
+- name: u
+  user:
+    token: x
+contexts:
+- name: c
+  context: {cluster: c, user: u}
+current-context: c
+`, port)), 0o600))
+	r := startKubeRouter(t, kc, nil)
+	eventually(t, 30*time.Second, "router exits", func() error {
+		if exited, _ := r.Exited(); !exited {
+			return errString("still running")
+		}
+		return nil
+	})
+	if _, err := r.Exited(); err == nil || !strings.Contains(r.Log(), "unreachable") {
+		t.Fatalf("want a non-zero exit saying the API is unreachable, got %v: %s", err, r.Log())
+	}
+}
