@@ -25,6 +25,7 @@ import (
 type runFlags struct {
 	manifests  string
 	kubeconfig string
+	resync     time.Duration
 	template   string
 	workingDir string
 	reload     string
@@ -36,6 +37,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	fs.StringVar(&f.manifests, "manifests", os.Getenv("ROUTER_MANIFESTS_DIR"), "directory of YAML manifests (Routes, Services, EndpointSlices, Endpoints, Namespaces, Secrets) to serve; watched for changes (env ROUTER_MANIFESTS_DIR)")
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file of the cluster to watch (default: KUBECONFIG, then the in-cluster configuration); ignored with --manifests")
+	fs.DurationVar(&f.resync, "resync-interval", 0, "informer resync period against a cluster (overrides ROUTER_RESYNC_INTERVAL; default 30m)")
 	fs.StringVar(&f.template, "template", "", "template file (overrides TEMPLATE_FILE; default: the embedded template)")
 	fs.StringVar(&f.workingDir, "working-dir", "", "directory for haproxy.config, maps and certificates (overrides ROUTER_WORKING_DIR; default /var/lib/haproxy)")
 	fs.StringVar(&f.reload, "reload", "", "script to run instead of the built-in reload (overrides RELOAD_SCRIPT)")
@@ -64,6 +66,12 @@ func run(ctx context.Context, f runFlags) error {
 	}
 	if f.reload != "" {
 		cfg.ReloadScript = f.reload
+	}
+	if f.resync < 0 {
+		return fmt.Errorf("--resync-interval %s: must not be negative", f.resync)
+	}
+	if f.resync > 0 {
+		cfg.Kube.ResyncInterval = f.resync
 	}
 
 	workingDir, err := filepath.Abs(cfg.WorkingDir)

@@ -14,6 +14,7 @@ import (
 	routev1 "github.com/openshift/api/route/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/openshift-router-go/router/test/kubetest"
@@ -256,7 +257,8 @@ func TestKubeTwoRoutersKeepTheirOwnStatus(t *testing.T) {
 	kubeRoute(t, c, ns, "web", "two-"+ns+".example.com", "web", nil)
 	r1 := startKubeRouter(t, c.KubeconfigPath, map[string]string{"ROUTER_SERVICE_NAME": "router-one"})
 	r2 := startKubeRouter(t, c.KubeconfigPath, map[string]string{"ROUTER_SERVICE_NAME": "router-two", "ROUTER_CANONICAL_HOSTNAME": "two.example.com"})
-	for _, r := range []*router{r1, r2} {
+	silent := startKubeRouter(t, c.KubeconfigPath, map[string]string{"ROUTER_SERVICE_NAME": "silent", "ROUTER_UPDATE_STATUS": "false"})
+	for _, r := range []*router{r1, r2, silent} {
 		expectBackend(t, 10*time.Second, func() (response, error) { return r.httpGet("two-"+ns+".example.com", "/") }, "pod")
 	}
 	ingressOf(t, c, ns, "web", "router-one", admitted(corev1.ConditionTrue, ""))
@@ -271,7 +273,7 @@ func TestKubeTwoRoutersKeepTheirOwnStatus(t *testing.T) {
 	later, err := c.Routes.RouteV1().Routes(ns).Get(kctx(t), "web", metav1.GetOptions{})
 	must(t, err)
 	if len(later.Status.Ingress) != 2 {
-		t.Fatalf("entries %+v", later.Status.Ingress)
+		t.Fatalf("entries %+v, want router-one and router-two only (ROUTER_UPDATE_STATUS=false writes none)", later.Status.Ingress)
 	}
 	if later.ResourceVersion != route.ResourceVersion {
 		t.Errorf("status rewritten although nothing changed (resourceVersion %s -> %s)", route.ResourceVersion, later.ResourceVersion)
@@ -375,4 +377,81 @@ current-context: c
 	if _, err := r.Exited(); err == nil || !strings.Contains(r.Log(), "unreachable") {
 		t.Fatalf("want a non-zero exit saying the API is unreachable, got %v: %s", err, r.Log())
 	}
+}
+
+// TestKubeBindPortsAfterSync: until every informer has synced the router is
+// not ready; by default HAProxy already answers (503), with
+// ROUTER_BIND_PORTS_AFTER_SYNC=true the ports stay closed. The sync is held
+// back by an identity that may list routes but not services or endpoint
+// slices, until the test grants that.
+func TestKubeBindPortsAfterSync(t *testing.T) {
+	c := kubetest.Shared(t)
+	net := kubetest.NewNetNS(t)
+	b := net.StartBackend(t, net.IP(), 8080, "pod")
+	ns := c.CreateNamespace(t, "bind-", nil).Name
+	kubeService(t, c, ns, "web", b)
+	host := "bind-" + ns + ".example.com"
+	kubeRoute(t, c, ns, "web", host, "web", nil)
+
+	user := "limited-" + ns
+	role := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: user},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{"route.openshift.io"}, Resources: []string{"routes"}, Verbs: []string{"get", "list", "watch"}},
+			{APIGroups: []string{"route.openshift.io"}, Resources: []string{"routes/status"}, Verbs: []string{"update"}},
+		},
+	}
+	_, err := c.Kube.RbacV1().ClusterRoles().Create(kctx(t), role, metav1.CreateOptions{})
+	must(t, err)
+	t.Cleanup(func() { _ = c.Kube.RbacV1().ClusterRoles().Delete(context.Background(), user, metav1.DeleteOptions{}) })
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: user},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: user},
+		Subjects:   []rbacv1.Subject{{APIGroup: "rbac.authorization.k8s.io", Kind: "User", Name: user}},
+	}
+	_, err = c.Kube.RbacV1().ClusterRoleBindings().Create(kctx(t), binding, metav1.CreateOptions{})
+	must(t, err)
+	t.Cleanup(func() { _ = c.Kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), user, metav1.DeleteOptions{}) })
+	kubeconfig := impersonatingKubeconfig(t, c, user)
+
+	readyStatus := func(addr string) int {
+		resp, err := doRequest("http://"+addr+"/healthz/ready", "x", nil)
+		if err != nil {
+			return 0
+		}
+		return resp.Status
+	}
+	early := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	late := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	rEarly := startKubeRouter(t, kubeconfig, map[string]string{"ROUTER_LISTEN_ADDR": early, "ROUTER_SERVICE_NAME": "early"})
+	rLate := startKubeRouter(t, kubeconfig, map[string]string{"ROUTER_LISTEN_ADDR": late, "ROUTER_SERVICE_NAME": "late", "ROUTER_BIND_PORTS_AFTER_SYNC": "true"})
+
+	// Before the sync: the default router answers 503, the other refuses.
+	expectStatus(t, 15*time.Second, func() (response, error) { return rEarly.httpGet(host, "/") }, 503)
+	eventually(t, 15*time.Second, "metrics servers up", func() error {
+		if readyStatus(early) != 503 || readyStatus(late) != 503 {
+			return fmt.Errorf("ready: early %d late %d, want 503 503", readyStatus(early), readyStatus(late))
+		}
+		return nil
+	})
+	if _, err := rLate.httpGet(host, "/"); err == nil {
+		t.Fatal("ROUTER_BIND_PORTS_AFTER_SYNC=true: HTTP port bound before the initial sync")
+	}
+
+	// Grant the rest: both sync, bind and serve.
+	role.Rules = append(role.Rules,
+		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"list", "watch"}},
+		rbacv1.PolicyRule{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"list", "watch"}})
+	_, err = c.Kube.RbacV1().ClusterRoles().Update(kctx(t), role, metav1.UpdateOptions{})
+	must(t, err)
+	for _, r := range []*router{rEarly, rLate} {
+		expectBackend(t, 90*time.Second, func() (response, error) { return r.httpGet(host, "/") }, "pod")
+	}
+	// The new worker may answer a moment before the reload is reported done.
+	eventually(t, 10*time.Second, "ready after the sync", func() error {
+		if readyStatus(early) != 200 || readyStatus(late) != 200 {
+			return fmt.Errorf("ready: early %d late %d, want 200 200", readyStatus(early), readyStatus(late))
+		}
+		return nil
+	})
 }
