@@ -411,7 +411,9 @@ func TestKubeBindPortsAfterSync(t *testing.T) {
 	}
 	_, err = c.Kube.RbacV1().ClusterRoleBindings().Create(kctx(t), binding, metav1.CreateOptions{})
 	must(t, err)
-	t.Cleanup(func() { _ = c.Kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), user, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = c.Kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), user, metav1.DeleteOptions{})
+	})
 	kubeconfig := impersonatingKubeconfig(t, c, user)
 
 	readyStatus := func(addr string) int {
