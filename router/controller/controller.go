@@ -99,7 +99,30 @@ type Controller struct {
 	forceReload bool
 	// presync is true while committing the empty pre-sync configuration.
 	presync bool
+	// started is signalled after each start of HAProxy (for the supervisor).
+	started chan struct{}
+	// restarts counts restarts after HAProxy exited unexpectedly.
+	restarts int
+	// loaded is set once the synced state has been loaded into HAProxy.
+	loaded bool
 }
+
+// exitWatcher is implemented by processes that report unexpected exits
+// (haproxy/process.Manager); the controller then restarts them.
+type exitWatcher interface {
+	// Exited receives when the process started by the last Start exits
+	// unexpectedly; each Start makes a new channel.
+	Exited() <-chan error
+}
+
+// Restart backoff after HAProxy exits unexpectedly: doubling from
+// restartBackoffMin to restartBackoffMax, back to the minimum once HAProxy
+// has run for restartBackoffReset.
+const (
+	restartBackoffMin   = time.Second
+	restartBackoffMax   = 30 * time.Second
+	restartBackoffReset = time.Minute
+)
 
 type exclusion struct {
 	resourceVersion string
@@ -115,7 +138,7 @@ func New(o Options) *Controller {
 	if o.Observer == nil {
 		o.Observer = nopObserver{}
 	}
-	return &Controller{o: o, writer: files.NewWriter(), excluded: map[admission.Key]exclusion{}}
+	return &Controller{o: o, writer: files.NewWriter(), excluded: map[admission.Key]exclusion{}, started: make(chan struct{}, 1)}
 }
 
 // Ready reports whether the initial state has been loaded into HAProxy.
@@ -139,6 +162,9 @@ func (c *Controller) Results() map[admission.Key]admission.Result {
 // Run processes changes until ctx is done.
 func (c *Controller) Run(ctx context.Context) error {
 	log := c.o.Logger
+	if p, ok := c.o.Process.(exitWatcher); ok {
+		go c.supervise(ctx, p)
+	}
 	var last time.Time // of the last reload; the pre-sync start does not count
 	if c.o.BindEarly && !c.o.Store.HasSynced(c.o.Sources...) {
 		c.presync = true
@@ -172,7 +198,7 @@ func (c *Controller) Run(ctx context.Context) error {
 		default:
 		}
 		reloaded, err := c.Commit(ctx)
-		if err != nil && !c.Ready() && !c.o.Process.Running() {
+		if err != nil && !c.hasLoaded() && !c.o.Process.Running() {
 			// Nothing has ever been served: a configuration that cannot be
 			// loaded at start (a broken template, a port in use) is fatal.
 			return fmt.Errorf("initial configuration: %w", err)
@@ -270,9 +296,16 @@ func (c *Controller) Commit(ctx context.Context) (bool, error) {
 		c.mu.Lock()
 		if !c.presync {
 			c.ready = true
+			c.loaded = true
 		}
 		c.reloads++
 		c.mu.Unlock()
+		if start {
+			select {
+			case c.started <- struct{}{}:
+			default:
+			}
+		}
 		if !c.presync {
 			c.publish(decision)
 		}
@@ -405,4 +438,57 @@ func fileData(fs []files.File, path string) []byte {
 		}
 	}
 	return nil
+}
+
+func (c *Controller) hasLoaded() bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.loaded
+}
+
+// Restarts returns how many times HAProxy was restarted after exiting
+// unexpectedly.
+func (c *Controller) Restarts() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.restarts
+}
+
+// supervise restarts HAProxy, with backoff, when it exits unexpectedly: it
+// marks the router not ready and has the pipeline run again, which starts
+// HAProxy on the configuration on disk (the last good one).
+func (c *Controller) supervise(ctx context.Context, p exitWatcher) {
+	backoff := restartBackoffMin
+	startedAt := time.Now()
+	for {
+		exited := p.Exited()
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.started:
+			startedAt = time.Now()
+			continue
+		case err := <-exited:
+			if time.Since(startedAt) > restartBackoffReset {
+				backoff = restartBackoffMin
+			}
+			c.o.Logger.Error(err, "haproxy exited unexpectedly; restarting it", "after", backoff)
+			c.mu.Lock()
+			c.ready = false
+			c.restarts++
+			c.mu.Unlock()
+			t := time.NewTimer(backoff)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			backoff *= 2
+			if backoff > restartBackoffMax {
+				backoff = restartBackoffMax
+			}
+			c.o.Store.Poke()
+		}
+	}
 }

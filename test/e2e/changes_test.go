@@ -1,9 +1,11 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -272,6 +274,50 @@ func TestReloadScriptIsCalled(t *testing.T) {
 		}
 		if !strings.Contains(string(data), "haproxy.config") {
 			return errString("RELOAD_CONFIG not passed: " + string(data))
+		}
+		return nil
+	})
+}
+
+// TestHAProxyIsRestartedWhenItDies: killing HAProxy brings it back, with
+// the same configuration, without restarting the router.
+func TestHAProxyIsRestartedWhenItDies(t *testing.T) {
+	v1 := startBackend(t, "v1")
+	m := newManifests(t)
+	m.Write("all.yaml", serviceYAML("k", "v1", v1)+"---\n"+routeYAML("k", "r", "r.example.com", "", "v1", ""))
+	r := startRouter(t, m.Dir, nil)
+	expectBackend(t, loadTimeout, func() (response, error) { return r.httpGet("r.example.com", "/") }, "v1")
+	for round := 1; round <= 2; round++ {
+		pidData, err := os.ReadFile(filepath.Join(r.WorkingDir, "run", "haproxy.pid"))
+		must(t, err)
+		var master int
+		if _, err := fmt.Sscanf(string(pidData), "%d", &master); err != nil || master <= 1 {
+			t.Fatalf("pid file %q", pidData)
+		}
+		before := r.haproxyPIDs()
+		must(t, syscall.Kill(master, syscall.SIGKILL))
+		for _, pid := range before {
+			if pid != master {
+				_ = syscall.Kill(pid, syscall.SIGKILL) // the workers go with their master
+			}
+		}
+		expectStatusErr(t, 5*time.Second, func() (response, error) { return r.httpGet("r.example.com", "/") })
+		expectBackend(t, 20*time.Second, func() (response, error) { return r.httpGet("r.example.com", "/") }, "v1")
+		if !strings.Contains(r.Log(), "haproxy exited unexpectedly; restarting it") {
+			t.Errorf("round %d: restart not logged", round)
+		}
+	}
+	if exited, err := r.Exited(); exited {
+		t.Fatalf("router exited: %v", err)
+	}
+}
+
+// expectStatusErr waits until a request fails (the listener is gone).
+func expectStatusErr(t *testing.T, timeout time.Duration, get func() (response, error)) {
+	t.Helper()
+	eventually(t, timeout, "request fails", func() error {
+		if _, err := get(); err == nil {
+			return errString("still answering")
 		}
 		return nil
 	})
