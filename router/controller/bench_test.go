@@ -1,0 +1,93 @@
+package controller
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	routev1 "github.com/openshift/api/route/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/openshift-router-go/router/haproxy/files"
+	"github.com/openshift-router-go/router/router/admission"
+	"github.com/openshift-router-go/router/router/builder"
+	"github.com/openshift-router-go/router/router/store"
+	"github.com/openshift-router-go/router/templates"
+)
+
+// benchStore holds n unsecured routes, each with its own service and a
+// two-endpoint EndpointSlice, spread over n/100+1 namespaces.
+func benchStore(n int) *store.Store {
+	st := store.New()
+	port, portName := int32(8080), "web"
+	for i := 0; i < n; i++ {
+		ns := fmt.Sprintf("ns-%d", i/100)
+		name := fmt.Sprintf("app-%d", i)
+		st.Upsert(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: portName, Port: 80}}}})
+		st.Upsert(&discoveryv1.EndpointSlice{
+			ObjectMeta:  metav1.ObjectMeta{Namespace: ns, Name: name + "-1", Labels: map[string]string{discoveryv1.LabelServiceName: name}},
+			AddressType: discoveryv1.AddressTypeIPv4,
+			Ports:       []discoveryv1.EndpointPort{{Name: &portName, Port: &port}},
+			Endpoints: []discoveryv1.Endpoint{
+				{Addresses: []string{fmt.Sprintf("10.%d.%d.1", i/256%256, i%256)}},
+				{Addresses: []string{fmt.Sprintf("10.%d.%d.2", i/256%256, i%256)}},
+			},
+		})
+		r := &routev1.Route{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec: routev1.RouteSpec{Host: name + ".apps.example.com", To: routev1.RouteTargetReference{Kind: "Service", Name: name}}}
+		if i%4 == 1 {
+			r.Spec.Path = "/api"
+			r.Spec.Host = fmt.Sprintf("app-%d.apps.example.com", i-1)
+			r.Namespace = fmt.Sprintf("ns-%d", (i-1)/100)
+		}
+		st.Upsert(r)
+	}
+	return st
+}
+
+// BenchmarkRenderAndWrite measures one full pass of the pipeline — admit,
+// build, render the default template, write every changed file — for n
+// routes, as the router does after a change (all files rewritten: each
+// iteration writes into a fresh writer).
+func BenchmarkRenderAndWrite(b *testing.B) {
+	for _, n := range []int{1000, 10000, 50000} {
+		b.Run(fmt.Sprintf("routes=%d", n), func(b *testing.B) {
+			st := benchStore(n)
+			r, err := templates.Parse("default", templates.Default(), templates.FuncMap(templates.FuncOptions{}))
+			if err != nil {
+				b.Fatal(err)
+			}
+			dir := b.TempDir()
+			o := Options{Store: st, Renderer: r, Admission: admission.Options{},
+				Build: builder.Options{WorkingDir: dir, RunDir: filepath.Join(dir, "run"), DefaultCertificate: filepath.Join(dir, "conf", "default.pem"), HTTPPort: 80, HTTPSPort: 443, BindPorts: true}}
+			b.ReportAllocs()
+			b.ResetTimer()
+			var size int64
+			for i := 0; i < b.N; i++ {
+				fs, d, err := RenderOnce(o)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(d.Admitted) != n {
+					b.Fatalf("admitted %d of %d", len(d.Admitted), n)
+				}
+				w := files.NewWriter()
+				if _, err := w.Stage(fs); err != nil {
+					b.Fatal(err)
+				}
+				w.Commit()
+				if i == 0 {
+					for _, f := range fs {
+						size += int64(len(f.Data))
+					}
+				}
+			}
+			b.ReportMetric(float64(size)/1e6, "MB-written")
+			os.RemoveAll(dir)
+		})
+	}
+}
