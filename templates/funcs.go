@@ -96,8 +96,9 @@ func FuncMap(opts FuncOptions) template.FuncMap {
 		"parseIPList":                 ParseIPList,
 
 		// This router's additions.
-		"routeMapKey":  RouteMapKey,
-		"haproxyQuote": HAProxyQuote,
+		"routeMapKey":      RouteMapKey,
+		"haproxyQuote":     HAProxyQuote,
+		"haproxyLogFormat": HAProxyLogFormat,
 	}
 
 	fm := sprig.TxtFuncMap()
@@ -662,6 +663,16 @@ func HAProxyQuote(s string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
+}
+
+// HAProxyLogFormat returns s as one haproxy.config word that is also inert
+// as a log-format string — the argument of http-request/http-response
+// set-header, add-header, return lf-string and the like, where HAProxy
+// would otherwise evaluate "%[...]" (for instance %[env(NAME)], which
+// would reveal the router's environment). It is HAProxyQuote with every
+// "%" doubled. Use it, not haproxyQuote, for values in such directives.
+func HAProxyLogFormat(s string) string {
+	return HAProxyQuote(strings.ReplaceAll(stripControl(s), "%", "%%"))
 }
 
 // stripControl removes ASCII control characters (0x00-0x1f, 0x7f).

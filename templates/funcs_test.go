@@ -1038,3 +1038,17 @@ func TestDocumentedExamples(t *testing.T) {
 		}
 	}
 }
+
+func TestHAProxyLogFormatNeutralisesSampleFetches(t *testing.T) {
+	cases := map[string]string{
+		"x %[env(SECRET)]": `"x %%[env(SECRET)]"`,
+		"100%":             `"100%%"`,
+		"plain":            "plain",
+		"a\nb # c":         `"ab \# c"`,
+	}
+	for in, want := range cases {
+		if got := HAProxyLogFormat(in); got != want {
+			t.Errorf("HAProxyLogFormat(%q) = %s, want %s", in, got, want)
+		}
+	}
+}

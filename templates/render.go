@@ -48,17 +48,17 @@ type Renderer struct {
 // relative names with a directory part ("conf/haproxy.config") are taken
 // relative to the working directory. Other names are fragments.
 func isFileTemplate(name string) (bool, error) {
+	rel := name
 	if strings.HasPrefix(name, "/") {
 		if !strings.HasPrefix(name, OpenShiftBaseDir) {
 			return false, fmt.Errorf("template %q: file templates must be named under %s (or relative, like conf/haproxy.config)", name, OpenShiftBaseDir)
 		}
-		return true, nil
-	}
-	if !strings.Contains(name, "/") {
+		rel = strings.TrimPrefix(name, OpenShiftBaseDir)
+	} else if !strings.Contains(name, "/") {
 		return false, nil
 	}
-	clean := filepath.Clean(name)
-	if clean == ".." || strings.HasPrefix(clean, "../") {
+	clean := filepath.Clean(rel)
+	if clean == "." || clean == ".." || strings.HasPrefix(clean, "../") {
 		return false, fmt.Errorf("template %q: file templates must stay inside the working directory", name)
 	}
 	return true, nil

@@ -210,6 +210,7 @@ func TestParseRejectsBadTemplates(t *testing.T) {
 		"no haproxy.config":      `{{ define "/var/lib/haproxy/conf/other.map" }}{{ end }}`,
 		"file outside base dir":  `{{ define "/etc/passwd" }}{{ end }}{{ define "/var/lib/haproxy/conf/haproxy.config" }}{{ end }}`,
 		"relative escape":        `{{ define "../x/y" }}{{ end }}{{ define "conf/haproxy.config" }}{{ end }}`,
+		"absolute escape":        `{{ define "/var/lib/haproxy/../../../tmp/x" }}{{ end }}{{ define "conf/haproxy.config" }}{{ end }}`,
 		"syntax error with line": "{{ define \"conf/haproxy.config\" }}\n{{ if }}\n{{ end }}",
 	}
 	for name, text := range cases {

@@ -105,7 +105,8 @@ func (w *Writer) write(st *stage, f File) error {
 	if err := os.MkdirAll(filepath.Dir(f.Path), 0o755); err != nil {
 		return fmt.Errorf("creating directory for %s: %w", f.Path, err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(f.Path), "."+filepath.Base(f.Path)+".tmp")
+	// A short temporary name: the final name may be up to NAME_MAX long.
+	tmp, err := os.CreateTemp(filepath.Dir(f.Path), ".tmp")
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", f.Path, err)
 	}

@@ -369,6 +369,7 @@ func (m *Manager) spawn(bin string, args []string) (*run, error) {
 		return nil, fmt.Errorf("output pipe: %w", err)
 	}
 	cmd := exec.Command(bin, args...)
+	cmd.Env = haproxyEnv(os.Environ())
 	cmd.Stdout = pw
 	cmd.Stderr = pw
 	cmd.SysProcAttr = &syscall.SysProcAttr{
@@ -748,4 +749,21 @@ func (m *Manager) showProc(ctx context.Context) (procList, error) {
 		return procList{}, fmt.Errorf("master CLI %s: %w", m.MasterSocketPath(), err)
 	}
 	return pl, nil
+}
+
+// haproxyEnv is the environment HAProxy runs with: only what it needs
+// (PATH, locale, time zone) and HAPROXY_* variables. The router's own
+// environment holds secrets (DEFAULT_CERTIFICATE's private key,
+// STATS_PASSWORD) that a configuration could otherwise read back with
+// %[env(NAME)] or "${NAME}".
+func haproxyEnv(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		switch {
+		case name == "PATH", name == "TZ", name == "LANG", name == "LC_ALL", strings.HasPrefix(name, "HAPROXY_"):
+			out = append(out, kv)
+		}
+	}
+	return out
 }

@@ -905,3 +905,11 @@ func TestStopEscalates(t *testing.T) {
 		t.Fatal("client not released after the hard stop")
 	}
 }
+
+func TestHAProxyDoesNotInheritTheRoutersSecrets(t *testing.T) {
+	got := haproxyEnv([]string{"PATH=/usr/bin", "DEFAULT_CERTIFICATE=-----BEGIN PRIVATE KEY-----", "STATS_PASSWORD=s", "HAPROXY_X=1", "LANG=C"})
+	want := []string{"PATH=/usr/bin", "HAPROXY_X=1", "LANG=C"}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+}

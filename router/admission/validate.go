@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -9,6 +10,16 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
+
+// MaxPathLength bounds spec.path: HAProxy reads map files line by line into
+// a fixed buffer (16 KiB in 2.6) and splits longer lines, which would let a
+// long path forge a map entry for another host.
+const MaxPathLength = 4096
+
+// MaxFileNameLength is the longest certificate file name the router writes:
+// Linux's NAME_MAX (255) less the ".prev" of the copy kept while a new
+// configuration is checked.
+const MaxFileNameLength = 250
 
 // MaxAlternateBackends is the largest number of alternateBackends a route may have.
 const MaxAlternateBackends = 3
@@ -92,6 +103,12 @@ func Validate(r *routev1.Route, extended bool) field.ErrorList {
 	for _, msg := range validation.IsDNS1123Label(r.Namespace) {
 		errs = append(errs, field.Invalid(meta.Child("namespace"), r.Namespace, msg))
 	}
+	// Certificate files are named <namespace>:<name>.pem (as in
+	// OpenShift); the name must fit a file name.
+	if r.Spec.TLS != nil && len(r.Namespace)+1+len(r.Name)+len(".pem") > MaxFileNameLength {
+		errs = append(errs, field.Invalid(meta.Child("name"), r.Name,
+			fmt.Sprintf("namespace and name of a TLS route must be at most %d characters together (its certificate file is named namespace:name.pem)", MaxFileNameLength-len(":.pem"))))
+	}
 
 	term := routev1.TLSTerminationType("")
 	if r.Spec.TLS != nil {
@@ -103,6 +120,8 @@ func Validate(r *routev1.Route, extended bool) field.ErrorList {
 			errs = append(errs, field.Invalid(spec.Child("path"), p, "path must begin with /"))
 		case !safeToken(p):
 			errs = append(errs, field.Invalid(spec.Child("path"), p, "path must not contain spaces, quotes, '#', '\\' or control characters"))
+		case len(p) > MaxPathLength:
+			errs = append(errs, field.TooLong(spec.Child("path"), "", MaxPathLength))
 		}
 		if term == routev1.TLSTerminationPassthrough {
 			errs = append(errs, field.Invalid(spec.Child("path"), p, "passthrough termination does not support paths"))

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	routev1 "github.com/openshift/api/route/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/openshift-router-go/router/test/testcerts"
@@ -274,5 +275,52 @@ func issueCert(t *testing.T, ca *testcerts.Pair, alg x509.SignatureAlgorithm, va
 	return &testcerts.Pair{
 		CertPEM: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})),
 		KeyPEM:  string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder})),
+	}
+}
+
+func TestLimitsThatProtectTheDataPlane(t *testing.T) {
+	long := func(n int) string { return strings.Repeat("a", n) }
+	cases := []struct {
+		name   string
+		route  func() *routev1.Route
+		reject string
+	}{
+		{"path longer than a map line can hold", func() *routev1.Route {
+			r := limitRoute("ns", "r")
+			r.Spec.Path = "/" + long(MaxPathLength) + "victim.example.com/login"
+			return r
+		}, "spec.path"},
+		{"path at the limit", func() *routev1.Route {
+			r := limitRoute("ns", "r")
+			r.Spec.Path = "/" + long(MaxPathLength-1)
+			return r
+		}, ""},
+		{"TLS route whose certificate file name would be too long", func() *routev1.Route {
+			r := limitRoute("ns", strings.Repeat("e", 250))
+			r.Spec.TLS = &routev1.TLSConfig{Termination: routev1.TLSTerminationEdge}
+			return r
+		}, "metadata.name"},
+		{"long name without TLS is fine", func() *routev1.Route { return limitRoute("ns", strings.Repeat("e", 250)) }, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			errs := Validate(c.route(), true)
+			if c.reject == "" {
+				if len(errs) > 0 {
+					t.Fatalf("rejected: %v", errs)
+				}
+				return
+			}
+			if len(errs) == 0 || !strings.Contains(errs.ToAggregate().Error(), c.reject) {
+				t.Fatalf("want a rejection naming %s, got %v", c.reject, errs)
+			}
+		})
+	}
+}
+
+func limitRoute(ns, name string) *routev1.Route {
+	return &routev1.Route{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       routev1.RouteSpec{Host: "www.example.com", To: routev1.RouteTargetReference{Kind: "Service", Name: "svc"}},
 	}
 }

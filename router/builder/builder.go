@@ -212,7 +212,8 @@ func buildServiceUnit(v store.View, namespace, name string, watchEndpoints bool)
 	seen := map[string]bool{}
 	add := func(ip string, port int32, portName string, ref *corev1.ObjectReference) {
 		addr, err := netip.ParseAddr(ip)
-		if err != nil || port < 1 || port > 65535 {
+		// IPv6 zones (fe80::1%eth0) have no place in a server address.
+		if err != nil || addr.Zone() != "" || port < 1 || port > 65535 {
 			return
 		}
 		if portName != "" && len(validation.IsValidPortName(portName)) > 0 {

@@ -8,6 +8,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -81,8 +82,13 @@ type Options struct {
 }
 
 // maxCulpritRounds bounds how many times one commit retries after
-// excluding the routes HAProxy's check blamed.
-const maxCulpritRounds = 3
+// excluding the routes HAProxy's check blamed (it names one bad certificate
+// at a time); past it, the next pass goes on where this one stopped.
+const maxCulpritRounds = 10
+
+// errExcludedMore says a commit excluded offending routes but ran out of
+// rounds: not fatal, the next pass continues.
+var errExcludedMore = errors.New("routes were rejected for configuration HAProxy refused; continuing at the next pass")
 
 // Controller runs the pipeline.
 type Controller struct {
@@ -197,7 +203,16 @@ func (c *Controller) Run(ctx context.Context) error {
 		case <-c.o.Store.Changed():
 		default:
 		}
-		reloaded, err := c.Commit(ctx)
+		_, err := c.Commit(ctx)
+		// Every pass counts for the interval, reload or not: passes that
+		// change nothing HAProxy sees (status updates, unrelated services)
+		// are coalesced too.
+		last = time.Now()
+		if errors.Is(err, errExcludedMore) {
+			log.Info(err.Error())
+			c.o.Store.Poke()
+			continue
+		}
 		if err != nil && !c.hasLoaded() && !c.o.Process.Running() {
 			// Nothing has ever been served: a configuration that cannot be
 			// loaded at start (a broken template, a port in use) is fatal.
@@ -207,9 +222,6 @@ func (c *Controller) Run(ctx context.Context) error {
 			log.Error(err, "configuration not applied; the previous configuration keeps serving")
 			// Try again at the next interval even without a new change.
 			c.retrySoon(ctx)
-		}
-		if reloaded {
-			last = time.Now()
 		}
 	}
 }
@@ -250,6 +262,12 @@ func (c *Controller) Commit(ctx context.Context) (bool, error) {
 		}
 		changed, err := c.writer.Stage(fs)
 		if err != nil {
+			// A file that cannot be written for one route (its name, its
+			// size) rejects that route; anything else is an error.
+			if culprits := Culprits(err.Error(), nil); len(culprits) > 0 && round+1 < maxCulpritRounds {
+				c.exclude(culprits, err)
+				continue
+			}
 			return false, err
 		}
 		c.o.Observer.ObserveWriteConfig(time.Since(began))
@@ -271,10 +289,13 @@ func (c *Controller) Commit(ctx context.Context) (bool, error) {
 				log.Error(rbErr, "rolling back refused configuration")
 			}
 			culprits := Culprits(err.Error(), config)
-			if len(culprits) == 0 || round+1 >= maxCulpritRounds {
+			if len(culprits) == 0 {
 				return false, fmt.Errorf("haproxy refused the new configuration: %w", err)
 			}
 			c.exclude(culprits, err)
+			if round+1 >= maxCulpritRounds {
+				return false, errExcludedMore
+			}
 			continue
 		}
 		c.writer.Commit()

@@ -277,6 +277,9 @@ func TestCustomTemplateDocExample(t *testing.T) {
 	m := newManifests(t)
 	m.Write("svc.yaml", serviceYAML("demo", "web", startBackend(t, "web")))
 	m.Write("route.yaml", route+"---\n"+routeYAML("demo", "plain", "plain.example.com", "", "web", ""))
+	// A hostile value: a sample fetch that would read the router's
+	// environment if it were evaluated.
+	m.Write("leak.yaml", "apiVersion: route.openshift.io/v1\nkind: Route\nmetadata:\n  name: leak\n  namespace: demo\n  annotations:\n    example.com/robots-tag: \"x %[env(ROUTER_TEST_SECRET)] \\\"q\\\" # y\"\nspec:\n  host: leak.example.com\n  to:\n    kind: Service\n    name: web\n")
 
 	if stdout, stderr, err := cli(t, nil, "check", "--manifests", m.Dir, "--template", tmpl); err != nil {
 		t.Fatalf("check of the documented example: %v\n%s%s", err, stdout, stderr)
@@ -289,7 +292,7 @@ func TestCustomTemplateDocExample(t *testing.T) {
 		t.Errorf("rendered configuration has %d lines %q, want 1:\n%s", strings.Count(stdout, wantLine), wantLine, stdout)
 	}
 
-	r := startRouter(t, m.Dir, nil, "--template", tmpl)
+	r := startRouter(t, m.Dir, map[string]string{"ROUTER_TEST_SECRET": "hunter2"}, "--template", tmpl)
 	resp := expectBackend(t, loadTimeout, func() (response, error) { return r.httpGet("web.example.com", "/") }, "web")
 	if got := resp.Header.Get("X-Robots-Tag"); got != "noindex, nofollow" {
 		t.Errorf("X-Robots-Tag %q on the annotated route", got)
@@ -297,5 +300,9 @@ func TestCustomTemplateDocExample(t *testing.T) {
 	resp = expectBackend(t, loadTimeout, func() (response, error) { return r.httpGet("plain.example.com", "/") }, "web")
 	if got := resp.Header.Get("X-Robots-Tag"); got != "" {
 		t.Errorf("X-Robots-Tag %q on a route without the annotation", got)
+	}
+	resp = expectBackend(t, loadTimeout, func() (response, error) { return r.httpGet("leak.example.com", "/") }, "web")
+	if got, want := resp.Header.Get("X-Robots-Tag"), `x %[env(ROUTER_TEST_SECRET)] "q" # y`; got != want {
+		t.Errorf("hostile annotation: X-Robots-Tag %q, want it verbatim %q", got, want)
 	}
 }

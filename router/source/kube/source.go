@@ -113,10 +113,13 @@ func (s *Source) Run(ctx context.Context) error {
 	s.routes = routeInformer.GetIndexer()
 	synced := []cache.InformerSynced{}
 	add := func(inf cache.SharedIndexInformer, h cache.ResourceEventHandler) error {
-		if _, err := inf.AddEventHandler(h); err != nil {
+		reg, err := inf.AddEventHandler(h)
+		if err != nil {
 			return fmt.Errorf("adding event handler: %w", err)
 		}
-		synced = append(synced, inf.HasSynced)
+		// The registration's HasSynced also waits until this handler has
+		// received the initial list (the informer's alone does not).
+		synced = append(synced, reg.HasSynced)
 		return nil
 	}
 	if err := add(routeInformer, s.routeHandler()); err != nil {
