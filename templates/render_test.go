@@ -1,6 +1,7 @@
 package templates
 
 import (
+	"fmt"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -10,7 +11,9 @@ import (
 	"time"
 
 	routev1 "github.com/openshift/api/route/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/openshift-router-go/router/router/annotations"
 	"github.com/openshift-router-go/router/router/defaultcert"
 	"github.com/openshift-router-go/router/router/model"
 	"github.com/openshift-router-go/router/test/testcerts"
@@ -385,5 +388,298 @@ func TestDefaultTemplateWithWildcardRoutesPassesHAProxyCheck(t *testing.T) {
 	out, err := exec.Command("haproxy", "-c", "-f", filepath.Join(dir, "conf", "haproxy.config")).CombinedOutput()
 	if err != nil {
 		t.Fatalf("haproxy -c: %v\n%s", err, out)
+	}
+}
+
+// annotatedRoute is a route of namespace "fuzz" to service "svc".
+func annotatedRoute(name, host, path string, tls *routev1.TLSConfig, ann map[string]string) *routev1.Route {
+	return &routev1.Route{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "fuzz", Name: name, Annotations: ann},
+		Spec:       routev1.RouteSpec{Host: host, Path: path, TLS: tls, To: routev1.RouteTargetReference{Kind: "Service", Name: "svc"}},
+	}
+}
+
+// TestDefaultTemplateRouteAnnotations renders routes with every annotation
+// through the real builder, checks each one's directives (and that invalid
+// values leave the defaults), and that haproxy -c accepts the result.
+func TestDefaultTemplateRouteAnnotations(t *testing.T) {
+	var long []string
+	for i := 0; i < 120; i++ {
+		long = append(long, fmt.Sprintf("10.1.%d.%d", i/200, i%200))
+	}
+	edge := &routev1.TLSConfig{Termination: routev1.TLSTerminationEdge, InsecureEdgeTerminationPolicy: routev1.InsecureEdgeTerminationPolicyAllow}
+	dir := shortDir(t)
+	td := fuzzModel(t, dir,
+		annotatedRoute("all", "all.example.com", "/app", edge, map[string]string{
+			annotations.Timeout:                  "1500ms",
+			annotations.TimeoutTunnel:            "100d",
+			annotations.HealthCheckInterval:      "2s",
+			annotations.PodConcurrentConnections: "7",
+			annotations.IPAllowlist:              "127.0.0.1 10.0.0.0/8 2001:db8::/32",
+			annotations.RateLimit:                "true",
+			annotations.RateLimitConcurrentTCP:   "3",
+			annotations.RateLimitRateTCP:         "4",
+			annotations.RateLimitRateHTTP:        "5",
+			annotations.HSTSHeader:               "max-age=31536000; includeSubDomains; preload",
+			annotations.RewriteTarget:            "/v2/",
+			annotations.SetForwardedHeaders:      "replace",
+			annotations.CookieName:               "my_cookie",
+			annotations.CookieSameSite:           "strict",
+			annotations.Balance:                  "source",
+		}),
+		annotatedRoute("long", "long.example.com", "", nil, map[string]string{annotations.IPWhitelist: strings.Join(long, " ")}),
+		annotatedRoute("nocookie", "nocookie.example.com", "", nil, map[string]string{annotations.DisableCookies: "true", annotations.SetForwardedHeaders: "never"}),
+		annotatedRoute("ifnone", "ifnone.example.com", "", nil, map[string]string{annotations.SetForwardedHeaders: "if-none"}),
+		annotatedRoute("invalid", "invalid.example.com", "", nil, map[string]string{
+			annotations.Timeout:                  "10 s",
+			annotations.TimeoutTunnel:            "5s\n  server evil 1.2.3.4:80",
+			annotations.HealthCheckInterval:      "-1",
+			annotations.PodConcurrentConnections: "many",
+			annotations.IPAllowlist:              "127.0.0.1 not-an-ip",
+			annotations.HSTSHeader:               "max-age=1",
+			annotations.RewriteTarget:            "/x y",
+			annotations.SetForwardedHeaders:      "sometimes",
+			annotations.CookieName:               "a;b",
+			annotations.CookieSameSite:           "Lax\n#",
+			annotations.Balance:                  "first",
+			annotations.RateLimit:                "true",
+			annotations.RateLimitRateHTTP:        "-5",
+		}),
+	)
+	if n := len(td.State["fuzz:invalid"].AnnotationProblems); n != 12 {
+		t.Errorf("invalid route: %d problems reported, want 12: %q", n, td.State["fuzz:invalid"].AnnotationProblems)
+	}
+	if n := len(td.State["fuzz:all"].AnnotationProblems); n != 0 {
+		t.Errorf("valid route: problems reported: %q", td.State["fuzz:all"].AnnotationProblems)
+	}
+	got := renderFiles(t, td)
+	_, routes := routeSections(got["conf/haproxy.config"])
+	for route, want := range map[string][]string{
+		"fuzz/all": {
+			"\n  balance source\n",
+			"\n  timeout server 1500ms\n",
+			"\n  timeout tunnel 2147483647ms\n",
+			"\n  acl allowlist src 127.0.0.1 10.0.0.0/8 2001:db8::/32\n  tcp-request content reject if !allowlist\n",
+			"\n  stick-table type ip size 100k expire 30s store conn_cur,conn_rate(3s),http_req_rate(10s)\n  tcp-request content track-sc2 src\n",
+			"\n  tcp-request content reject if { sc2_conn_cur gt 3 }\n",
+			"\n  tcp-request content reject if { sc2_conn_rate gt 4 }\n",
+			"\n  tcp-request content reject if { sc2_http_req_rate ge 5 }\n",
+			"\n  http-request set-header X-Forwarded-For %[src]\n",
+			"\n  http-request set-path /v2%[var(txn.path),bytes(4)] if { var(txn.path) -m beg /app/ }\n",
+			"\n  http-request set-path /v2/ if { var(txn.path) -m str /app }\n",
+			"\n  http-response set-header Strict-Transport-Security max-age=31536000;includeSubDomains;preload if { ssl_fc }\n",
+			"\n  cookie my_cookie insert indirect nocache httponly secure attr SameSite=Strict\n",
+			" maxconn 7 check inter 2s\n",
+		},
+		"fuzz/nocookie": {"\n  balance leastconn\n"},
+		"fuzz/ifnone": {
+			"\n  option forwardfor if-none\n",
+			"\n  http-request set-header X-Forwarded-Host %[req.hdr(host)] if !{ req.hdr(X-Forwarded-Host) -m found }\n",
+		},
+		"fuzz/invalid": {
+			"\n  option forwardfor\n  balance leastconn\n",
+			" check inter 5000ms\n",
+			"\n  cookie " + td.State["fuzz:invalid"].RoutingKeyName + " insert indirect nocache httponly\n",
+		},
+	} {
+		for _, w := range want {
+			if !strings.Contains(routes[route], w) {
+				t.Errorf("%s lacks %q:\n%s", route, w, routes[route])
+			}
+		}
+	}
+	for route, unwanted := range map[string][]string{
+		"fuzz/nocookie": {"\n  cookie ", "option forwardfor", "X-Forwarded", "Forwarded"},
+		"fuzz/invalid":  {"timeout server", "timeout tunnel", "acl", "sc2_http_req_rate", "set-path", "Strict-Transport", "maxconn", "SameSite", "evil"},
+		"other/ref":     {"timeout server", "acl", "stick-table", "maxconn"},
+	} {
+		for _, u := range unwanted {
+			if strings.Contains(routes[route], u) {
+				t.Errorf("%s has %q:\n%s", route, u, routes[route])
+			}
+		}
+	}
+	if n := strings.Count(routes["fuzz/long"], "acl allowlist src "); n != 3 {
+		t.Errorf("120 allowlist entries should take 3 acl lines, got %d:\n%s", n, routes["fuzz/long"])
+	}
+	for _, ip := range long {
+		if !strings.Contains(routes["fuzz/long"], " "+ip+" ") && !strings.Contains(routes["fuzz/long"], " "+ip+"\n") {
+			t.Errorf("allowlist lost %s", ip)
+		}
+	}
+	if _, err := exec.LookPath("haproxy"); err != nil {
+		t.Skip("haproxy not installed")
+	}
+	if out, err := haproxyCheck(t, td, got); err != nil {
+		t.Fatalf("haproxy -c: %v\n%s\n%s", err, out, got["conf/haproxy.config"])
+	}
+}
+
+// routerSettings are non-default values for every router-wide setting.
+func routerSettings() model.HAProxySettings {
+	return model.HAProxySettings{
+		StrictSNI: true, Ciphers: "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-AES256-GCM-SHA384", CipherSuites: "TLS_AES_256_GCM_SHA384",
+		SSLMinVersion: "TLSv1.1", SSLMaxVersion: "TLSv1.2",
+		ConnectTimeout: "7s", ClientTimeout: "31s", ClientFinTimeout: "2s", ServerTimeout: "32s", ServerFinTimeout: "3s",
+		TunnelTimeout: "2h", HTTPRequestTimeout: "11s", HTTPKeepAliveTimeout: "301s", InspectDelay: "6s",
+		BackendCheckInterval: "2500ms", HardStopAfter: "30m",
+		UseProxyProtocol: true, EnableCompression: true, CompressionMIME: "text/html application/json",
+		LoadBalanceAlgorithm: "roundrobin", TCPBalanceScheme: "leastconn", Threads: 3,
+		SyslogAddress: "127.0.0.1:10514", LogFacility: "local4", LogLevel: "info", SyslogFormat: `"%ci:%cp [%tr] %ft %b/%s %ST"`,
+	}
+}
+
+// TestDefaultTemplateRouterSettings renders every router-wide setting
+// (ROUTER_STRICT_SNI, ROUTER_CIPHERS, timeouts, …) and has haproxy -c check
+// the result.
+func TestDefaultTemplateRouterSettings(t *testing.T) {
+	dir := shortDir(t)
+	td := testData(t, dir)
+	td.HAProxy = routerSettings()
+	td.StatsPort, td.StatsUser, td.StatsPassword = 19360, "admin", "s3cret"
+	got := renderDefault(t, td, nil)
+	cfg := got["conf/haproxy.config"]
+	global, rest, _ := strings.Cut(cfg, "\ndefaults\n")
+	defaults, _, _ := strings.Cut(rest, "\nfrontend public\n")
+	for _, w := range []string{
+		"\n  nbthread 3\n", "\n  hard-stop-after 30m\n", "\n  log 127.0.0.1:10514 local4 info\n",
+		"\n  ssl-default-bind-options ssl-min-ver TLSv1.1 ssl-max-ver TLSv1.2\n",
+		"\n  ssl-default-bind-ciphers ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-AES256-GCM-SHA384\n",
+		"\n  ssl-default-bind-ciphersuites TLS_AES_256_GCM_SHA384\n",
+	} {
+		if !strings.Contains(global, w) {
+			t.Errorf("global lacks %q:\n%s", w, global)
+		}
+	}
+	for _, w := range []string{
+		"\n  log global\n  option httplog\n  log-format \"%ci:%cp [%tr] %ft %b/%s %ST\"\n",
+		"\n  timeout connect 7s\n", "\n  timeout client 31s\n", "\n  timeout client-fin 2s\n", "\n  timeout server 32s\n",
+		"\n  timeout server-fin 3s\n", "\n  timeout http-request 11s\n", "\n  timeout http-keep-alive 301s\n", "\n  timeout tunnel 2h\n",
+	} {
+		if !strings.Contains(defaults, w) {
+			t.Errorf("defaults lack %q:\n%s", w, defaults)
+		}
+	}
+	for _, w := range []string{
+		"\n  bind :18080 accept-proxy\n", "\n  bind :18443 accept-proxy\n", "\n  tcp-request inspect-delay 6s\n",
+		"crt-list " + dir + "/conf/cert_config.map strict-sni alpn h2,http/1.1\n",
+		"\nlisten stats\n  bind :19360\n  mode http\n  stats enable\n  stats uri /\n  stats refresh 5s\n  stats auth admin:s3cret\n",
+		"backend be_http:ns:plain\n  mode http\n  option redispatch\n  option forwardfor\n  balance roundrobin",
+		"backend be_tcp:ns:pt\n  mode tcp\n  balance leastconn",
+		"server ept:svc-plain:10.0.0.1:8080 10.0.0.1:8080 cookie h10.0.0.1 weight 256 check inter 2500ms",
+	} {
+		if !strings.Contains(cfg, w) {
+			t.Errorf("haproxy.config lacks %q", w)
+		}
+	}
+	if n := strings.Count(cfg, "\n  compression algo gzip\n  compression type text/html application/json\n"); n != 3 {
+		t.Errorf("compression in %d frontends, want 3 (public, fe_sni, fe_no_sni)", n)
+	}
+	if strings.Contains(cfg, "haproxy-no-sni.sock accept-proxy ssl crt "+td.DefaultCertificate+" strict-sni") {
+		t.Error("strict-sni on the no-SNI frontend: clients without SNI must still get the default certificate")
+	}
+	if t.Failed() {
+		t.Logf("haproxy.config:\n%s", cfg)
+	}
+	if _, err := exec.LookPath("haproxy"); err != nil {
+		t.Skip("haproxy not installed")
+	}
+	if out, err := haproxyCheck(t, td, got); err != nil {
+		t.Fatalf("haproxy -c: %v\n%s\n%s", err, out, cfg)
+	}
+}
+
+// TestDefaultTemplateRouterSettingsDefaults checks what a model without
+// router-wide settings renders: OpenShift's defaults, no optional
+// directives.
+func TestDefaultTemplateRouterSettingsDefaults(t *testing.T) {
+	dir := t.TempDir()
+	cfg := renderDefault(t, testData(t, dir), nil)["conf/haproxy.config"]
+	for _, w := range []string{
+		"\n  ssl-default-bind-options ssl-min-ver TLSv1.2\n",
+		"\n  timeout connect 5s\n  timeout client 30s\n  timeout client-fin 1s\n  timeout server 30s\n  timeout server-fin 1s\n  timeout http-request 10s\n  timeout http-keep-alive 300s\n  timeout tunnel 1h\n",
+		"\n  bind :18080\n", "\n  bind :18443\n", "\n  tcp-request inspect-delay 5s\n",
+		"crt-list " + dir + "/conf/cert_config.map alpn h2,http/1.1\n",
+	} {
+		if !strings.Contains(cfg, w) {
+			t.Errorf("haproxy.config lacks %q", w)
+		}
+	}
+	for _, u := range []string{"nbthread", "hard-stop-after", "\n  log ", "log-format", "compression", "strict-sni", "accept-proxy\n", "listen stats"} {
+		if strings.Contains(cfg, u) {
+			t.Errorf("haproxy.config has %q without the setting", u)
+		}
+	}
+}
+
+// TestDefaultTemplateMutualTLSCookieErrorFilesAndForwarded renders
+// ROUTER_MUTUAL_TLS_AUTH*, ROUTER_COOKIE_NAME, ROUTER_ERRORFILE_503/404 and
+// ROUTER_SET_FORWARDED_HEADERS, and has haproxy -c check the result.
+func TestDefaultTemplateMutualTLSCookieErrorFilesAndForwarded(t *testing.T) {
+	dir := shortDir(t)
+	td := testData(t, dir)
+	ca, err := testcerts.NewCA("client ca", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	custom := filepath.Join(dir, "custom")
+	if err := os.MkdirAll(custom, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"ca.pem":   ca.CertPEM,
+		"503.http": "HTTP/1.0 503 Service Unavailable\r\nContent-Type: text/plain\r\n\r\ncustom 503\n",
+		"404.http": "HTTP/1.0 404 Not Found\r\nContent-Type: text/plain\r\n\r\ncustom 404\n",
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(custom, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	td.HAProxy = model.HAProxySettings{
+		MutualTLSAuth: "required", MutualTLSCA: filepath.Join(custom, "ca.pem"), MutualTLSFilter: `"CN=client[0-9]+"`,
+		CookieName: "router_cookie", ErrorFile503: filepath.Join(custom, "503.http"), ErrorFile404: filepath.Join(custom, "404.http"),
+		ForwardedHeaders: "never",
+	}
+	got := renderDefault(t, td, nil)
+	cfg := got["conf/haproxy.config"]
+	verify := " ca-file " + td.HAProxy.MutualTLSCA + " verify required alpn h2,http/1.1\n"
+	for _, w := range []string{
+		"cert_config.map" + verify, "ssl crt " + td.DefaultCertificate + verify,
+		"\n  errorfile 503 " + td.HAProxy.ErrorFile503 + "\n  errorfile 404 " + td.HAProxy.ErrorFile404 + "\n",
+		"\n  cookie router_cookie insert indirect nocache httponly secure attr SameSite=None\n",
+		"\n  cookie router_cookie insert indirect nocache httponly\n",
+	} {
+		if !strings.Contains(cfg, w) {
+			t.Errorf("haproxy.config lacks %q", w)
+		}
+	}
+	if n := strings.Count(cfg, "\n  http-request deny if { ssl_c_used } !{ ssl_c_s_dn -m reg \"CN=client[0-9]+\" }\n"); n != 2 {
+		t.Errorf("subject filter in %d TLS frontends, want 2", n)
+	}
+	if n := strings.Count(cfg, "\n  http-request set-header X-SSL-Client-DN %{+Q}[ssl_c_s_dn] if { ssl_c_used }\n"); n != 2 {
+		t.Errorf("client certificate headers in %d TLS frontends, want 2", n)
+	}
+	if strings.Contains(cfg, "option forwardfor") || strings.Contains(cfg, "X-Forwarded-Host") {
+		t.Error("ROUTER_SET_FORWARDED_HEADERS=never still sets forwarded headers")
+	}
+	// A route's annotation wins over the router-wide defaults.
+	a := td.State["ns:plain"]
+	a.Settings.ForwardedHeaders, a.Settings.CookieName = "replace", "mine"
+	td.State["ns:plain"] = a
+	cfg2 := renderDefault(t, td, nil)["conf/haproxy.config"]
+	_, plain, _ := strings.Cut(cfg2, "backend be_http:ns:plain\n")
+	plain, _, _ = strings.Cut(plain, "\n# route ")
+	if !strings.Contains(plain, "X-Forwarded-For %[src]") || !strings.Contains(plain, "cookie mine ") {
+		t.Errorf("route annotations did not win over the router-wide defaults:\n%s", plain)
+	}
+	if t.Failed() {
+		t.Logf("haproxy.config:\n%s", cfg)
+	}
+	if _, err := exec.LookPath("haproxy"); err != nil {
+		t.Skip("haproxy not installed")
+	}
+	if out, err := haproxyCheck(t, td, got); err != nil {
+		t.Fatalf("haproxy -c: %v\n%s\n%s", err, out, cfg)
 	}
 }

@@ -47,6 +47,9 @@ func newPipeline(cfg *config.Config, workingDir string, log logr.Logger) (contro
 	} else {
 		log.Info("default certificate loaded", "from", string(certSrc))
 	}
+	for _, w := range cfg.Warnings {
+		log.Info("configuration warning: " + w)
+	}
 	maxConn := fitMaxConnections(log, cfg.MaxConnections)
 	destCA := ""
 	if cfg.DefaultDestinationCAPath != "" {
@@ -77,6 +80,7 @@ func newPipeline(cfg *config.Config, workingDir string, log logr.Logger) (contro
 			BindPorts:            true,
 			DisableHTTP2:         cfg.DisableHTTP2,
 			MaxConnections:       maxConn,
+			HAProxy:              cfg.HAProxy,
 		},
 		DefaultCertificate: certPEM,
 		Hostnames: hostname.Generator{

@@ -16,7 +16,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/klog/v2"
 
+	"github.com/openshift-router-go/router/router/annotations"
 	"github.com/openshift-router-go/router/router/model"
 	"github.com/openshift-router-go/router/router/store"
 )
@@ -37,6 +39,8 @@ type Options struct {
 	BindPorts      bool
 	DisableHTTP2   bool
 	MaxConnections int
+	// HAProxy are the validated router-wide HAProxy settings.
+	HAProxy model.HAProxySettings
 }
 
 // Build returns the template data for the admitted routes.
@@ -56,6 +60,7 @@ func Build(v store.View, admitted []*routev1.Route, o Options) *model.TemplateDa
 		HTTPPort:             o.HTTPPort,
 		HTTPSPort:            o.HTTPSPort,
 		MaxConnections:       o.MaxConnections,
+		HAProxy:              o.HAProxy,
 	}
 	for _, r := range admitted {
 		key := model.NewServiceAliasConfigKey(r.Namespace, r.Name)
@@ -98,6 +103,13 @@ func buildAlias(v store.View, td *model.TemplateData, r *routev1.Route, o Option
 				cfg.VerifyServiceHostname = true
 			}
 		}
+	}
+
+	var problems []annotations.Problem
+	cfg.Settings, problems = annotations.Parse(cfg.Annotations, annotations.Input{Termination: string(cfg.TLSTermination), Path: cfg.Path})
+	for _, p := range problems {
+		cfg.AnnotationProblems = append(cfg.AnnotationProblems, p.String())
+		klog.InfoS("Ignoring invalid route annotation", "route", key, "problem", p.String())
 	}
 
 	backends := append([]routev1.RouteTargetReference{r.Spec.To}, r.Spec.AlternateBackends...)

@@ -5,10 +5,13 @@ package config
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/openshift-router-go/router/router/model"
 )
 
 // Config is the validated router configuration.
@@ -54,6 +57,12 @@ type Config struct {
 	Metrics Metrics
 	// Kube holds the Kubernetes API source settings (kube.go).
 	Kube Kube
+	// HAProxy holds the router-wide HAProxy settings (haproxy.go).
+	HAProxy model.HAProxySettings
+
+	// Warnings are values that were accepted with a change (e.g. a time
+	// clipped to HAProxy's maximum); the router logs them at start.
+	Warnings []string
 }
 
 // Getenv looks a variable up; os.LookupEnv in production.
@@ -88,6 +97,7 @@ func FromEnv(getenv Getenv) (*Config, error) {
 	c.Admission = p.admission()
 	c.Metrics = p.metrics()
 	c.Kube = p.kube()
+	c.HAProxy = p.haproxy()
 	if c.HTTPPort == c.HTTPSPort && c.HTTPPort != 0 {
 		p.errs = append(p.errs, fmt.Errorf("ROUTER_SERVICE_HTTP_PORT and ROUTER_SERVICE_HTTPS_PORT must differ (both %d)", c.HTTPPort))
 	}
@@ -99,15 +109,25 @@ func FromEnv(getenv Getenv) (*Config, error) {
 			p.errs = append(p.errs, fmt.Errorf("%s: must not contain spaces, quotes, ':', '#' or '\\'", s.name))
 		}
 	}
+	if c.StatsPort != 0 {
+		if c.StatsUser == "" || c.StatsPassword == "" {
+			p.errs = append(p.errs, fmt.Errorf("STATS_PORT=%d needs STATS_USERNAME and STATS_PASSWORD (the stats page is only served behind basic auth)", c.StatsPort))
+		}
+		if _, port, err := net.SplitHostPort(c.Metrics.ListenAddr); err == nil && port == strconv.Itoa(c.StatsPort) {
+			p.errs = append(p.errs, fmt.Errorf("STATS_PORT %d collides with ROUTER_LISTEN_ADDR %s (the metrics server)", c.StatsPort, c.Metrics.ListenAddr))
+		}
+	}
 	if len(p.errs) > 0 {
 		return nil, joinErrors(p.errs)
 	}
+	c.Warnings = p.warnings
 	return c, nil
 }
 
 type parser struct {
-	getenv Getenv
-	errs   []error
+	getenv   Getenv
+	errs     []error
+	warnings []string
 }
 
 func (p *parser) str(name, def string) string {

@@ -9,6 +9,8 @@ import (
 	"sort"
 
 	routev1 "github.com/openshift/api/route/v1"
+
+	"github.com/openshift-router-go/router/router/annotations"
 )
 
 // ServiceUnitKey identifies a service: "namespace/name".
@@ -71,6 +73,9 @@ type TemplateData struct {
 	// MaxConnections is HAProxy's global maxconn (ROUTER_MAX_CONNECTIONS,
 	// lowered to what the file descriptor limit allows).
 	MaxConnections int
+	// HAProxy holds the validated router-wide HAProxy settings from the
+	// environment (ROUTER_CIPHERS, timeouts, …; docs/env.md).
+	HAProxy HAProxySettings
 }
 
 // ServiceAliasConfig is one admitted route.
@@ -116,6 +121,18 @@ type ServiceAliasConfig struct {
 	ActiveServiceUnits int
 	// ActiveEndpoints counts the endpoints of those services.
 	ActiveEndpoints int
+
+	// The fields below are this router's additions to OpenShift's data
+	// model.
+
+	// Settings holds the validated values of the annotations the default
+	// template honours (see docs/annotations.md); every string in it is
+	// safe to write into haproxy.config as is. Annotations keeps the raw
+	// values for custom templates.
+	Settings annotations.Route
+	// AnnotationProblems describes the annotation values that were
+	// ignored (invalid), one per entry.
+	AnnotationProblems []string
 }
 
 // Certificate is a PEM certificate (and key).
@@ -159,4 +176,91 @@ func (td *TemplateData) SortedStateKeys() []ServiceAliasConfigKey {
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
 	return keys
+}
+
+// HAProxySettings are the router-wide HAProxy settings read from the
+// environment (docs/env.md). The router validates every value before it
+// gets here: each string is safe to write into haproxy.config as is. Time
+// values are HAProxy time values ("5s", "500ms"), already clipped to
+// HAProxy's maximum.
+type HAProxySettings struct {
+	// StrictSNI (ROUTER_STRICT_SNI) refuses TLS handshakes whose SNI
+	// matches no certificate instead of serving the default certificate.
+	StrictSNI bool
+	// Ciphers (ROUTER_CIPHERS, resolved from a profile name) is the
+	// OpenSSL cipher list for TLS 1.2 and below; CipherSuites
+	// (ROUTER_CIPHERSUITES) the TLS 1.3 suites.
+	Ciphers      string
+	CipherSuites string
+	// SSLMinVersion and SSLMaxVersion (SSL_MIN_VERSION, SSL_MAX_VERSION)
+	// are "TLSv1.0" … "TLSv1.3"; SSLMaxVersion may be "".
+	SSLMinVersion string
+	SSLMaxVersion string
+
+	// Timeouts: ROUTER_DEFAULT_CONNECT_TIMEOUT, ROUTER_DEFAULT_CLIENT_TIMEOUT,
+	// ROUTER_CLIENT_FIN_TIMEOUT, ROUTER_DEFAULT_SERVER_TIMEOUT,
+	// ROUTER_DEFAULT_SERVER_FIN_TIMEOUT, ROUTER_DEFAULT_TUNNEL_TIMEOUT,
+	// ROUTER_SLOWLORIS_TIMEOUT (timeout http-request),
+	// ROUTER_SLOWLORIS_HTTP_KEEPALIVE (timeout http-keep-alive),
+	// ROUTER_INSPECT_DELAY (tcp-request inspect-delay),
+	// ROUTER_BACKEND_CHECK_INTERVAL (check inter) and
+	// ROUTER_HARD_STOP_AFTER (hard-stop-after; "" for none).
+	ConnectTimeout       string
+	ClientTimeout        string
+	ClientFinTimeout     string
+	ServerTimeout        string
+	ServerFinTimeout     string
+	TunnelTimeout        string
+	HTTPRequestTimeout   string
+	HTTPKeepAliveTimeout string
+	InspectDelay         string
+	BackendCheckInterval string
+	HardStopAfter        string
+
+	// UseProxyProtocol (ROUTER_USE_PROXY_PROTOCOL) expects a PROXY
+	// protocol header on the HTTP and HTTPS listeners.
+	UseProxyProtocol bool
+	// EnableCompression (ROUTER_ENABLE_COMPRESSION) gzips responses of
+	// the types in CompressionMIME (ROUTER_COMPRESSION_MIME, blank
+	// separated).
+	EnableCompression bool
+	CompressionMIME   string
+
+	// LoadBalanceAlgorithm (ROUTER_LOAD_BALANCE_ALGORITHM) and
+	// TCPBalanceScheme (ROUTER_TCP_BALANCE_SCHEME) are the default balance
+	// of HTTP and passthrough backends.
+	LoadBalanceAlgorithm string
+	TCPBalanceScheme     string
+
+	// Threads (ROUTER_THREADS) is nbthread; 0 leaves HAProxy's default.
+	Threads int
+	// SyslogAddress (ROUTER_SYSLOG_ADDRESS) is where HAProxy logs ("" for
+	// no logging), with LogFacility (ROUTER_LOG_FACILITY) and LogLevel
+	// (ROUTER_LOG_LEVEL); SyslogFormat (ROUTER_SYSLOG_FORMAT) is a quoted
+	// log-format string or "".
+	SyslogAddress string
+	LogFacility   string
+	LogLevel      string
+	SyslogFormat  string
+
+	// CookieName (ROUTER_COOKIE_NAME) is the sticky cookie of routes
+	// without a cookie_name annotation ("": the route's RoutingKeyName).
+	CookieName string
+	// ErrorFile503 and ErrorFile404 (ROUTER_ERRORFILE_503/404) are
+	// custom error responses ("": the template's pages).
+	ErrorFile503 string
+	ErrorFile404 string
+	// ForwardedHeaders (ROUTER_SET_FORWARDED_HEADERS) is append, replace,
+	// if-none or never: the default of the route annotation.
+	ForwardedHeaders string
+
+	// MutualTLSAuth (ROUTER_MUTUAL_TLS_AUTH) is "none", "optional" or
+	// "required"; MutualTLSCA and MutualTLSCRL are the CA bundle and CRL
+	// files (ROUTER_MUTUAL_TLS_AUTH_CA, _CRL); MutualTLSFilter
+	// (ROUTER_MUTUAL_TLS_AUTH_FILTER) is a quoted regular expression the
+	// client certificate's subject must match ("" for any).
+	MutualTLSAuth   string
+	MutualTLSCA     string
+	MutualTLSCRL    string
+	MutualTLSFilter string
 }

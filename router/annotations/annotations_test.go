@@ -1,0 +1,113 @@
+package annotations
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestParseValid(t *testing.T) {
+	got, problems := Parse(map[string]string{
+		Balance: "random", DisableCookies: "TRUE", CookieName: "a_B-1", HAProxyCookieName: "other",
+		CookieSameSite: "lax", PodConcurrentConnections: "0", RateLimit: "true", RateLimitConcurrentTCP: "1",
+		RateLimitRateHTTP: "2", RateLimitRateTCP: "3", Timeout: "5500", TimeoutTunnel: "25d",
+		HealthCheckInterval: "500us", IPWhitelist: "10.0.0.1", IPAllowlist: " 192.168.1.0/24\t2001:DB8::1 ",
+		HSTSHeader: `MAX-AGE="600" ; preload;includesubdomains`, RewriteTarget: "/x/", SetForwardedHeaders: "if-none",
+	}, Input{Termination: "edge", Path: "/a/"})
+	want := Route{
+		Balance: "random", DisableCookies: true, CookieName: "a_B-1", CookieSameSite: "Lax", RateLimit: true,
+		RateLimitConcurrentTCP: 1, RateLimitRateHTTP: 2, RateLimitRateTCP: 3, Timeout: "5500", TimeoutTunnel: MaxTimeout,
+		HealthCheckInterval: "1ms", Allowlist: []string{"192.168.1.0/24", "2001:db8::1"},
+		HSTSHeader: "max-age=600;includeSubDomains;preload", RewriteTarget: "/x/", RewritePrefix: "/a", ForwardedHeaders: "if-none",
+	}
+	if len(problems) != 0 {
+		t.Errorf("problems: %v", problems)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got  %+v\nwant %+v", got, want)
+	}
+}
+
+func TestParseInvalidValuesAreDroppedAndReported(t *testing.T) {
+	for name, c := range map[string]struct {
+		ann  string
+		val  string
+		term string
+	}{
+		"balance":         {Balance, "first", ""},
+		"cookie":          {CookieName, "a b", ""},
+		"cookie-hash":     {HAProxyCookieName, "a#", ""},
+		"samesite":        {CookieSameSite, "Lax\n", ""},
+		"maxconn":         {PodConcurrentConnections, "-1", ""},
+		"rate":            {RateLimitRateHTTP, "1e3", ""},
+		"timeout-blank":   {Timeout, "10 s", ""},
+		"timeout-zero":    {Timeout, "0", ""},
+		"timeout-lead0":   {TimeoutTunnel, "010s", ""},
+		"timeout-nl":      {HealthCheckInterval, "1s\nbackend x", ""},
+		"allowlist":       {IPAllowlist, "10.0.0.1 10.0.0.300", ""},
+		"allowlist-zone":  {IPWhitelist, "fe80::1%eth0", ""},
+		"allowlist-empty": {IPAllowlist, "  ", ""},
+		"hsts-plain":      {HSTSHeader, "max-age=1", ""},
+		"hsts-passthru":   {HSTSHeader, "max-age=1", "passthrough"},
+		"hsts-no-age":     {HSTSHeader, "preload", "edge"},
+		"hsts-twice":      {HSTSHeader, "max-age=1;max-age=2", "edge"},
+		"hsts-junk":       {HSTSHeader, "max-age=1\n  acl a src 1.1.1.1", "edge"},
+		"rewrite-rel":     {RewriteTarget, "x", ""},
+		"rewrite-fmt":     {RewriteTarget, "/%[src]", ""},
+		"rewrite-blank":   {RewriteTarget, "/a b", ""},
+		"rewrite-pt":      {RewriteTarget, "/", "passthrough"},
+		"forwarded":       {SetForwardedHeaders, "Replace", ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ann := map[string]string{c.ann: c.val, RateLimit: "true"}
+			got, problems := Parse(ann, Input{Termination: c.term})
+			if len(problems) != 1 || problems[0].Annotation != c.ann {
+				t.Fatalf("problems %v, want one for %s", problems, c.ann)
+			}
+			if !strings.Contains(problems[0].String(), c.ann) || strings.Contains(problems[0].String(), "\n") {
+				t.Errorf("problem text %q", problems[0].String())
+			}
+			if !reflect.DeepEqual(got, Route{RateLimit: true}) {
+				t.Errorf("invalid value kept: %+v", got)
+			}
+		})
+	}
+}
+
+func TestRateLimitsNeedRateLimitEnabled(t *testing.T) {
+	got, _ := Parse(map[string]string{RateLimit: "yes", RateLimitRateHTTP: "5"}, Input{})
+	if got.RateLimit || got.RateLimitRateHTTP != 0 {
+		t.Errorf("limits without rate-limit-connections=true: %+v", got)
+	}
+}
+
+func TestRewritePrefixFromPath(t *testing.T) {
+	for path, want := range map[string]string{"": "", "/": "", "/a": "/a", "/a/": "/a", "/a/b": "/a/b"} {
+		got, _ := Parse(map[string]string{RewriteTarget: "/"}, Input{Path: path})
+		if got.RewritePrefix != want || got.RewritePrefixLen() != len(want) || got.RewriteTargetTrimmed() != "" {
+			t.Errorf("path %q: prefix %q, want %q", path, got.RewritePrefix, want)
+		}
+	}
+	if _, p := Parse(map[string]string{RewriteTarget: "/"}, Input{Path: "/a b"}); len(p) != 1 {
+		t.Errorf("unsafe route path accepted for rewrite-target")
+	}
+}
+
+func TestAllowlistLines(t *testing.T) {
+	r := Route{Allowlist: make([]string, 101)}
+	lines := r.AllowlistLines()
+	if len(lines) != 3 || len(lines[0]) != 50 || len(lines[2]) != 1 {
+		t.Errorf("101 entries split as %d lines", len(lines))
+	}
+	if _, err := ParseIPList(strings.Repeat("1.1.1.1 ", MaxAllowlistEntries+1)); err == nil {
+		t.Errorf("list over the maximum accepted")
+	}
+}
+
+func TestClipTime(t *testing.T) {
+	for in, want := range map[string]string{"1": "1", "2147483647": "2147483647", "2147483648": MaxTimeout, "24d": "24d", "25d": MaxTimeout, "999us": "1ms", "1000us": "1000us", "999999999999999999h": MaxTimeout} {
+		if got, err := ClipTime(in); err != nil || got != want {
+			t.Errorf("ClipTime(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+}
