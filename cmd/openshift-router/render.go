@@ -34,6 +34,15 @@ import (
 // options derived from the configuration. Both take the controller options
 // from here, so for the same input they produce the same files.
 func newPipeline(cfg *config.Config, workingDir string, log logr.Logger) (controller.Options, error) {
+	// These paths are written into haproxy.config as single words.
+	for _, p := range []struct{ name, value string }{
+		{"working directory (--working-dir / ROUTER_WORKING_DIR)", workingDir},
+		{"DEFAULT_DESTINATION_CA_PATH", cfg.DefaultDestinationCAPath},
+	} {
+		if err := config.CheckConfigPath(p.value); err != nil {
+			return controller.Options{}, fmt.Errorf("%s %q: %w", p.name, p.value, err)
+		}
+	}
 	renderer, err := loadTemplate(cfg)
 	if err != nil {
 		return controller.Options{}, err

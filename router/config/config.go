@@ -224,3 +224,15 @@ func joinErrors(errs []error) error {
 	}
 	return fmt.Errorf("invalid router configuration: %s", strings.Join(msgs, "; "))
 }
+
+// CheckConfigPath reports whether a file path can be written into
+// haproxy.config as one word: no white space, quotes, '#', '\\', '$' or
+// control characters.
+func CheckConfigPath(path string) error {
+	for _, c := range path {
+		if c <= ' ' || c == 0x7f || strings.ContainsRune("\"'#\\$`", c) {
+			return fmt.Errorf("must not contain white space, quotes, '#', '\\', '$' or control characters (it is written into haproxy.config)")
+		}
+	}
+	return nil
+}

@@ -52,3 +52,11 @@ func TestMalformedValuesNameTheVariable(t *testing.T) {
 		t.Error("equal HTTP and HTTPS ports accepted")
 	}
 }
+
+func TestCheckConfigPath(t *testing.T) {
+	for path, ok := range map[string]bool{"/var/lib/haproxy": true, "/tmp/rt-1_x.y": true, "/a b": false, "/a#b": false, "/a\nb": false, `/a"b`: false, "/a$HOME": false} {
+		if err := CheckConfigPath(path); (err == nil) != ok {
+			t.Errorf("CheckConfigPath(%q) = %v, want ok=%v", path, err, ok)
+		}
+	}
+}
