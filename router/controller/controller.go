@@ -109,8 +109,8 @@ type Controller struct {
 	started chan struct{}
 	// restarts counts restarts after HAProxy exited unexpectedly.
 	restarts int
-	// loaded is set once the synced state has been loaded into HAProxy.
-	loaded bool
+	// everStarted is set once HAProxy has been started successfully.
+	everStarted bool
 }
 
 // exitWatcher is implemented by processes that report unexpected exits
@@ -213,9 +213,10 @@ func (c *Controller) Run(ctx context.Context) error {
 			c.o.Store.Poke()
 			continue
 		}
-		if err != nil && !c.hasLoaded() && !c.o.Process.Running() {
-			// Nothing has ever been served: a configuration that cannot be
-			// loaded at start (a broken template, a port in use) is fatal.
+		if err != nil && !c.hasStarted() {
+			// HAProxy never ran: a configuration that cannot be loaded at
+			// start (a broken template, a port in use) is fatal. Once it
+			// has run, failures (a crash mid-reload included) are retried.
 			return fmt.Errorf("initial configuration: %w", err)
 		}
 		if err != nil {
@@ -315,9 +316,9 @@ func (c *Controller) Commit(ctx context.Context) (bool, error) {
 		}
 		log.Info("configuration loaded", "started", start, "routes", len(td.State), "changedFiles", len(changed))
 		c.mu.Lock()
+		c.everStarted = true
 		if !c.presync {
 			c.ready = true
-			c.loaded = true
 		}
 		c.reloads++
 		c.mu.Unlock()
@@ -461,10 +462,10 @@ func fileData(fs []files.File, path string) []byte {
 	return nil
 }
 
-func (c *Controller) hasLoaded() bool {
+func (c *Controller) hasStarted() bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return c.loaded
+	return c.everStarted
 }
 
 // Restarts returns how many times HAProxy was restarted after exiting
