@@ -31,6 +31,7 @@ var allAnnotations = []string{
 	annotations.RateLimitConcurrentTCP, annotations.RateLimitRateHTTP, annotations.RateLimitRateTCP,
 	annotations.Timeout, annotations.TimeoutTunnel, annotations.HealthCheckInterval, annotations.IPWhitelist,
 	annotations.IPAllowlist, annotations.HSTSHeader, annotations.RewriteTarget, annotations.SetForwardedHeaders,
+	annotations.H1AdjustCase,
 }
 
 // renderFiles renders the default template and returns its files by path
@@ -80,6 +81,9 @@ func haproxyCheck(t *testing.T, td *model.TemplateData, rendered map[string]stri
 	write(td.DefaultCertificate, cert)
 	for _, f := range files.CertificateFiles(td) {
 		write(f.Path, cert)
+	}
+	for _, f := range files.AllowlistFiles(td) {
+		write(f.Path, f.Data)
 	}
 	if err := os.MkdirAll(td.RunDir, 0o755); err != nil {
 		t.Fatal(err)

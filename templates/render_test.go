@@ -13,6 +13,7 @@ import (
 	routev1 "github.com/openshift/api/route/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/openshift-router-go/router/haproxy/files"
 	"github.com/openshift-router-go/router/router/annotations"
 	"github.com/openshift-router-go/router/router/defaultcert"
 	"github.com/openshift-router-go/router/router/model"
@@ -499,13 +500,20 @@ func TestDefaultTemplateRouteAnnotations(t *testing.T) {
 			}
 		}
 	}
-	if n := strings.Count(routes["fuzz/long"], "acl allowlist src "); n != 3 {
-		t.Errorf("120 allowlist entries should take 3 acl lines, got %d:\n%s", n, routes["fuzz/long"])
+	// More than 61 entries: a file, one entry a line, read with -f.
+	allowlistFile := filepath.Join(dir, "router", "allowlists", "fuzz:long.txt")
+	if n := strings.Count(routes["fuzz/long"], "acl allowlist src "); n != 1 || !strings.Contains(routes["fuzz/long"], "\n  acl allowlist src -f "+allowlistFile+"\n  tcp-request content reject if !allowlist\n") {
+		t.Errorf("120 allowlist entries should be one acl line reading %s:\n%s", allowlistFile, routes["fuzz/long"])
 	}
-	for _, ip := range long {
-		if !strings.Contains(routes["fuzz/long"], " "+ip+" ") && !strings.Contains(routes["fuzz/long"], " "+ip+"\n") {
-			t.Errorf("allowlist lost %s", ip)
+	var allowlistFiles []string
+	for _, f := range files.AllowlistFiles(td) {
+		allowlistFiles = append(allowlistFiles, f.Path)
+		if f.Path == allowlistFile && string(f.Data) != strings.Join(long, "\n")+"\n" {
+			t.Errorf("%s holds %q", f.Path, f.Data)
 		}
+	}
+	if len(allowlistFiles) != 1 || allowlistFiles[0] != allowlistFile {
+		t.Errorf("allowlist files %q, want only %s", allowlistFiles, allowlistFile)
 	}
 	if _, err := exec.LookPath("haproxy"); err != nil {
 		t.Skip("haproxy not installed")
@@ -681,5 +689,83 @@ func TestDefaultTemplateMutualTLSCookieErrorFilesAndForwarded(t *testing.T) {
 	}
 	if out, err := haproxyCheck(t, td, got); err != nil {
 		t.Fatalf("haproxy -c: %v\n%s\n%s", err, out, cfg)
+	}
+}
+
+// TestDefaultTemplateH1CaseAdjust renders ROUTER_H1_CASE_ADJUST and the
+// h1-adjust-case annotation: the global h1-case-adjust rules and the
+// bogus-client option with the setting, the bogus-server option only in
+// the backend of the annotated HTTP route, and haproxy -c accepts it.
+func TestDefaultTemplateH1CaseAdjust(t *testing.T) {
+	dir := shortDir(t)
+	td := fuzzModel(t, dir,
+		annotatedRoute("adjust", "adjust.example.com", "", nil, map[string]string{annotations.H1AdjustCase: "true"}),
+		annotatedRoute("off", "off.example.com", "", nil, map[string]string{annotations.H1AdjustCase: "false"}),
+		annotatedRoute("pt", "pt.example.com", "", &routev1.TLSConfig{Termination: routev1.TLSTerminationPassthrough}, map[string]string{annotations.H1AdjustCase: "true"}),
+	)
+	if n := len(td.State["fuzz:pt"].AnnotationProblems); n != 1 {
+		t.Errorf("passthrough route: %d problems, want 1: %q", n, td.State["fuzz:pt"].AnnotationProblems)
+	}
+	without := renderFiles(t, td)["conf/haproxy.config"]
+	if strings.Contains(without, "h1-case-adjust") {
+		t.Errorf("h1-case-adjust without ROUTER_H1_CASE_ADJUST:\n%s", without)
+	}
+	td.HAProxy.H1CaseAdjust = "X-Custom-Header,Content-MD5"
+	got := renderFiles(t, td)
+	cfg := got["conf/haproxy.config"]
+	global, rest, _ := strings.Cut(cfg, "\ndefaults\n")
+	defaults, _, _ := strings.Cut(rest, "\nfrontend public\n")
+	if !strings.Contains(global, "\n  h1-case-adjust x-custom-header X-Custom-Header\n  h1-case-adjust content-md5 Content-MD5\n") {
+		t.Errorf("global lacks the h1-case-adjust rules:\n%s", global)
+	}
+	if !strings.Contains(defaults, "\n  option h1-case-adjust-bogus-client\n") {
+		t.Errorf("defaults lack option h1-case-adjust-bogus-client:\n%s", defaults)
+	}
+	_, routes := routeSections(cfg)
+	if !strings.Contains(routes["fuzz/adjust"], "\n  option h1-case-adjust-bogus-server\n") {
+		t.Errorf("annotated route lacks option h1-case-adjust-bogus-server:\n%s", routes["fuzz/adjust"])
+	}
+	for _, r := range []string{"fuzz/off", "fuzz/pt", "other/ref"} {
+		if strings.Contains(routes[r], "h1-case-adjust") {
+			t.Errorf("%s has h1-case-adjust:\n%s", r, routes[r])
+		}
+	}
+	if _, err := exec.LookPath("haproxy"); err != nil {
+		t.Skip("haproxy not installed")
+	}
+	if out, err := haproxyCheck(t, td, got); err != nil {
+		t.Fatalf("haproxy -c: %v\n%s\n%s", err, out, cfg)
+	}
+}
+
+// TestDefaultTemplateAllowlistThreshold: 61 allowlist entries stay inline
+// (two acl lines), 62 are read from the file the router writes, and
+// haproxy -c accepts both.
+func TestDefaultTemplateAllowlistThreshold(t *testing.T) {
+	list := func(n int) string {
+		var out []string
+		for i := 0; i < n; i++ {
+			out = append(out, fmt.Sprintf("10.2.%d.%d", i/200, i%200))
+		}
+		return strings.Join(out, " ")
+	}
+	dir := shortDir(t)
+	td := fuzzModel(t, dir,
+		annotatedRoute("at", "at.example.com", "", nil, map[string]string{annotations.IPAllowlist: list(61)}),
+		annotatedRoute("above", "above.example.com", "", nil, map[string]string{annotations.IPAllowlist: list(62)}),
+	)
+	got := renderFiles(t, td)
+	_, routes := routeSections(got["conf/haproxy.config"])
+	if strings.Contains(routes["fuzz/at"], " -f ") || strings.Count(routes["fuzz/at"], "\n  acl allowlist src 10.2.") != 2 {
+		t.Errorf("61 entries should stay inline:\n%s", routes["fuzz/at"])
+	}
+	if !strings.Contains(routes["fuzz/above"], "\n  acl allowlist src -f "+dir+"/router/allowlists/fuzz:above.txt\n") || strings.Contains(routes["fuzz/above"], "10.2.") {
+		t.Errorf("62 entries should be read from the file:\n%s", routes["fuzz/above"])
+	}
+	if _, err := exec.LookPath("haproxy"); err != nil {
+		t.Skip("haproxy not installed")
+	}
+	if out, err := haproxyCheck(t, td, got); err != nil {
+		t.Fatalf("haproxy -c: %v\n%s\n%s", err, out, got["conf/haproxy.config"])
 	}
 }

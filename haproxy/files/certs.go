@@ -32,6 +32,24 @@ func CertificateFiles(td *model.TemplateData) []File {
 	return out
 }
 
+// AllowlistFiles returns the allowlist files the templates refer to:
+// WorkingDir/router/allowlists/<namespace:name>.txt, one address or CIDR a
+// line, for the routes whose validated allowlist is longer than
+// annotations.AllowlistFileThreshold (the path OpenShift's router uses).
+func AllowlistFiles(td *model.TemplateData) []File {
+	var out []File
+	dir := filepath.Join(td.WorkingDir, "router", "allowlists")
+	for _, key := range td.SortedStateKeys() {
+		s := td.State[key].Settings
+		if !s.AllowlistInFile() {
+			continue
+		}
+		data := strings.Join(s.Allowlist, "\n") + "\n"
+		out = append(out, File{Path: filepath.Join(dir, string(key)+".txt"), Data: []byte(data)})
+	}
+	return out
+}
+
 // joinPEM concatenates PEM blocks, each ending in exactly one newline.
 func joinPEM(parts ...string) []byte {
 	var b strings.Builder

@@ -35,6 +35,7 @@ const (
 	HSTSHeader               = "haproxy.router.openshift.io/hsts_header"
 	RewriteTarget            = "haproxy.router.openshift.io/rewrite-target"
 	SetForwardedHeaders      = "haproxy.router.openshift.io/set-forwarded-headers"
+	H1AdjustCase             = "haproxy.router.openshift.io/h1-adjust-case"
 )
 
 // MaxTimeout is HAProxy's largest time value (2^31-1 ms), as written.
@@ -79,6 +80,10 @@ type Route struct {
 	RewritePrefix string
 	// ForwardedHeaders is append, replace, never or if-none ("" = append).
 	ForwardedHeaders string
+	// H1AdjustCase is true when h1-adjust-case is true/TRUE (not on
+	// passthrough routes): HAProxy restores the case of the headers of
+	// ROUTER_H1_CASE_ADJUST on requests to this route's servers.
+	H1AdjustCase bool
 }
 
 // Problem is an annotation value that was ignored.
@@ -249,6 +254,16 @@ func Parse(ann map[string]string, in Input) (Route, []Problem) {
 			bad(SetForwardedHeaders, "not one of append, replace, never, if-none")
 		}
 	}
+	if v, ok := get(H1AdjustCase); ok {
+		switch {
+		case in.Termination == "passthrough":
+			if isTrue(v) {
+				bad(H1AdjustCase, "passthrough routes are not HTTP")
+			}
+		default:
+			r.H1AdjustCase = isTrue(v)
+		}
+	}
 	return r, problems
 }
 
@@ -370,6 +385,15 @@ func truncate(s string) string {
 	}
 	return s
 }
+
+// AllowlistFileThreshold is the number of allowlist entries above which
+// the list is written to a file (WorkingDir/router/allowlists/<key>.txt)
+// that the ACL reads with -f, as OpenShift does (more than 61 entries).
+const AllowlistFileThreshold = 61
+
+// AllowlistInFile reports whether Allowlist is long enough to be written
+// to a file rather than inline.
+func (r Route) AllowlistInFile() bool { return len(r.Allowlist) > AllowlistFileThreshold }
 
 // allowlistLineEntries bounds the addresses on one "acl" line (HAProxy
 // accepts at most 64 words on a line).

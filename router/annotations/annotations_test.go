@@ -111,3 +111,28 @@ func TestClipTime(t *testing.T) {
 		}
 	}
 }
+
+func TestH1AdjustCase(t *testing.T) {
+	for _, c := range []struct {
+		v, term  string
+		want     bool
+		problems int
+	}{
+		{"true", "", true, 0}, {"TRUE", "edge", true, 0}, {"false", "reencrypt", false, 0}, {"yes", "", false, 0},
+		{"true", "passthrough", false, 1}, {"false", "passthrough", false, 0},
+	} {
+		got, problems := Parse(map[string]string{H1AdjustCase: c.v}, Input{Termination: c.term})
+		if got.H1AdjustCase != c.want || len(problems) != c.problems {
+			t.Errorf("%q on %q: got %v %v, want %v and %d problems", c.v, c.term, got.H1AdjustCase, problems, c.want, c.problems)
+		}
+	}
+}
+
+func TestAllowlistInFile(t *testing.T) {
+	for n, want := range map[int]bool{0: false, 1: false, 61: false, 62: true, 100: true} {
+		r := Route{Allowlist: make([]string, n)}
+		if r.AllowlistInFile() != want {
+			t.Errorf("%d entries: AllowlistInFile %v, want %v", n, !want, want)
+		}
+	}
+}

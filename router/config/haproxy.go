@@ -50,6 +50,10 @@ var (
 	cipherSuiteToken = regexp.MustCompile(`^TLS_[A-Z0-9_]+$`)
 	mimeToken        = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]*/[A-Za-z0-9*][A-Za-z0-9._+*-]*$`)
 	syslogPathToken  = regexp.MustCompile(`^/[A-Za-z0-9._/+-]+$`)
+	// headerNameToken is an HTTP header name made of the token characters
+	// (RFC 9110) that are plain in an HAProxy configuration line (not
+	// # $ % & ' " ` or \).
+	headerNameToken = regexp.MustCompile(`^[A-Za-z0-9!*+.^_|~-]{1,256}$`)
 )
 
 var (
@@ -94,6 +98,7 @@ func (p *parser) haproxy() model.HAProxySettings {
 		ErrorFile404:         p.errorFile("ROUTER_ERRORFILE_404"),
 		ForwardedHeaders:     p.oneOfTrimmed("ROUTER_SET_FORWARDED_HEADERS", "append", "append", "replace", "if-none", "never"),
 		MutualTLSAuth:        p.oneOfTrimmed("ROUTER_MUTUAL_TLS_AUTH", "none", "none", "optional", "required"),
+		H1CaseAdjust:         p.headerNames("ROUTER_H1_CASE_ADJUST"),
 	}
 	if h.MutualTLSAuth != "none" {
 		h.MutualTLSCA = p.pemFile("ROUTER_MUTUAL_TLS_AUTH_CA", "CERTIFICATE", true)
@@ -104,6 +109,38 @@ func (p *parser) haproxy() model.HAProxySettings {
 		p.errs = append(p.errs, fmt.Errorf("SSL_MAX_VERSION=%s is below SSL_MIN_VERSION=%s", h.SSLMaxVersion, h.SSLMinVersion))
 	}
 	return h
+}
+
+// maxH1CaseAdjust bounds the number of headers in ROUTER_H1_CASE_ADJUST.
+const maxH1CaseAdjust = 1000
+
+// headerNames reads a comma-separated list of HTTP header names (blanks
+// around each name are ignored; empty entries are skipped) and returns it
+// joined by ",", without duplicates (case-insensitive: HAProxy keeps one
+// spelling per lower-case name).
+func (p *parser) headerNames(name string) string {
+	v, _ := p.getenv(name)
+	var out []string
+	seen := map[string]bool{}
+	for _, f := range strings.Split(v, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		if !headerNameToken.MatchString(f) {
+			p.errs = append(p.errs, fmt.Errorf("%s=%q: want a comma-separated list of HTTP header names such as Content-Type,X-Custom-Header (letters, digits and !*+.^_|~-; bad entry %q)", name, v, f))
+			return ""
+		}
+		if lf := strings.ToLower(f); !seen[lf] {
+			seen[lf] = true
+			out = append(out, f)
+		}
+	}
+	if len(out) > maxH1CaseAdjust {
+		p.errs = append(p.errs, fmt.Errorf("%s: more than %d header names", name, maxH1CaseAdjust))
+		return ""
+	}
+	return strings.Join(out, ",")
 }
 
 // oneOfTrimmed is oneOf for a value that may be unset or blank (default).

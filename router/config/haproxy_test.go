@@ -174,3 +174,27 @@ func TestHAProxyFilesCookieForwardedAndMutualTLS(t *testing.T) {
 		}
 	}
 }
+
+func TestH1CaseAdjust(t *testing.T) {
+	for v, want := range map[string]string{
+		"":                               "",
+		" X-Custom-Header , Content-MD5": "X-Custom-Header,Content-MD5",
+		"X-A,,x-a,X-B":                   "X-A,X-B",
+		"X_Weird.Name~1":                 "X_Weird.Name~1",
+	} {
+		c, err := FromEnv(env(map[string]string{"ROUTER_H1_CASE_ADJUST": v}))
+		if err != nil || c.HAProxy.H1CaseAdjust != want {
+			t.Errorf("%q: got %q, %v; want %q", v, c.HAProxy.H1CaseAdjust, err, want)
+		}
+	}
+	for _, v := range []string{"X-A,X B", "X-A\n  option x", "X#1", "X:Y", `X"`, "$HOME", "X'", "X%", "X\\Y", strings.Repeat("a", 257)} {
+		_, err := FromEnv(env(map[string]string{"ROUTER_H1_CASE_ADJUST": v}))
+		if err == nil || !strings.Contains(err.Error(), "ROUTER_H1_CASE_ADJUST") {
+			t.Errorf("%q: want an error naming ROUTER_H1_CASE_ADJUST, got %v", v, err)
+		}
+	}
+	h := model.HAProxySettings{H1CaseAdjust: "X-A,Content-MD5"}
+	if got := h.H1CaseAdjustPairs(); len(got) != 2 || got[0] != [2]string{"x-a", "X-A"} || got[1] != [2]string{"content-md5", "Content-MD5"} {
+		t.Errorf("pairs %v", got)
+	}
+}

@@ -7,6 +7,7 @@ package model
 
 import (
 	"sort"
+	"strings"
 
 	routev1 "github.com/openshift/api/route/v1"
 
@@ -263,4 +264,21 @@ type HAProxySettings struct {
 	MutualTLSCA     string
 	MutualTLSCRL    string
 	MutualTLSFilter string
+
+	// H1CaseAdjust (ROUTER_H1_CASE_ADJUST) is the validated
+	// comma-separated list of header names (HTTP token characters) whose
+	// case HAProxy restores on HTTP/1 ("" for none).
+	H1CaseAdjust string
+}
+
+// H1CaseAdjustPairs returns, for each header of H1CaseAdjust, its
+// lower-case form and the spelling HAProxy restores (h1-case-adjust).
+func (h HAProxySettings) H1CaseAdjustPairs() [][2]string {
+	var out [][2]string
+	for _, name := range strings.Split(h.H1CaseAdjust, ",") {
+		if name != "" {
+			out = append(out, [2]string{strings.ToLower(name), name})
+		}
+	}
+	return out
 }

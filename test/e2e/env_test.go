@@ -10,6 +10,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"math/big"
@@ -590,4 +591,51 @@ func TestEnvMutualTLSErrorPageCookieForwardedAndSlowloris(t *testing.T) {
 			}
 		}
 	})
+}
+
+// idleFor opens a connection to addr, optionally sends a request head, and
+// returns how long the router keeps it open without anything more from the
+// client (at most limit).
+func idleFor(addr, send string, limit time.Duration) (time.Duration, error) {
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	if send != "" {
+		c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+		if _, err := io.WriteString(c, send); err != nil {
+			return 0, err
+		}
+	}
+	start := time.Now()
+	c.SetReadDeadline(start.Add(limit))
+	_, err = io.Copy(io.Discard, c) // a 408 page may come before the close
+	d := time.Since(start)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return limit, nil
+	}
+	return d, err
+}
+
+// TestEnvClientTimeout: with ROUTER_DEFAULT_CLIENT_TIMEOUT=2s (and a long
+// ROUTER_SLOWLORIS_TIMEOUT, so that it is not the request timeout that
+// acts) an idle client connection, and one that sent half a request head,
+// is closed after about 2 s.
+func TestEnvClientTimeout(t *testing.T) {
+	be := startEnvBackend(t, "ct")
+	m := envManifests(t, be)
+	r := startRouter(t, m.Dir, map[string]string{"ROUTER_DEFAULT_CLIENT_TIMEOUT": "2s", "ROUTER_SLOWLORIS_TIMEOUT": "30s"})
+	expectBackend(t, loadTimeout, func() (response, error) { return r.httpGet("www.env.test", "/") }, "ct")
+	addr := fmt.Sprintf("127.0.0.1:%d", r.HTTPPort)
+	for what, send := range map[string]string{
+		"idle connection":        "",
+		"half-sent request head": "GET / HTTP/1.1\r\nHost: www.env.test\r\n",
+	} {
+		d, err := idleFor(addr, send, 20*time.Second)
+		if err != nil || d < 1500*time.Millisecond || d > 10*time.Second {
+			t.Errorf("%s: closed after %v (%v), want about 2s (ROUTER_DEFAULT_CLIENT_TIMEOUT; the default is 30s)", what, d, err)
+		}
+	}
 }

@@ -1,0 +1,34 @@
+package files
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/openshift-router-go/router/router/annotations"
+	"github.com/openshift-router-go/router/router/model"
+)
+
+func TestAllowlistFilesOnlyAboveTheThreshold(t *testing.T) {
+	list := func(n int) []string {
+		var out []string
+		for i := 0; i < n; i++ {
+			out = append(out, fmt.Sprintf("10.0.%d.%d", i/250, i%250))
+		}
+		return out
+	}
+	td := &model.TemplateData{WorkingDir: "/wd", State: map[model.ServiceAliasConfigKey]model.ServiceAliasConfig{
+		"ns:none":   {},
+		"ns:inline": {Settings: annotations.Route{Allowlist: list(annotations.AllowlistFileThreshold)}},
+		"ns:file":   {Settings: annotations.Route{Allowlist: append(list(annotations.AllowlistFileThreshold), "2001:db8::/32")}},
+	}}
+	got := AllowlistFiles(td)
+	if len(got) != 1 || got[0].Path != filepath.Join("/wd", "router", "allowlists", "ns:file.txt") {
+		t.Fatalf("files %+v, want only ns:file.txt", got)
+	}
+	want := strings.Join(list(annotations.AllowlistFileThreshold), "\n") + "\n2001:db8::/32\n"
+	if string(got[0].Data) != want {
+		t.Errorf("content %q, want %q", got[0].Data, want)
+	}
+}
