@@ -16,7 +16,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/klog/v2"
 
 	"github.com/openshift-router-go/router/router/annotations"
 	"github.com/openshift-router-go/router/router/model"
@@ -107,9 +106,9 @@ func buildAlias(v store.View, td *model.TemplateData, r *routev1.Route, o Option
 
 	var problems []annotations.Problem
 	cfg.Settings, problems = annotations.Parse(cfg.Annotations, annotations.Input{Termination: string(cfg.TLSTermination), Path: cfg.Path})
+	// The controller logs them (once per change); building stays pure.
 	for _, p := range problems {
 		cfg.AnnotationProblems = append(cfg.AnnotationProblems, p.String())
-		klog.InfoS("Ignoring invalid route annotation", "route", key, "problem", p.String())
 	}
 
 	backends := append([]routev1.RouteTargetReference{r.Spec.To}, r.Spec.AlternateBackends...)

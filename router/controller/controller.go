@@ -111,6 +111,9 @@ type Controller struct {
 	restarts int
 	// everStarted is set once HAProxy has been started successfully.
 	everStarted bool
+	// annotationProblems holds what was logged about each route's ignored
+	// annotations, so each problem is logged once, not on every pass.
+	annotationProblems map[model.ServiceAliasConfigKey]string
 }
 
 // exitWatcher is implemented by processes that report unexpected exits
@@ -281,6 +284,7 @@ func (c *Controller) Commit(ctx context.Context) (bool, error) {
 			c.ready = c.ready || (!c.presync && c.o.Process.Running())
 			c.mu.Unlock()
 			c.publish(decision)
+			c.logAnnotationProblems(td)
 			return false, nil
 		}
 		configPath := templates.OutputPath(td.WorkingDir, templates.ConfigTemplateName)
@@ -330,6 +334,7 @@ func (c *Controller) Commit(ctx context.Context) (bool, error) {
 		}
 		if !c.presync {
 			c.publish(decision)
+			c.logAnnotationProblems(td)
 		}
 		return true, nil
 	}
@@ -423,6 +428,26 @@ func (c *Controller) render(td *model.TemplateData) ([]files.File, error) {
 		out = append(out, files.File{Path: td.DefaultCertificate, Data: c.o.DefaultCertificate, Mode: 0o600})
 	}
 	return out, nil
+}
+
+// logAnnotationProblems logs the ignored annotation values of routes whose
+// problems changed since the last pass.
+func (c *Controller) logAnnotationProblems(td *model.TemplateData) {
+	next := make(map[model.ServiceAliasConfigKey]string)
+	for _, key := range td.SortedStateKeys() {
+		probs := td.State[key].AnnotationProblems
+		if len(probs) == 0 {
+			continue
+		}
+		joined := strings.Join(probs, "; ")
+		next[key] = joined
+		if c.annotationProblems[key] != joined {
+			for _, p := range probs {
+				c.o.Logger.Info("ignoring invalid route annotation", "route", string(key), "problem", p)
+			}
+		}
+	}
+	c.annotationProblems = next
 }
 
 // publish records the admission results and logs changes of them.

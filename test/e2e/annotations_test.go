@@ -195,9 +195,14 @@ func TestAnnotations(t *testing.T) {
 		}
 		// An invalid list is ignored: the route is served without one.
 		expectBackend(t, loadTimeout, get("bad-allowlist.example.com", "/"), "ref")
-		if !strings.Contains(r.Log(), "ip_allowlist") {
-			t.Errorf("the invalid allowlist was not logged")
-		}
+		eventually(t, 5*time.Second, "the invalid allowlist logged", func() error {
+			for _, l := range strings.Split(r.Log(), "\n") {
+				if strings.Contains(l, "ignoring invalid route annotation") && strings.Contains(l, "bad-allowlist") && strings.Contains(l, "ip_allowlist") {
+					return nil
+				}
+			}
+			return errString("no log line for the ignored ip_allowlist of bad-allowlist")
+		})
 	})
 
 	t.Run("hsts header only over TLS on edge routes", func(t *testing.T) {
