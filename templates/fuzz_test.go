@@ -57,11 +57,23 @@ func renderFiles(t *testing.T, td *model.TemplateData) map[string]string {
 	return out
 }
 
-// haproxyCheck writes the rendered files, the default certificate and a
-// valid certificate for every certificate file the model needs (their
-// contents are checked by admission, not by the template), and runs
-// haproxy -c. It returns haproxy's output and error.
+// haproxyCheck writes the rendered files, the default certificate, the
+// certificate and allowlist files and has the real haproxy check the
+// configuration. Certificate files hold a generated placeholder (fuzzed
+// certificate fields need not be loadable); haproxyCheckWithCerts writes the
+// model's own certificates.
 func haproxyCheck(t *testing.T, td *model.TemplateData, rendered map[string]string) (string, error) {
+	t.Helper()
+	return checkRendered(t, td, rendered, false)
+}
+
+// haproxyCheckWithCerts is haproxyCheck with the routes' real certificates.
+func haproxyCheckWithCerts(t *testing.T, td *model.TemplateData, rendered map[string]string) (string, error) {
+	t.Helper()
+	return checkRendered(t, td, rendered, true)
+}
+
+func checkRendered(t *testing.T, td *model.TemplateData, rendered map[string]string, realCerts bool) (string, error) {
 	t.Helper()
 	write := func(p string, data []byte) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -80,7 +92,11 @@ func haproxyCheck(t *testing.T, td *model.TemplateData, rendered map[string]stri
 	}
 	write(td.DefaultCertificate, cert)
 	for _, f := range files.CertificateFiles(td) {
-		write(f.Path, cert)
+		if realCerts {
+			write(f.Path, f.Data)
+		} else {
+			write(f.Path, cert)
+		}
 	}
 	for _, f := range files.AllowlistFiles(td) {
 		write(f.Path, f.Data)

@@ -15,7 +15,6 @@ import (
 
 	"github.com/openshift-router-go/router/haproxy/files"
 	"github.com/openshift-router-go/router/router/annotations"
-	"github.com/openshift-router-go/router/router/defaultcert"
 	"github.com/openshift-router-go/router/router/model"
 	"github.com/openshift-router-go/router/test/testcerts"
 )
@@ -178,33 +177,7 @@ func TestDefaultTemplatePassesHAProxyCheck(t *testing.T) {
 	}
 	defer os.RemoveAll(dir)
 	td := testData(t, dir)
-	for f, data := range renderDefault(t, td, nil) {
-		p := filepath.Join(dir, f)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cert, err := defaultcert.Generate("x", time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.MkdirAll(filepath.Join(dir, "router", "certs"), 0o755)
-	os.MkdirAll(filepath.Join(dir, "router", "cacerts"), 0o755)
-	os.MkdirAll(td.RunDir, 0o755)
-	edge := td.State["ns:edge"].Certificates["edge.example.com"]
-	must := func(err error) {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	must(os.WriteFile(td.DefaultCertificate, cert, 0o600))
-	must(os.WriteFile(filepath.Join(dir, "router", "certs", "ns:edge.pem"), []byte(edge.Contents+edge.PrivateKey), 0o600))
-	must(os.WriteFile(filepath.Join(dir, "router", "cacerts", "ns:re.pem"), []byte(td.State["ns:re"].Certificates["re.example.com_pod"].Contents), 0o600))
-	out, err := exec.Command("haproxy", "-c", "-f", filepath.Join(dir, "conf", "haproxy.config")).CombinedOutput()
-	if err != nil {
+	if out, err := haproxyCheckWithCerts(t, td, renderDefault(t, td, nil)); err != nil {
 		t.Fatalf("haproxy -c: %v\n%s", err, out)
 	}
 }
@@ -355,39 +328,7 @@ func TestDefaultTemplateWithWildcardRoutesPassesHAProxyCheck(t *testing.T) {
 	}
 	defer os.RemoveAll(dir)
 	td := wildcardData(t, dir)
-	for f, data := range renderDefault(t, td, nil) {
-		p := filepath.Join(dir, f)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cert, err := defaultcert.Generate("x", time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range []string{filepath.Join(dir, "router", "certs"), filepath.Join(dir, "router", "cacerts"), td.RunDir} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	files := map[string]string{
-		td.DefaultCertificate:                                string(cert),
-		filepath.Join(dir, "router", "cacerts", "ns:re.pem"): td.State["ns:re"].Certificates["re.example.com_pod"].Contents,
-	}
-	for _, key := range []model.ServiceAliasConfigKey{"ns:edge", "ns:wedge"} {
-		c := td.State[key].Certificates[td.State[key].Host]
-		files[filepath.Join(dir, "router", "certs", string(key)+".pem")] = c.Contents + c.PrivateKey
-	}
-	for p, data := range files {
-		if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	out, err := exec.Command("haproxy", "-c", "-f", filepath.Join(dir, "conf", "haproxy.config")).CombinedOutput()
-	if err != nil {
+	if out, err := haproxyCheckWithCerts(t, td, renderDefault(t, td, nil)); err != nil {
 		t.Fatalf("haproxy -c: %v\n%s", err, out)
 	}
 }
