@@ -434,13 +434,29 @@ func (m *manifests) Remove(name string) {
 	}
 }
 
-// serviceYAML is a Service with an EndpointSlice for the given backends
-// (all ready), in namespace ns.
+// serviceYAML is a Service with an EndpointSlice for each of the given
+// backends (all ready), in namespace ns.
 func serviceYAML(ns, name string, backends ...*backend) string {
+	pods := make([]pod, len(backends))
+	for i, be := range backends {
+		pods[i] = pod{be: be}
+	}
+	return podServiceYAML(ns, name, pods...)
+}
+
+// pod is an endpoint: a backend, and the pod it stands for ("" for none).
+type pod struct {
+	name string
+	be   *backend
+}
+
+// podServiceYAML is a Service with one EndpointSlice per pod (test backends
+// listen on different ports); a named pod's endpoint refers to it, so the
+// router names the server pod:<pod>:<service>:<port name>:<ip>:<port>.
+func podServiceYAML(ns, name string, pods ...pod) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "apiVersion: v1\nkind: Service\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n  ports:\n  - name: web\n    port: 80\n", name, ns)
-	// One slice per port: test backends listen on different ports.
-	for i, be := range backends {
+	for i, p := range pods {
 		fmt.Fprintf(&b, `---
 apiVersion: discovery.k8s.io/v1
 kind: EndpointSlice
@@ -455,7 +471,10 @@ ports:
   port: %d
 endpoints:
 - addresses: ["%s"]
-`, name, i, ns, name, be.Port, be.IP)
+`, name, i, ns, name, p.be.Port, p.be.IP)
+		if p.name != "" {
+			fmt.Fprintf(&b, "  targetRef:\n    kind: Pod\n    name: %s\n    namespace: %s\n", p.name, ns)
+		}
 	}
 	return b.String()
 }

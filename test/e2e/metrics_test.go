@@ -587,39 +587,3 @@ func withLabel(m map[string]string, k, v string) map[string]string {
 	}
 	return out
 }
-
-// pod is a backend standing for a pod of a service.
-type pod struct {
-	name string
-	be   *backend
-}
-
-// podServiceYAML is a Service with one EndpointSlice per pod whose
-// endpoint refers to the pod (so the router names the server
-// pod:<pod>:<service>:<port name>:<ip>:<port>).
-func podServiceYAML(ns, name string, pods ...pod) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "apiVersion: v1\nkind: Service\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n  ports:\n  - name: web\n    port: 80\n", name, ns)
-	for i, p := range pods {
-		fmt.Fprintf(&b, `---
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata:
-  name: %s-%d
-  namespace: %s
-  labels:
-    kubernetes.io/service-name: %s
-addressType: IPv4
-ports:
-- name: web
-  port: %d
-endpoints:
-- addresses: ["%s"]
-  targetRef:
-    kind: Pod
-    name: %s
-    namespace: %s
-`, name, i, ns, name, p.be.Port, p.be.IP, p.name, ns)
-	}
-	return b.String()
-}
