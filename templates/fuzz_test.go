@@ -20,6 +20,7 @@ import (
 	"github.com/openshift-router-go/router/router/builder"
 	"github.com/openshift-router-go/router/router/defaultcert"
 	"github.com/openshift-router-go/router/router/model"
+	"github.com/openshift-router-go/router/router/servers"
 	"github.com/openshift-router-go/router/router/store"
 	"github.com/openshift-router-go/router/test/testcerts"
 )
@@ -45,6 +46,7 @@ func renderFiles(t *testing.T, td *model.TemplateData) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	servers.Assign(td, nil, servers.Options{})
 	fs, err := r.Render(td)
 	if err != nil {
 		t.Fatal(err)

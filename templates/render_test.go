@@ -16,6 +16,7 @@ import (
 	"github.com/openshift-router-go/router/haproxy/files"
 	"github.com/openshift-router-go/router/router/annotations"
 	"github.com/openshift-router-go/router/router/model"
+	"github.com/openshift-router-go/router/router/servers"
 	"github.com/openshift-router-go/router/test/testcerts"
 )
 
@@ -28,6 +29,7 @@ func renderDefault(t *testing.T, td *model.TemplateData, env map[string]string) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	servers.Assign(td, nil, servers.Options{})
 	files, err := r.Render(td)
 	if err != nil {
 		t.Fatal(err)

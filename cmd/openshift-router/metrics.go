@@ -40,6 +40,8 @@ func newRouterMetrics() *routerMetrics {
 type readiness interface {
 	// Ready reports whether the initial configuration is loaded into HAProxy.
 	Ready() bool
+	// DynamicServer resolves a spare server slot to its endpoint.
+	DynamicServer(namespace, route, slot string) (string, bool)
 }
 
 // startMetrics binds the metrics and health server on ROUTER_LISTEN_ADDR
@@ -56,6 +58,7 @@ func startMetrics(ctx context.Context, cfg *config.Config, log logr.Logger, ctrl
 			ServerThreshold:    mc.HAProxyServerThreshold,
 			Columns:            mc.HAProxyExported,
 			Logger:             log.WithName("haproxy"),
+			DynamicServer:      ctrl.DynamicServer,
 		})
 		if err != nil {
 			return fmt.Errorf("ROUTER_METRICS_HAPROXY_EXPORTED: %w", err)

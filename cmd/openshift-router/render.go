@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"sort"
@@ -24,6 +25,8 @@ import (
 	"github.com/openshift-router-go/router/router/controller"
 	"github.com/openshift-router-go/router/router/defaultcert"
 	"github.com/openshift-router-go/router/router/hostname"
+	"github.com/openshift-router-go/router/router/model"
+	"github.com/openshift-router-go/router/router/servers"
 	"github.com/openshift-router-go/router/router/source/manifests"
 	"github.com/openshift-router-go/router/router/store"
 	"github.com/openshift-router-go/router/templates"
@@ -59,7 +62,14 @@ func newPipeline(cfg *config.Config, workingDir string, log logr.Logger) (contro
 	for _, w := range cfg.Warnings {
 		log.Info("configuration warning: " + w)
 	}
-	maxConn := fitMaxConnections(log, cfg.MaxConnections)
+	maxConn, fdLimit := fitMaxConnections(log, cfg.MaxConnections)
+	layout := servers.Options{PoolSize: cfg.MaxDynamicServers}
+	if cfg.BackendProcessEndpoints == "shuffle" {
+		r := rand.New(rand.NewSource(time.Now().UnixNano()))
+		layout.Shuffle = func(eps []model.Endpoint) {
+			r.Shuffle(len(eps), func(i, j int) { eps[i], eps[j] = eps[j], eps[i] })
+		}
+	}
 	destCA := ""
 	if cfg.DefaultDestinationCAPath != "" {
 		if _, err := os.Stat(cfg.DefaultDestinationCAPath); err == nil {
@@ -92,6 +102,8 @@ func newPipeline(cfg *config.Config, workingDir string, log logr.Logger) (contro
 			HAProxy:              cfg.HAProxy,
 		},
 		DefaultCertificate: certPEM,
+		Servers:            layout,
+		FDLimit:            fdLimit,
 		Hostnames: hostname.Generator{
 			Subdomain:       cfg.Kube.Subdomain,
 			Override:        cfg.Kube.OverrideHostname,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/openshift-router-go/router/haproxy/process"
+	"github.com/openshift-router-go/router/haproxy/runtimeapi"
 	"github.com/openshift-router-go/router/router/admission"
 	"github.com/openshift-router-go/router/router/config"
 	"github.com/openshift-router-go/router/router/controller"
@@ -121,6 +123,7 @@ func run(ctx context.Context, f runFlags) error {
 		}
 	}
 	pipe.Observer = obs
+	pipe.Runtime = &runtimeapi.Client{Path: filepath.Join(runDir, "haproxy.sock")}
 	ctrl := controller.New(pipe)
 	if err := startMetrics(ctx, cfg, log.WithName("metrics"), ctrl, filepath.Join(runDir, "haproxy.sock"), obs); err != nil {
 		return err
@@ -172,11 +175,12 @@ func loadTemplate(cfg *config.Config) (*templates.Renderer, error) {
 // fitMaxConnections raises the open-files limit to its hard limit (HAProxy
 // inherits it) and lowers maxconn if HAProxy could not get the file
 // descriptors it needs (about two per connection), which would make it
-// refuse to start.
-func fitMaxConnections(log logr.Logger, want int) int {
+// refuse to start. It also returns the limit (0 if unknown), which the
+// controller uses to leave room for health checks.
+func fitMaxConnections(log logr.Logger, want int) (int, int) {
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		return want
+		return want, 0
 	}
 	if lim.Cur < lim.Max {
 		lim.Cur = lim.Max
@@ -192,7 +196,14 @@ func fitMaxConnections(log logr.Logger, want int) int {
 	}
 	if int64(want) > fit {
 		log.Info("ROUTER_MAX_CONNECTIONS lowered to fit the open files limit", "wanted", want, "using", fit, "openFilesLimit", lim.Cur)
-		return int(fit)
+		return int(fit), limitInt(lim.Cur)
 	}
-	return want
+	return want, limitInt(lim.Cur)
+}
+
+func limitInt(v uint64) int {
+	if v > math.MaxInt32 {
+		return math.MaxInt32
+	}
+	return int(v)
 }

@@ -67,7 +67,16 @@ type Options struct {
 	Logger  logr.Logger
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// DynamicServer resolves a spare server slot (a server whose name
+	// starts with DynamicServerPrefix) of the route namespace/route to the
+	// name of the endpoint it serves; false means the slot is free, and it
+	// is left out of the metrics and the server count. Nil reports slots
+	// under their own names.
+	DynamicServer func(namespace, route, slot string) (string, bool)
 }
+
+// DynamicServerPrefix starts the names of spare server slots.
+const DynamicServerPrefix = "_dynamic-pod-"
 
 type kind int
 
@@ -254,6 +263,7 @@ func (c *Collector) scrape(now time.Time) {
 		return
 	}
 	c.lastUp = true
+	rows = c.resolveSlots(rows)
 
 	servers := 0
 	for _, r := range rows {
@@ -272,6 +282,27 @@ func (c *Collector) scrape(now time.Time) {
 		log.V(1).Info("some HAProxy statistics could not be parsed and were skipped", "failures", len(bad), "first", bad[0].Error())
 	}
 	c.nextInterval = time.Duration(float64(c.o.BaseScrapeInterval) * (1 + float64(len(rows))/1000))
+}
+
+// resolveSlots renames the rows of occupied server slots after their
+// endpoint and drops free slots.
+func (c *Collector) resolveSlots(rows []Row) []Row {
+	if c.o.DynamicServer == nil {
+		return rows
+	}
+	out := rows[:0]
+	for _, r := range rows {
+		if r.Type == typeServer && strings.HasPrefix(r.Server, DynamicServerPrefix) {
+			_, ns, route := BackendLabels(r.Proxy)
+			name, ok := c.o.DynamicServer(ns, route, r.Server)
+			if !ok {
+				continue
+			}
+			r.Server = name
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // build turns rows into metrics. With limited set (more servers than the

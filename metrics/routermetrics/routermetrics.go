@@ -36,6 +36,8 @@ type Metrics struct {
 	reloadFailure  prometheus.Gauge
 	reloadFailures prometheus.Counter
 	avoided        *prometheus.CounterVec
+	reloadReasons  *prometheus.CounterVec
+	runtimeErrors  prometheus.Counter
 
 	admittedDesc *prometheus.Desc
 	rejectedDesc *prometheus.Desc
@@ -73,6 +75,14 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "template_router_reloads_avoided_total",
 			Help: "Changes applied to the running HAProxy through its runtime API instead of a reload, by kind of change.",
 		}, []string{"kind"}),
+		reloadReasons: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "template_router_reloads_total",
+			Help: "Starts and reloads of HAProxy, by the reason the change could not be applied without one.",
+		}, []string{"reason"}),
+		runtimeErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "template_router_runtime_api_errors_total",
+			Help: "Runtime API commands HAProxy refused or that could not be sent; each falls back to a reload.",
+		}),
 		admittedDesc: prometheus.NewDesc("template_router_routes_admitted",
 			"Routes the router currently serves.", nil, nil),
 		rejectedDesc: prometheus.NewDesc("template_router_routes_rejected",
@@ -81,7 +91,8 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	}
 	// Present from the start (at 0), so queries and alerts see the series.
 	m.avoided.WithLabelValues("endpoints")
-	for _, c := range []prometheus.Collector{m.writeConfig, m.reload, m.reloadFailure, m.reloadFailures, m.avoided, routesCollector{m}, buildInfo()} {
+	for _, c := range []prometheus.Collector{m.writeConfig, m.reload, m.reloadFailure, m.reloadFailures, m.avoided,
+		m.reloadReasons, m.runtimeErrors, routesCollector{m}, buildInfo()} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -107,6 +118,14 @@ func (m *Metrics) ObserveReload(d time.Duration, err error) {
 // ObserveRuntimeChange records a change applied through HAProxy's runtime
 // API instead of a reload; kind names the change (e.g. "endpoints").
 func (m *Metrics) ObserveRuntimeChange(kind string) { m.avoided.WithLabelValues(kind).Inc() }
+
+// ObserveReloadReason records why a start or reload was needed (e.g.
+// "initial", "config", "pool-exhausted").
+func (m *Metrics) ObserveReloadReason(reason string) { m.reloadReasons.WithLabelValues(reason).Inc() }
+
+// ObserveRuntimeError records a runtime API change that failed (and fell
+// back to a reload).
+func (m *Metrics) ObserveRuntimeError() { m.runtimeErrors.Inc() }
 
 // ObserveAdmission records the current admission result of every route.
 func (m *Metrics) ObserveAdmission(results map[admission.Key]admission.Result) {

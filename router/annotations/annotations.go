@@ -36,7 +36,11 @@ const (
 	RewriteTarget            = "haproxy.router.openshift.io/rewrite-target"
 	SetForwardedHeaders      = "haproxy.router.openshift.io/set-forwarded-headers"
 	H1AdjustCase             = "haproxy.router.openshift.io/h1-adjust-case"
+	PoolSize                 = "router.openshift.io/pool-size"
 )
+
+// MaxPoolSize bounds the pool-size annotation (and ROUTER_MAX_DYNAMIC_SERVERS).
+const MaxPoolSize = 256
 
 // MaxTimeout is HAProxy's largest time value (2^31-1 ms), as written.
 const MaxTimeout = "2147483647ms"
@@ -84,6 +88,10 @@ type Route struct {
 	// passthrough routes): HAProxy restores the case of the headers of
 	// ROUTER_H1_CASE_ADJUST on requests to this route's servers.
 	H1AdjustCase bool
+	// PoolSize (pool-size) is the number of spare server slots of the
+	// route's backend, 0 to MaxPoolSize; nil means the router-wide default
+	// (ROUTER_MAX_DYNAMIC_SERVERS).
+	PoolSize *int
 }
 
 // Problem is an annotation value that was ignored.
@@ -167,6 +175,13 @@ func Parse(ann map[string]string, in Input) (Route, []Problem) {
 			bad(PodConcurrentConnections, err.Error())
 		} else {
 			r.PodConcurrentConnections = n
+		}
+	}
+	if v, ok := get(PoolSize); ok {
+		if n, err := strconv.Atoi(strings.TrimSpace(v)); err != nil || n < 0 || n > MaxPoolSize {
+			bad(PoolSize, fmt.Sprintf("not a whole number between 0 and %d", MaxPoolSize))
+		} else {
+			r.PoolSize = &n
 		}
 	}
 	if v, ok := get(RateLimit); ok {

@@ -7,18 +7,21 @@ import (
 )
 
 func TestParseValid(t *testing.T) {
+	seven := 7
 	got, problems := Parse(map[string]string{
 		Balance: "random", DisableCookies: "TRUE", CookieName: "a_B-1", HAProxyCookieName: "other",
 		CookieSameSite: "lax", PodConcurrentConnections: "0", RateLimit: "true", RateLimitConcurrentTCP: "1",
 		RateLimitRateHTTP: "2", RateLimitRateTCP: "3", Timeout: "5500", TimeoutTunnel: "25d",
 		HealthCheckInterval: "500us", IPWhitelist: "10.0.0.1", IPAllowlist: " 192.168.1.0/24\t2001:DB8::1 ",
 		HSTSHeader: `MAX-AGE="600" ; preload;includesubdomains`, RewriteTarget: "/x/", SetForwardedHeaders: "if-none",
+		PoolSize: " 7 ",
 	}, Input{Termination: "edge", Path: "/a/"})
 	want := Route{
 		Balance: "random", DisableCookies: true, CookieName: "a_B-1", CookieSameSite: "Lax", RateLimit: true,
 		RateLimitConcurrentTCP: 1, RateLimitRateHTTP: 2, RateLimitRateTCP: 3, Timeout: "5500", TimeoutTunnel: MaxTimeout,
 		HealthCheckInterval: "1ms", Allowlist: []string{"192.168.1.0/24", "2001:db8::1"},
 		HSTSHeader: "max-age=600;includeSubDomains;preload", RewriteTarget: "/x/", RewritePrefix: "/a", ForwardedHeaders: "if-none",
+		PoolSize: &seven,
 	}
 	if len(problems) != 0 {
 		t.Errorf("problems: %v", problems)
@@ -57,6 +60,9 @@ func TestParseInvalidValuesAreDroppedAndReported(t *testing.T) {
 		"rewrite-blank":   {RewriteTarget, "/a b", ""},
 		"rewrite-pt":      {RewriteTarget, "/", "passthrough"},
 		"forwarded":       {SetForwardedHeaders, "Replace", ""},
+		"pool-negative":   {PoolSize, "-1", ""},
+		"pool-too-large":  {PoolSize, "257", ""},
+		"pool-word":       {PoolSize, "five", ""},
 	} {
 		t.Run(name, func(t *testing.T) {
 			ann := map[string]string{c.ann: c.val, RateLimit: "true"}

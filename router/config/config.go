@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openshift-router-go/router/router/annotations"
 	"github.com/openshift-router-go/router/router/model"
 )
 
@@ -46,6 +47,10 @@ type Config struct {
 	DisableHTTP2            bool
 	// MaxConnections is ROUTER_MAX_CONNECTIONS (HAProxy's global maxconn).
 	MaxConnections int
+	// MaxDynamicServers is ROUTER_MAX_DYNAMIC_SERVERS: the spare server
+	// slots of every backend (endpoints added between reloads go there
+	// without a reload), unless a route sets router.openshift.io/pool-size.
+	MaxDynamicServers int
 
 	StatsPort     int
 	StatsUser     string
@@ -90,6 +95,7 @@ func FromEnv(getenv Getenv) (*Config, error) {
 		BackendProcessEndpoints:  p.oneOf("ROUTER_BACKEND_PROCESS_ENDPOINTS", "", "", "shuffle"),
 		DisableHTTP2:             p.boolean("ROUTER_DISABLE_HTTP2", false),
 		MaxConnections:           p.positive("ROUTER_MAX_CONNECTIONS", 20000),
+		MaxDynamicServers:        p.intRange("ROUTER_MAX_DYNAMIC_SERVERS", 5, 0, annotations.MaxPoolSize),
 		StatsPort:                p.portOrZero("STATS_PORT", 0),
 		StatsUser:                p.str("STATS_USERNAME", ""),
 		StatsPassword:            p.str("STATS_PASSWORD", ""),
@@ -171,6 +177,19 @@ func (p *parser) positive(name string, def int) int {
 	n, err := strconv.Atoi(strings.TrimSpace(v))
 	if err != nil || n < 1 {
 		p.errs = append(p.errs, fmt.Errorf("%s=%q: want a positive whole number", name, v))
+		return def
+	}
+	return n
+}
+
+func (p *parser) intRange(name string, def, lo, hi int) int {
+	v, ok := p.getenv(name)
+	if !ok || strings.TrimSpace(v) == "" {
+		return def
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < lo || n > hi {
+		p.errs = append(p.errs, fmt.Errorf("%s=%q: want a whole number from %d to %d", name, v, lo, hi))
 		return def
 	}
 	return n

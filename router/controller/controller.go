@@ -19,11 +19,13 @@ import (
 	"github.com/go-logr/logr"
 	routev1 "github.com/openshift/api/route/v1"
 
+	"github.com/openshift-router-go/router/haproxy/dynamic"
 	"github.com/openshift-router-go/router/haproxy/files"
 	"github.com/openshift-router-go/router/router/admission"
 	"github.com/openshift-router-go/router/router/builder"
 	"github.com/openshift-router-go/router/router/hostname"
 	"github.com/openshift-router-go/router/router/model"
+	"github.com/openshift-router-go/router/router/servers"
 	"github.com/openshift-router-go/router/router/store"
 	"github.com/openshift-router-go/router/templates"
 )
@@ -47,6 +49,13 @@ type Observer interface {
 	ObserveReload(d time.Duration, err error)
 	// ObserveAdmission reports every route's admission result after a commit.
 	ObserveAdmission(results map[admission.Key]admission.Result)
+	// ObserveReloadReason reports why a start or reload was needed.
+	ObserveReloadReason(reason string)
+	// ObserveRuntimeChange reports a change applied through the runtime
+	// API instead of a reload.
+	ObserveRuntimeChange(kind string)
+	// ObserveRuntimeError reports a runtime API change that failed.
+	ObserveRuntimeError()
 }
 
 type nopObserver struct{}
@@ -54,6 +63,26 @@ type nopObserver struct{}
 func (nopObserver) ObserveWriteConfig(time.Duration)                    {}
 func (nopObserver) ObserveReload(time.Duration, error)                  {}
 func (nopObserver) ObserveAdmission(map[admission.Key]admission.Result) {}
+func (nopObserver) ObserveReloadReason(string)                          {}
+func (nopObserver) ObserveRuntimeChange(string)                         {}
+func (nopObserver) ObserveRuntimeError()                                {}
+
+// Reasons for a start or reload besides those of haproxy/dynamic.
+const (
+	ReasonInitial = "initial"
+	// ReasonRestart: HAProxy was not running (it exited).
+	ReasonRestart = "restart"
+	// ReasonRetry: the previous reload failed.
+	ReasonRetry = "retry"
+	// ReasonFiles: maps, certificates or other files changed.
+	ReasonFiles = "files"
+	// ReasonPoolExhausted: a backend had no free server slot left.
+	ReasonPoolExhausted = "pool-exhausted"
+	// ReasonRuntimeError: a runtime API change failed.
+	ReasonRuntimeError = "runtime-error"
+	// ReasonNoRuntimeAPI: changes without reload are off.
+	ReasonNoRuntimeAPI = "no-runtime-api"
+)
 
 // Options configure the controller.
 type Options struct {
@@ -79,6 +108,15 @@ type Options struct {
 	// synced, so the ports answer (503) at once; without it nothing is
 	// bound until the initial state is loaded (ROUTER_BIND_PORTS_AFTER_SYNC).
 	BindEarly bool
+	// Servers lays out backends' server lines (spare slots).
+	Servers servers.Options
+	// Runtime sends commands to the running HAProxy's runtime API; nil
+	// turns changes without reload off.
+	Runtime dynamic.Execer
+	// FDLimit is the open-files limit HAProxy runs with; when set, the
+	// configuration's maxconn is lowered so that HAProxy's need (two per
+	// connection, one per health-checked server) fits in it.
+	FDLimit int
 }
 
 // maxCulpritRounds bounds how many times one commit retries after
@@ -114,6 +152,26 @@ type Controller struct {
 	// annotationProblems holds what was logged about each route's ignored
 	// annotations, so each problem is logged once, not on every pass.
 	annotationProblems map[model.ServiceAliasConfigKey]string
+	// running is the configuration the running HAProxy has (as loaded,
+	// plus the runtime changes since), and layouts its backends' server
+	// lines; both nil when unknown (before the first load, after a failure).
+	running *dynamic.Config
+	layouts servers.Layouts
+	// loggedMaxConn is the last maxconn lowered to fit the open-files limit.
+	loggedMaxConn int
+	// effectivePool is the router-wide slot count of the last fresh
+	// layout, loggedPool the last one logged.
+	effectivePool, loggedPool int
+}
+
+// outcome says what one pass did.
+type outcome struct {
+	reloaded bool
+	// runtime is true when changes were applied without a reload.
+	runtime bool
+	// deferred is true when a pass that could not reload found that a
+	// reload is needed.
+	deferred bool
 }
 
 // exitWatcher is implemented by processes that report unexpected exits
@@ -147,7 +205,7 @@ func New(o Options) *Controller {
 	if o.Observer == nil {
 		o.Observer = nopObserver{}
 	}
-	return &Controller{o: o, writer: files.NewWriter(), excluded: map[admission.Key]exclusion{}, started: make(chan struct{}, 1)}
+	return &Controller{o: o, writer: files.NewWriter(), excluded: map[admission.Key]exclusion{}, started: make(chan struct{}, 1), loggedPool: -1}
 }
 
 // Ready reports whether the initial state has been loaded into HAProxy.
@@ -168,13 +226,17 @@ func (c *Controller) Results() map[admission.Key]admission.Result {
 	return out
 }
 
-// Run processes changes until ctx is done.
+// Run processes changes until ctx is done. A change that can be applied
+// to the running HAProxy without a reload (endpoints: see haproxy/dynamic)
+// is applied at once; one that needs a reload waits until ReloadInterval
+// has passed since the last pass that could reload, so reloads are
+// coalesced.
 func (c *Controller) Run(ctx context.Context) error {
 	log := c.o.Logger
 	if p, ok := c.o.Process.(exitWatcher); ok {
 		go c.supervise(ctx, p)
 	}
-	var last time.Time // of the last reload; the pre-sync start does not count
+	var last time.Time // of the last pass that could reload
 	if c.o.BindEarly && !c.o.Store.HasSynced(c.o.Sources...) {
 		c.presync = true
 		_, err := c.Commit(ctx)
@@ -183,33 +245,54 @@ func (c *Controller) Run(ctx context.Context) error {
 			return fmt.Errorf("binding the ports before the initial sync: %w", err)
 		}
 	}
+	// pending is set when a change needs a reload that waits for the
+	// interval; timer fires when it may run.
+	pending := false
+	var timer *time.Timer
+	var timerC <-chan time.Time
+	stopTimer := func() {
+		if timer != nil {
+			timer.Stop()
+		}
+		timer, timerC = nil, nil
+	}
+	defer stopTimer()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-c.o.Store.Changed():
+		case <-timerC:
+			timer, timerC = nil, nil
 		}
 		if !c.o.Store.HasSynced(c.o.Sources...) {
 			continue
 		}
 		if wait := time.Until(last.Add(c.o.ReloadInterval)); wait > 0 {
-			t := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return nil
-			case <-t.C:
+			if !pending {
+				out, err := c.commit(ctx, false)
+				if err != nil {
+					log.Error(err, "change not applied without a reload; reloading at the next interval")
+				}
+				pending = out.deferred || err != nil
 			}
+			if pending && timerC == nil {
+				timer = time.NewTimer(wait)
+				timerC = timer.C
+			}
+			continue
 		}
-		// Changes that arrived while waiting are part of this commit.
+		stopTimer()
+		pending = false
+		// Changes that arrived meanwhile are part of this commit.
 		select {
 		case <-c.o.Store.Changed():
 		default:
 		}
 		_, err := c.Commit(ctx)
-		// Every pass counts for the interval, reload or not: passes that
-		// change nothing HAProxy sees (status updates, unrelated services)
-		// are coalesced too.
+		// Every pass that could reload counts for the interval, reload or
+		// not: passes that change nothing HAProxy sees (status updates,
+		// unrelated services) are coalesced too.
 		last = time.Now()
 		if errors.Is(err, errExcludedMore) {
 			log.Info(err.Error())
@@ -250,19 +333,41 @@ func (c *Controller) retrySoon(ctx context.Context) {
 	}()
 }
 
-// Commit renders and applies the current state once. It reports whether
-// HAProxy was started or reloaded.
+// Commit renders and applies the current state once, through the runtime
+// API where it can and with a start or reload of HAProxy otherwise. It
+// reports whether HAProxy was started or reloaded.
 func (c *Controller) Commit(ctx context.Context) (bool, error) {
+	out, err := c.commit(ctx, true)
+	return out.reloaded, err
+}
+
+// commit is one pass. With allowReload false it applies what it can at
+// runtime and, when a reload is needed, leaves the files as they were and
+// reports deferred.
+func (c *Controller) commit(ctx context.Context, allowReload bool) (outcome, error) {
 	log := c.o.Logger
+	freshLayout := false
+	carried := "" // the reason found before laying out afresh
 	for round := 0; ; round++ {
 		began := time.Now()
-		td, decision, err := c.buildModel()
+		c.mu.RLock()
+		force := c.forceReload || !c.o.Process.Running()
+		running, prevLayouts := c.running, c.layouts
+		c.mu.RUnlock()
+		incremental := !force && !freshLayout && running != nil && c.o.Runtime != nil
+		if !incremental {
+			prevLayouts = nil
+		}
+		if !allowReload && !incremental {
+			return outcome{deferred: true}, nil
+		}
+		td, decision, exhausted, err := c.buildModel(prevLayouts)
 		if err != nil {
-			return false, err
+			return outcome{}, err
 		}
 		fs, err := c.render(td)
 		if err != nil {
-			return false, err
+			return outcome{}, err
 		}
 		changed, err := c.writer.Stage(fs)
 		if err != nil {
@@ -272,12 +377,9 @@ func (c *Controller) Commit(ctx context.Context) (bool, error) {
 				c.exclude(culprits, err)
 				continue
 			}
-			return false, err
+			return outcome{}, err
 		}
 		c.o.Observer.ObserveWriteConfig(time.Since(began))
-		c.mu.RLock()
-		force := c.forceReload || !c.o.Process.Running()
-		c.mu.RUnlock()
 		if len(changed) == 0 && !force {
 			c.writer.Commit()
 			c.mu.Lock()
@@ -285,21 +387,56 @@ func (c *Controller) Commit(ctx context.Context) (bool, error) {
 			c.mu.Unlock()
 			c.publish(decision)
 			c.logAnnotationProblems(td)
-			return false, nil
+			return outcome{}, nil
 		}
 		configPath := templates.OutputPath(td.WorkingDir, templates.ConfigTemplateName)
+		config := fileData(fs, configPath)
+		reason := c.reloadReason(force, incremental)
+		if carried != "" {
+			reason = carried
+		}
+		if reason == "" {
+			var parsed *dynamic.Config
+			reason, parsed = c.tryRuntime(ctx, running, changed, configPath, config, exhausted)
+			if reason == "" {
+				c.writer.Commit()
+				c.mu.Lock()
+				c.running, c.layouts = parsed, servers.Of(td)
+				c.ready = c.ready || !c.presync
+				c.mu.Unlock()
+				c.publish(decision)
+				c.logAnnotationProblems(td)
+				return outcome{runtime: true}, nil
+			}
+		}
+		if !allowReload {
+			if rbErr := c.writer.Rollback(); rbErr != nil {
+				log.Error(rbErr, "rolling back files of a change deferred to a reload")
+			}
+			log.V(2).Info("change needs a reload; waiting for the reload interval", "reason", reason)
+			return outcome{deferred: true}, nil
+		}
+		if incremental && !servers.Compact(td) {
+			// A reload loads the backends laid out afresh, with every
+			// spare slot free again.
+			if rbErr := c.writer.Rollback(); rbErr != nil {
+				return outcome{}, fmt.Errorf("rolling back before a reload: %w", rbErr)
+			}
+			freshLayout, carried = true, reason
+			round--
+			continue
+		}
 		if err := c.o.Process.Check(ctx, configPath); err != nil {
-			config := fileData(fs, configPath)
 			if rbErr := c.writer.Rollback(); rbErr != nil {
 				log.Error(rbErr, "rolling back refused configuration")
 			}
 			culprits := Culprits(err.Error(), config)
 			if len(culprits) == 0 {
-				return false, fmt.Errorf("haproxy refused the new configuration: %w", err)
+				return outcome{}, fmt.Errorf("haproxy refused the new configuration: %w", err)
 			}
 			c.exclude(culprits, err)
 			if round+1 >= maxCulpritRounds {
-				return false, errExcludedMore
+				return outcome{}, errExcludedMore
 			}
 			continue
 		}
@@ -312,14 +449,18 @@ func (c *Controller) Commit(ctx context.Context) (bool, error) {
 			err = c.o.Process.Reload(ctx)
 		}
 		c.o.Observer.ObserveReload(time.Since(reloadBegan), err)
+		c.o.Observer.ObserveReloadReason(reason)
 		c.mu.Lock()
 		c.forceReload = err != nil
+		c.running, c.layouts = nil, nil
 		c.mu.Unlock()
 		if err != nil {
-			return false, fmt.Errorf("loading configuration into haproxy: %w", err)
+			return outcome{}, fmt.Errorf("loading configuration into haproxy: %w", err)
 		}
-		log.Info("configuration loaded", "started", start, "routes", len(td.State), "changedFiles", len(changed))
+		log.Info("configuration loaded", "started", start, "reason", reason, "routes", len(td.State), "changedFiles", len(changed))
+		parsed := dynamic.Parse(config)
 		c.mu.Lock()
+		c.running, c.layouts = parsed, servers.Of(td)
 		c.everStarted = true
 		if !c.presync {
 			c.ready = true
@@ -336,11 +477,73 @@ func (c *Controller) Commit(ctx context.Context) (bool, error) {
 			c.publish(decision)
 			c.logAnnotationProblems(td)
 		}
-		return true, nil
+		return outcome{reloaded: true}, nil
 	}
 }
 
-func (c *Controller) buildModel() (*model.TemplateData, admission.Decision, error) {
+// reloadReason returns why a pass cannot even try the runtime API, or "".
+func (c *Controller) reloadReason(force, incremental bool) string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	switch {
+	case !c.everStarted:
+		return ReasonInitial
+	case !c.o.Process.Running():
+		return ReasonRestart
+	case force:
+		return ReasonRetry
+	case c.o.Runtime == nil:
+		return ReasonNoRuntimeAPI
+	case !incremental:
+		return dynamic.ReasonConfig
+	}
+	return ""
+}
+
+// tryRuntime applies the change from the running configuration to the
+// staged one through the runtime API. It returns "" and the new parsed
+// configuration when it did, or why a reload is needed.
+func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, changed []string, configPath string, config []byte, exhausted []model.ServiceAliasConfigKey) (string, *dynamic.Config) {
+	if len(exhausted) > 0 {
+		// Those backends were laid out afresh: their lines changed.
+		c.o.Logger.V(1).Info("backends out of spare server slots; reloading", "routes", exhausted)
+		return ReasonPoolExhausted, nil
+	}
+	parsed := dynamic.Parse(config)
+	change := dynamic.Diff(running, parsed)
+	if change.Reload {
+		c.o.Logger.V(2).Info("change needs a reload", "reason", change.Reason, "where", change.Where)
+		return change.Reason, nil
+	}
+	for _, p := range changed {
+		if filepath.Clean(p) != filepath.Clean(configPath) {
+			// Maps, certificates, allowlists: read at load time only.
+			c.o.Logger.V(2).Info("change needs a reload", "reason", ReasonFiles, "file", p)
+			return ReasonFiles, nil
+		}
+	}
+	if len(change.Commands) == 0 {
+		// Only comments or blank lines changed.
+		return "", parsed
+	}
+	began := time.Now()
+	n, err := dynamic.Apply(ctx, c.o.Runtime, change.Commands)
+	if err != nil {
+		c.o.Observer.ObserveRuntimeError()
+		c.o.Logger.Error(err, "runtime API change failed; reloading instead", "applied", n, "of", len(change.Commands))
+		// What HAProxy runs is now unknown: only a reload fixes it.
+		c.mu.Lock()
+		c.forceReload = true
+		c.running, c.layouts = nil, nil
+		c.mu.Unlock()
+		return ReasonRuntimeError, nil
+	}
+	c.o.Observer.ObserveRuntimeChange("endpoints")
+	c.o.Logger.V(1).Info("endpoints changed without a reload", "commands", n, "took", time.Since(began).String())
+	return "", parsed
+}
+
+func (c *Controller) buildModel(prev servers.Layouts) (*model.TemplateData, admission.Decision, []model.ServiceAliasConfigKey, error) {
 	var td *model.TemplateData
 	var decision admission.Decision
 	err := c.o.Store.Read(func(v store.View) error {
@@ -354,7 +557,87 @@ func (c *Controller) buildModel() (*model.TemplateData, admission.Decision, erro
 		td = builder.Build(v, decision.Admitted, c.o.Build)
 		return nil
 	})
-	return td, decision, err
+	if err != nil {
+		return nil, decision, nil, err
+	}
+	opts := c.o.Servers
+	opts.PoolSize = c.poolSize(td, prev == nil)
+	exhausted := servers.Assign(td, prev, opts)
+	c.fitMaxConnections(td)
+	return td, decision, exhausted, nil
+}
+
+// fdReserve is what HAProxy needs besides connections and health checks
+// (listeners, sockets, files).
+const fdReserve = 1000
+
+// minFDConnections is the maxconn spare server slots must leave room for.
+const minFDConnections = 1000
+
+// poolSize returns the router-wide number of spare slots per backend for
+// fresh layouts: Servers.PoolSize, lowered when the health-checked slots
+// would not fit in the open-files limit (HAProxy reserves a descriptor per
+// checked server) with room left for minFDConnections connections.
+// Incremental layouts keep the slots they have, so the size only changes
+// at a reload.
+func (c *Controller) poolSize(td *model.TemplateData, fresh bool) int {
+	if !fresh {
+		return c.effectivePool
+	}
+	want := c.o.Servers.PoolSize
+	if c.o.FDLimit <= 0 || want == 0 {
+		c.effectivePool = want
+		return want
+	}
+	minConn := td.MaxConnections
+	if minConn > minFDConnections {
+		minConn = minFDConnections
+	}
+	budget := c.o.FDLimit - fdReserve - 2*minConn
+	routes := 0
+	for _, cfg := range td.State {
+		budget -= cfg.ActiveEndpoints
+		if cfg.Settings.PoolSize != nil {
+			budget -= *cfg.Settings.PoolSize
+		} else {
+			routes++
+		}
+	}
+	pool := want
+	if routes > 0 && budget/routes < pool {
+		pool = budget / routes
+		if pool < 0 {
+			pool = 0
+		}
+	}
+	if pool != want && pool != c.loggedPool {
+		c.o.Logger.Info("spare server slots per backend lowered to fit the open files limit (each health-checked server takes one)",
+			"slots", pool, "ROUTER_MAX_DYNAMIC_SERVERS", want, "routes", len(td.State), "openFilesLimit", c.o.FDLimit)
+	}
+	c.loggedPool = pool
+	c.effectivePool = pool
+	return pool
+}
+
+// fitMaxConnections lowers td.MaxConnections so that HAProxy's file
+// descriptor need — two per connection and one per health-checked server —
+// fits in the open-files limit; HAProxy refuses to start otherwise.
+func (c *Controller) fitMaxConnections(td *model.TemplateData) {
+	if c.o.FDLimit <= 0 {
+		return
+	}
+	fit := (c.o.FDLimit - fdReserve - servers.Count(td)) / 2
+	if fit < 100 {
+		fit = 100
+	}
+	if td.MaxConnections > fit {
+		if fit != c.loggedMaxConn {
+			c.o.Logger.Info("maxconn lowered to fit the open files limit with every server's health check",
+				"maxconn", fit, "servers", servers.Count(td), "openFilesLimit", c.o.FDLimit)
+			c.loggedMaxConn = fit
+		}
+		td.MaxConnections = fit
+	}
 }
 
 // currentExclusions drops exclusions of routes that changed or went away,
@@ -539,4 +822,21 @@ func (c *Controller) supervise(ctx context.Context, p exitWatcher) {
 			c.o.Store.Poke()
 		}
 	}
+}
+
+// DynamicServer returns the endpoint (its ID) that the spare server slot
+// named slot of route namespace/route serves in the running configuration;
+// false when the slot is free or unknown. Safe for concurrent use (metrics).
+func (c *Controller) DynamicServer(namespace, route, slot string) (string, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for _, s := range c.layouts[model.NewServiceAliasConfigKey(namespace, route)] {
+		if s.Name == slot {
+			if !s.Dynamic || s.Disabled || s.Endpoint.ID == "" {
+				return "", false
+			}
+			return s.Endpoint.ID, true
+		}
+	}
+	return "", false
 }

@@ -13,7 +13,7 @@ import (
 // o.Admission, o.Build, o.Hostnames and o.DefaultCertificate are used.
 func RenderOnce(o Options) ([]files.File, admission.Decision, error) {
 	c := New(o)
-	td, decision, err := c.buildModel()
+	td, decision, _, err := c.buildModel(nil)
 	if err != nil {
 		return nil, admission.Decision{}, err
 	}

@@ -134,7 +134,40 @@ type ServiceAliasConfig struct {
 	// AnnotationProblems describes the annotation values that were
 	// ignored (invalid), one per entry.
 	AnnotationProblems []string
+	// Servers are the server lines of the route's backend, in order: the
+	// endpoints of its services (ServiceUnitNames, filtered by PreferPort)
+	// and spare slots that endpoints added later are moved into through
+	// HAProxy's runtime API (see router/servers). Between reloads the list
+	// keeps its lines: a removed endpoint stays, Disabled, until the next
+	// reload, so the file on disk always describes what HAProxy runs.
+	Servers []Server
 }
+
+// Server is one server line of a route's backend.
+type Server struct {
+	// Name is the endpoint's ID for an endpoint's own line, or
+	// DynamicServerPrefix followed by a number for a spare slot.
+	Name string
+	// Endpoint is the endpoint served (IP, Port, …); for a slot that never
+	// held one, a placeholder address.
+	Endpoint Endpoint
+	// ServiceUnit is the service Endpoint belongs to (for a free slot, the
+	// route's first service).
+	ServiceUnit ServiceUnitKey
+	// Weight is the server's weight (0-256).
+	Weight int32
+	// Cookie is the sticky-session cookie value of the line.
+	Cookie string
+	// Disabled lines are in maintenance: free slots and the lines of
+	// endpoints that went away since the last reload.
+	Disabled bool
+	// Dynamic is true for a slot line.
+	Dynamic bool
+}
+
+// DynamicServerPrefix starts the names of spare server slots (as the
+// dynamic servers of OpenShift's configuration manager are named).
+const DynamicServerPrefix = "_dynamic-pod-"
 
 // Certificate is a PEM certificate (and key).
 type Certificate struct {

@@ -448,6 +448,8 @@ func serviceYAML(ns, name string, backends ...*backend) string {
 type pod struct {
 	name string
 	be   *backend
+	// notReady marks the endpoint not ready (ready: false).
+	notReady bool
 }
 
 // podServiceYAML is a Service with one EndpointSlice per pod (test backends
@@ -474,6 +476,9 @@ endpoints:
 `, name, i, ns, name, p.be.Port, p.be.IP)
 		if p.name != "" {
 			fmt.Fprintf(&b, "  targetRef:\n    kind: Pod\n    name: %s\n    namespace: %s\n", p.name, ns)
+		}
+		if p.notReady {
+			b.WriteString("  conditions:\n    ready: false\n")
 		}
 	}
 	return b.String()

@@ -27,9 +27,9 @@ func TestMetricsCountTrafficPerRoute(t *testing.T) {
 	gamma1 := startBackend(t, "gamma-1")
 	m := newManifests(t)
 	m.Write("svc.yaml", strings.Join([]string{
-		podServiceYAML("mx", "alpha", pod{"alpha-1", alpha1}),
-		podServiceYAML("mx", "beta", pod{"beta-1", beta1}, pod{"beta-2", beta2}),
-		podServiceYAML("mx", "gamma", pod{"gamma-1", gamma1}),
+		podServiceYAML("mx", "alpha", pod{name: "alpha-1", be: alpha1}),
+		podServiceYAML("mx", "beta", pod{name: "beta-1", be: beta1}, pod{name: "beta-2", be: beta2}),
+		podServiceYAML("mx", "gamma", pod{name: "gamma-1", be: gamma1}),
 	}, "---\n"))
 	m.Write("routes.yaml", strings.Join([]string{
 		routeYAML("mx", "alpha", "alpha.example.com", "", "alpha", ""),
@@ -185,7 +185,7 @@ func TestMetricsCountTrafficPerRoute(t *testing.T) {
 func TestMetricsServerThresholdSwitchesToBackends(t *testing.T) {
 	a1, b1, b2 := startBackend(t, "a1"), startBackend(t, "b1"), startBackend(t, "b2")
 	m := newManifests(t)
-	m.Write("svc.yaml", podServiceYAML("th", "a", pod{"a-1", a1})+"---\n"+podServiceYAML("th", "b", pod{"b-1", b1}))
+	m.Write("svc.yaml", podServiceYAML("th", "a", pod{name: "a-1", be: a1})+"---\n"+podServiceYAML("th", "b", pod{name: "b-1", be: b1}))
 	m.Write("routes.yaml", routeYAML("th", "a", "a.example.com", "", "a", "")+"---\n"+routeYAML("th", "b", "b.example.com", "", "b", ""))
 	env, ms := metricsEnv(t)
 	// fe_sni and fe_no_sni (the TLS hand-off servers) + a-1 + b-1 = 4.
@@ -212,7 +212,7 @@ func TestMetricsServerThresholdSwitchesToBackends(t *testing.T) {
 	})
 
 	// A second endpoint for b: 5 servers > 4.
-	m.Write("svc.yaml", podServiceYAML("th", "a", pod{"a-1", a1})+"---\n"+podServiceYAML("th", "b", pod{"b-1", b1}, pod{"b-2", b2}))
+	m.Write("svc.yaml", podServiceYAML("th", "a", pod{name: "a-1", be: a1})+"---\n"+podServiceYAML("th", "b", pod{name: "b-1", be: b1}, pod{name: "b-2", be: b2}))
 	var base float64
 	eventually(t, loadTimeout, "backend metrics above the threshold", func() error {
 		s, err := ms.get()
@@ -269,7 +269,7 @@ func TestMetricsServerThresholdSwitchesToBackends(t *testing.T) {
 func TestMetricsRouterMetricsAfterAChange(t *testing.T) {
 	one := startBackend(t, "one")
 	m := newManifests(t)
-	m.Write("svc.yaml", podServiceYAML("rm", "one", pod{"one-1", one}))
+	m.Write("svc.yaml", podServiceYAML("rm", "one", pod{name: "one-1", be: one}))
 	m.Write("routes.yaml", routeYAML("rm", "one", "one.example.com", "", "one", ""))
 	env, ms := metricsEnv(t)
 	r := startRouter(t, m.Dir, env)

@@ -1,0 +1,200 @@
+package dynamic
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openshift-router-go/router/haproxy/runtimeapi"
+)
+
+const base = `global
+  maxconn 100
+# a comment
+defaults
+  mode http
+backend be_http:ns:r
+  balance roundrobin
+  server a 10.0.0.1:8080 cookie c1 weight 256 check inter 5000ms
+  server _dynamic-pod-1 127.0.0.1:1 cookie d1 weight 0 check inter 5000ms disabled
+backend be_http:ns:s
+  server b [fd00::1]:80 weight 1
+`
+
+func diffText(old, new string) Change { return Diff(Parse([]byte(old)), Parse([]byte(new))) }
+
+func commands(c Change) []string {
+	var out []string
+	for _, cmd := range c.Commands {
+		out = append(out, cmd.Text)
+	}
+	return out
+}
+
+func TestDiffFindsRuntimeCommands(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		edit func(string) string
+		want []string
+	}{
+		{"identical", func(s string) string { return s }, nil},
+		{"comments and blank lines only", func(s string) string { return strings.Replace(s, "# a comment\n", "\n# other\n", 1) }, nil},
+		{"slot takes an endpoint", func(s string) string {
+			return strings.Replace(s, "127.0.0.1:1 cookie d1 weight 0 check inter 5000ms disabled", "10.0.0.2:8443 cookie d1 weight 256 check inter 5000ms", 1)
+		}, []string{
+			"set server be_http:ns:r/_dynamic-pod-1 addr 10.0.0.2 port 8443",
+			"set server be_http:ns:r/_dynamic-pod-1 weight 256",
+			"set server be_http:ns:r/_dynamic-pod-1 state ready",
+		}},
+		{"endpoint goes away", func(s string) string {
+			return strings.Replace(s, "check inter 5000ms\n  server _dyn", "check inter 5000ms disabled\n  server _dyn", 1)
+		}, []string{"set server be_http:ns:r/a state maint"}},
+		{"weight", func(s string) string { return strings.Replace(s, "[fd00::1]:80 weight 1", "[fd00::1]:80 weight 3", 1) },
+			[]string{"set server be_http:ns:s/b weight 3"}},
+		{"IPv6 address", func(s string) string { return strings.Replace(s, "[fd00::1]:80", "[fd00::2]:81", 1) },
+			[]string{"set server be_http:ns:s/b addr fd00::2 port 81"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := diffText(base, c.edit(base))
+			if got.Reload {
+				t.Fatalf("reload: %s at %s", got.Reason, got.Where)
+			}
+			if !reflect.DeepEqual(commands(got), c.want) {
+				t.Errorf("commands\n got  %q\n want %q", commands(got), c.want)
+			}
+		})
+	}
+}
+
+func TestDiffNeedsReload(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		edit   func(string) string
+		reason string
+	}{
+		{"global setting", func(s string) string { return strings.Replace(s, "maxconn 100", "maxconn 101", 1) }, ReasonConfig},
+		{"new backend", func(s string) string { return s + "backend x\n  server y 10.0.0.9:1\n" }, ReasonConfig},
+		{"backend option", func(s string) string { return strings.Replace(s, "balance roundrobin", "balance leastconn", 1) }, ReasonConfig},
+		{"server added", func(s string) string { return s + "  server c 10.0.0.3:80\n" }, ReasonServers},
+		{"server renamed", func(s string) string { return strings.Replace(s, "server a ", "server z ", 1) }, ReasonServers},
+		{"server option", func(s string) string { return strings.Replace(s, "cookie c1", "cookie c9", 1) }, ReasonServerOptions},
+		{"health check added", func(s string) string { return strings.Replace(s, "weight 1\n", "weight 1 check\n", 1) }, ReasonServerOptions},
+		{"address not an IP", func(s string) string { return strings.Replace(s, "[fd00::1]:80", "example.com:80", 1) }, ReasonServerAddress},
+		{"weight not a number", func(s string) string { return strings.Replace(s, "weight 1\n", "weight 1x\n", 1) }, ReasonServerAddress},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := diffText(base, c.edit(base))
+			if !got.Reload || got.Reason != c.reason {
+				t.Errorf("got reload=%v reason=%q (%s), want reason %q", got.Reload, got.Reason, got.Where, c.reason)
+			}
+		})
+	}
+}
+
+// TestApplyAgainstHAProxy runs the commands of a diff on a real haproxy and
+// checks its servers end up as the new configuration says.
+func TestApplyAgainstHAProxy(t *testing.T) {
+	haproxy, err := exec.LookPath("haproxy")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("haproxy not installed")
+		}
+		t.Skip("haproxy not installed")
+	}
+	dir, err := os.MkdirTemp("", "dyn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	sock := filepath.Join(dir, "admin.sock")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	old := fmt.Sprintf(`global
+  maxconn 100
+  stats socket %s mode 600 level admin
+defaults
+  mode http
+  timeout connect 1s
+  timeout client 5s
+  timeout server 5s
+frontend f
+  bind 127.0.0.1:%d
+  default_backend be_http:ns:r
+backend be_http:ns:r
+  balance roundrobin
+  cookie k insert indirect nocache
+  server a 127.0.0.1:1 cookie c1 weight 256 check inter 5000ms
+  server _dynamic-pod-1 127.0.0.1:1 cookie d1 weight 0 check inter 5000ms disabled
+`, sock, port)
+	new := strings.Replace(old, "server _dynamic-pod-1 127.0.0.1:1 cookie d1 weight 0 check inter 5000ms disabled",
+		"server _dynamic-pod-1 127.0.0.2:8081 cookie d1 weight 128 check inter 5000ms", 1)
+	new = strings.Replace(new, "cookie c1 weight 256 check inter 5000ms\n", "cookie c1 weight 256 check inter 5000ms disabled\n", 1)
+	cfgPath := filepath.Join(dir, "haproxy.config")
+	if err := os.WriteFile(cfgPath, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(haproxy, "-f", cfgPath)
+	out := &strings.Builder{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	api := &runtimeapi.Client{Path: sock}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := api.Exec(context.Background(), "show info"); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("haproxy did not start: %s", out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	change := diffText(old, new)
+	if change.Reload {
+		t.Fatalf("reload: %s", change.Reason)
+	}
+	if n, err := Apply(context.Background(), api, change.Commands); err != nil || n != len(change.Commands) {
+		t.Fatalf("applied %d of %d: %v", n, len(change.Commands), err)
+	}
+	state, err := api.Exec(context.Background(), "show servers state be_http:ns:r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Columns: be_id be_name srv_id srv_name srv_addr srv_op_state
+	// srv_admin_state srv_uweight ... srv_port (19th).
+	got := map[string]string{}
+	for _, line := range strings.Split(state, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 19 || f[1] != "be_http:ns:r" {
+			continue
+		}
+		got[f[3]] = fmt.Sprintf("%s:%s maint=%v weight=%s", f[4], f[18], f[6] == "1" || f[6] == "5", f[7])
+	}
+	want := map[string]string{
+		"a":              "127.0.0.1:1 maint=true weight=256",
+		"_dynamic-pod-1": "127.0.0.2:8081 maint=false weight=128",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("servers after Apply:\n got  %v\n want %v\n%s", got, want, state)
+	}
+
+	// A command HAProxy refuses is an error naming it.
+	_, err = Apply(context.Background(), api, []Command{{Kind: "weight", Text: "set server be_http:ns:r/nosuch weight 1"}})
+	if err == nil || !strings.Contains(err.Error(), "nosuch") {
+		t.Errorf("refused command: %v", err)
+	}
+}

@@ -1,0 +1,252 @@
+// Package servers lays out the server lines of every route's backend
+// (model.ServiceAliasConfig.Servers) so that endpoint changes can be applied
+// to a running HAProxy through its runtime API instead of a reload.
+//
+// A fresh layout has one line per endpoint, named after the endpoint, and
+// PoolSize spare slots in maintenance. Laid out again against the layout
+// HAProxy runs, a backend keeps every line it had and changes lines only in
+// ways the runtime API can follow: an endpoint that went away leaves its line
+// disabled (maintenance), one that comes back enables it again, a new
+// endpoint takes a free slot (its address, port and weight are set), weights
+// follow the services' weights. Only when the slots run out, or the line
+// count itself must change (pool size), is a backend laid out afresh — which
+// a reload has to load.
+//
+// The package is pure: the same model and previous layout always give the
+// same result.
+package servers
+
+import (
+	"crypto/md5"
+	"encoding/hex"
+	"sort"
+	"strconv"
+
+	"github.com/openshift-router-go/router/router/model"
+)
+
+// Options configure the layout.
+type Options struct {
+	// PoolSize is the number of spare slots per backend
+	// (ROUTER_MAX_DYNAMIC_SERVERS) unless the route's pool-size annotation
+	// says otherwise.
+	PoolSize int
+	// Shuffle, if set, permutes a service's endpoints when a backend is laid
+	// out afresh (ROUTER_BACKEND_PROCESS_ENDPOINTS=shuffle).
+	Shuffle func([]model.Endpoint)
+}
+
+// Layouts holds the server lines of every route's backend.
+type Layouts map[model.ServiceAliasConfigKey][]model.Server
+
+// PlaceholderIP and PlaceholderPort are the address of a slot that never
+// held an endpoint (it is in maintenance: nothing is ever sent there).
+const (
+	PlaceholderIP   = "127.0.0.1"
+	PlaceholderPort = "1"
+)
+
+// Of returns the layouts of td.
+func Of(td *model.TemplateData) Layouts {
+	out := make(Layouts, len(td.State))
+	for k, cfg := range td.State {
+		out[k] = cfg.Servers
+	}
+	return out
+}
+
+// Assign sets the Servers of every route of td. With a nil prev every
+// backend is laid out afresh; otherwise each backend follows its previous
+// layout where it can. It returns the routes that had a previous layout but
+// ran out of spare slots (laid out afresh), sorted.
+func Assign(td *model.TemplateData, prev Layouts, o Options) (exhausted []model.ServiceAliasConfigKey) {
+	for k, cfg := range td.State {
+		desired := desiredServers(td, &cfg, o.Shuffle)
+		pool := poolSize(&cfg, o)
+		old, had := prev[k]
+		var lines []model.Server
+		ok := false
+		// Without an annotation a backend keeps the slots it has until it
+		// is laid out afresh (at a reload): the router-wide size may
+		// change with the open-files budget.
+		if had && (cfg.Settings.PoolSize == nil || countDynamic(old) == pool) {
+			lines, ok = follow(old, desired)
+			if !ok {
+				exhausted = append(exhausted, k)
+			}
+		}
+		if !ok {
+			lines = fresh(k, &cfg, desired, pool)
+		}
+		cfg.Servers = lines
+		td.State[k] = cfg
+	}
+	sort.Slice(exhausted, func(i, j int) bool { return exhausted[i] < exhausted[j] })
+	return exhausted
+}
+
+// Compact reports whether every backend of td is laid out as a fresh layout
+// would be (no disabled endpoint lines, no occupied slots).
+func Compact(td *model.TemplateData) bool {
+	for _, cfg := range td.State {
+		for _, s := range cfg.Servers {
+			if s.Dynamic != s.Disabled || (s.Dynamic && s.Endpoint.ID != "") {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Count returns the number of server lines of td.
+func Count(td *model.TemplateData) int {
+	n := 0
+	for _, cfg := range td.State {
+		n += len(cfg.Servers)
+	}
+	return n
+}
+
+type desiredServer struct {
+	su     model.ServiceUnitKey
+	ep     model.Endpoint
+	weight int32
+}
+
+// desiredServers lists the endpoints the backend serves, in the order of
+// the default template: services by key, each service's endpoints (filtered
+// by the route's target port) in endpoint order.
+func desiredServers(td *model.TemplateData, cfg *model.ServiceAliasConfig, shuffle func([]model.Endpoint)) []desiredServer {
+	keys := serviceKeys(cfg)
+	var out []desiredServer
+	for _, suKey := range keys {
+		su := td.ServiceUnits[suKey]
+		eps := endpointsForAlias(cfg, su)
+		if shuffle != nil && len(eps) > 1 {
+			eps = append([]model.Endpoint(nil), eps...)
+			shuffle(eps)
+		}
+		for _, ep := range eps {
+			out = append(out, desiredServer{su: suKey, ep: ep, weight: cfg.ServiceUnitNames[suKey]})
+		}
+	}
+	return out
+}
+
+func serviceKeys(cfg *model.ServiceAliasConfig) []model.ServiceUnitKey {
+	keys := make([]model.ServiceUnitKey, 0, len(cfg.ServiceUnitNames))
+	for k := range cfg.ServiceUnitNames {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	return keys
+}
+
+// endpointsForAlias returns the endpoints of su the route sends traffic
+// to: all of them, or those of the route's target port (by name or number).
+func endpointsForAlias(cfg *model.ServiceAliasConfig, su model.ServiceUnit) []model.Endpoint {
+	if cfg.PreferPort == "" {
+		return su.EndpointTable
+	}
+	out := make([]model.Endpoint, 0, len(su.EndpointTable))
+	for _, ep := range su.EndpointTable {
+		if ep.PortName == cfg.PreferPort || ep.Port == cfg.PreferPort {
+			out = append(out, ep)
+		}
+	}
+	return out
+}
+
+func poolSize(cfg *model.ServiceAliasConfig, o Options) int {
+	if cfg.Settings.PoolSize != nil {
+		return *cfg.Settings.PoolSize
+	}
+	return o.PoolSize
+}
+
+func countDynamic(lines []model.Server) int {
+	n := 0
+	for _, s := range lines {
+		if s.Dynamic {
+			n++
+		}
+	}
+	return n
+}
+
+// fresh lays a backend out: one line per endpoint, then the free slots.
+func fresh(k model.ServiceAliasConfigKey, cfg *model.ServiceAliasConfig, desired []desiredServer, pool int) []model.Server {
+	lines := make([]model.Server, 0, len(desired)+pool)
+	for _, d := range desired {
+		lines = append(lines, model.Server{Name: d.ep.ID, Endpoint: d.ep, ServiceUnit: d.su, Weight: d.weight, Cookie: d.ep.IdHash})
+	}
+	var firstSU model.ServiceUnitKey
+	if keys := serviceKeys(cfg); len(keys) > 0 {
+		firstSU = keys[0]
+	}
+	for i := 1; i <= pool; i++ {
+		name := model.DynamicServerPrefix + strconv.Itoa(i)
+		sum := md5.Sum([]byte(string(k) + "/" + name))
+		lines = append(lines, model.Server{
+			Name:        name,
+			Endpoint:    model.Endpoint{IP: PlaceholderIP, Port: PlaceholderPort},
+			ServiceUnit: firstSU,
+			Cookie:      hex.EncodeToString(sum[:]),
+			Disabled:    true,
+			Dynamic:     true,
+		})
+	}
+	return lines
+}
+
+// follow changes a copy of old the way the runtime API can: it reports
+// false when a new endpoint finds no free slot.
+func follow(old []model.Server, desired []desiredServer) ([]model.Server, bool) {
+	want := make(map[string]int, len(desired)) // endpoint ID -> index in desired
+	for i, d := range desired {
+		want[d.ep.ID] = i
+	}
+	placed := make([]bool, len(desired))
+	lines := make([]model.Server, len(old))
+	copy(lines, old)
+	for i := range lines {
+		s := &lines[i]
+		id := s.Endpoint.ID
+		if s.Dynamic && s.Disabled {
+			// A free slot keeps its last address until it is reused;
+			// an endpoint coming back to it is placed below, like any
+			// new endpoint, so that slots are reused in order.
+			continue
+		}
+		// An endpoint's own line (enabled or not) and an occupied slot
+		// keep their endpoint while it is wanted.
+		if j, ok := want[id]; ok && id != "" && !placed[j] {
+			placed[j] = true
+			s.Disabled = false
+			s.Weight = desired[j].weight
+			s.ServiceUnit = desired[j].su
+			s.Endpoint = desired[j].ep
+			continue
+		}
+		s.Disabled = true
+	}
+	next := 0 // search position for free slots
+	for j, d := range desired {
+		if placed[j] {
+			continue
+		}
+		for next < len(lines) && !(lines[next].Dynamic && lines[next].Disabled) {
+			next++
+		}
+		if next == len(lines) {
+			return nil, false
+		}
+		s := &lines[next]
+		s.Disabled = false
+		s.Weight = d.weight
+		s.ServiceUnit = d.su
+		s.Endpoint = d.ep
+		next++
+	}
+	return lines, true
+}

@@ -1,0 +1,190 @@
+package servers
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/openshift-router-go/router/router/annotations"
+	"github.com/openshift-router-go/router/router/model"
+)
+
+const key = model.ServiceAliasConfigKey("ns:r")
+
+func ep(n int) model.Endpoint {
+	ip := fmt.Sprintf("10.0.0.%d", n)
+	return model.Endpoint{ID: "ept:web:" + ip + ":8080", IP: ip, Port: "8080", IdHash: fmt.Sprintf("h%d", n)}
+}
+
+// data is a route to service web with the given endpoints (weight 256).
+func data(pool *int, eps ...int) *model.TemplateData {
+	su := model.ServiceUnit{Name: "ns/web"}
+	for _, n := range eps {
+		su.EndpointTable = append(su.EndpointTable, ep(n))
+	}
+	return &model.TemplateData{
+		State: map[model.ServiceAliasConfigKey]model.ServiceAliasConfig{key: {
+			Name: "r", Namespace: "ns",
+			ServiceUnitNames: map[model.ServiceUnitKey]int32{"ns/web": 256},
+			Settings:         settings(pool),
+		}},
+		ServiceUnits: map[model.ServiceUnitKey]model.ServiceUnit{"ns/web": su},
+	}
+}
+
+// describe renders a layout as "name@ip:port[-]" ("-": disabled).
+func describe(lines []model.Server) string {
+	var out []string
+	for _, s := range lines {
+		d := s.Name + "@" + s.Endpoint.IP + ":" + s.Endpoint.Port
+		if s.Disabled {
+			d += "-"
+		}
+		out = append(out, d)
+	}
+	return strings.Join(out, " ")
+}
+
+func TestLayoutFollowsEndpointChanges(t *testing.T) {
+	e := func(n int) string { return ep(n).ID + "@" + ep(n).IP + ":8080" }
+	slot := func(i int, n int) string {
+		if n == 0 {
+			return fmt.Sprintf("_dynamic-pod-%d@127.0.0.1:1-", i)
+		}
+		return fmt.Sprintf("_dynamic-pod-%d@%s:8080", i, ep(n).IP)
+	}
+	for _, c := range []struct {
+		name      string
+		steps     [][]int // endpoints at each step
+		want      string  // layout after the last step
+		exhausted bool    // the last step ran out of slots
+	}{
+		{"fresh layout: endpoints then free slots", [][]int{{1, 2}},
+			strings.Join([]string{e(1), e(2), slot(1, 0), slot(2, 0)}, " "), false},
+		{"new endpoints take slots in order", [][]int{{1}, {1, 2, 3}},
+			strings.Join([]string{e(1), slot(1, 2), slot(2, 3)}, " "), false},
+		{"removed endpoint's line is disabled, not removed", [][]int{{1, 2}, {2}},
+			strings.Join([]string{e(1) + "-", e(2), slot(1, 0), slot(2, 0)}, " "), false},
+		{"endpoint coming back enables its own line", [][]int{{1, 2}, {2}, {1, 2}},
+			strings.Join([]string{e(1), e(2), slot(1, 0), slot(2, 0)}, " "), false},
+		{"freed slot keeps its address and is reused first", [][]int{{1}, {1, 2}, {1}, {1, 3}},
+			strings.Join([]string{e(1), slot(1, 3), slot(2, 0)}, " "), false},
+		{"freed slot is disabled", [][]int{{1}, {1, 2}, {1}},
+			strings.Join([]string{e(1), slot(1, 2) + "-", slot(2, 0)}, " "), false},
+		{"out of slots: laid out afresh", [][]int{{1}, {1, 2, 3, 4}},
+			strings.Join([]string{e(1), e(2), e(3), e(4), slot(1, 0), slot(2, 0)}, " "), true},
+		{"no endpoints: only slots", [][]int{{}},
+			strings.Join([]string{slot(1, 0), slot(2, 0)}, " "), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var prev Layouts
+			var exhausted []model.ServiceAliasConfigKey
+			for _, step := range c.steps {
+				td := data(nil, step...)
+				exhausted = Assign(td, prev, Options{PoolSize: 2})
+				prev = Of(td)
+			}
+			if got := describe(prev[key]); got != c.want {
+				t.Errorf("layout\n got  %s\n want %s", got, c.want)
+			}
+			if (len(exhausted) > 0) != c.exhausted {
+				t.Errorf("exhausted %v, want %v", exhausted, c.exhausted)
+			}
+		})
+	}
+}
+
+func TestLayoutIsDeterministicAndCookiesAreStable(t *testing.T) {
+	a, b := data(nil, 1, 2), data(nil, 1, 2)
+	Assign(a, nil, Options{PoolSize: 3})
+	Assign(b, nil, Options{PoolSize: 3})
+	if !reflect.DeepEqual(a.State[key].Servers, b.State[key].Servers) {
+		t.Fatalf("same input, different layouts")
+	}
+	cookies := map[string]bool{}
+	for _, s := range a.State[key].Servers {
+		if s.Cookie == "" || cookies[s.Cookie] {
+			t.Errorf("server %s: cookie %q empty or repeated", s.Name, s.Cookie)
+		}
+		cookies[s.Cookie] = true
+	}
+	// A slot keeps its cookie when it takes an endpoint.
+	next := data(nil, 1, 2, 3)
+	Assign(next, Of(a), Options{PoolSize: 3})
+	if a.State[key].Servers[2].Cookie != next.State[key].Servers[2].Cookie {
+		t.Errorf("slot cookie changed when the slot was used")
+	}
+}
+
+func TestPoolSizeAnnotationOverridesDefault(t *testing.T) {
+	one, zero := 1, 0
+	for _, c := range []struct {
+		pool *int
+		want int
+	}{{nil, 4}, {&one, 2}, {&zero, 1}} {
+		td := data(c.pool, 1)
+		Assign(td, nil, Options{PoolSize: 3})
+		if got := len(td.State[key].Servers); got != c.want {
+			t.Errorf("pool %v: %d lines, want %d", c.pool, got, c.want)
+		}
+	}
+	// A changed pool size lays the backend out afresh (not "exhausted").
+	td := data(nil, 1)
+	Assign(td, nil, Options{PoolSize: 3})
+	next := data(&one, 1, 2)
+	if ex := Assign(next, Of(td), Options{PoolSize: 3}); len(ex) != 0 {
+		t.Errorf("exhausted %v", ex)
+	}
+	if got := describe(next.State[key].Servers); !strings.Contains(got, ep(2).ID+"@") {
+		t.Errorf("layout %s", got)
+	}
+}
+
+func TestWeightsFollowAndTargetPortFilters(t *testing.T) {
+	td := data(nil, 1, 2)
+	Assign(td, nil, Options{PoolSize: 1})
+	next := data(nil, 1, 2)
+	cfg := next.State[key]
+	cfg.ServiceUnitNames = map[model.ServiceUnitKey]int32{"ns/web": 17}
+	next.State[key] = cfg
+	Assign(next, Of(td), Options{PoolSize: 1})
+	for _, s := range next.State[key].Servers {
+		if !s.Dynamic && s.Weight != 17 {
+			t.Errorf("%s weight %d, want 17", s.Name, s.Weight)
+		}
+	}
+	filtered := data(nil, 1)
+	su := filtered.ServiceUnits["ns/web"]
+	other := ep(9)
+	other.Port, other.ID = "9090", "ept:web:10.0.0.9:9090"
+	su.EndpointTable = append(su.EndpointTable, other)
+	filtered.ServiceUnits["ns/web"] = su
+	cfg = filtered.State[key]
+	cfg.PreferPort = "8080"
+	filtered.State[key] = cfg
+	Assign(filtered, nil, Options{})
+	if got := describe(filtered.State[key].Servers); got != ep(1).ID+"@10.0.0.1:8080" {
+		t.Errorf("target port filter: %s", got)
+	}
+}
+
+func TestCompactAndCount(t *testing.T) {
+	td := data(nil, 1, 2)
+	Assign(td, nil, Options{PoolSize: 2})
+	if !Compact(td) || Count(td) != 4 {
+		t.Fatalf("fresh layout: compact %v count %d", Compact(td), Count(td))
+	}
+	for _, step := range [][]int{{1}, {1, 2, 3}} {
+		next := data(nil, step...)
+		Assign(next, Of(td), Options{PoolSize: 2})
+		if Compact(next) {
+			t.Errorf("layout after %v reported compact: %s", step, describe(next.State[key].Servers))
+		}
+		td = next
+	}
+}
+
+func settings(pool *int) annotations.Route {
+	return annotations.Route{PoolSize: pool}
+}

@@ -1,0 +1,314 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openshift-router-go/router/haproxy/runtimeapi"
+	"github.com/openshift-router-go/router/test/kubetest"
+)
+
+// seenBackends sends n requests and returns the backends that answered
+// (each once, sorted); a failed request is an error.
+func seenBackends(r *router, host string, n int) ([]string, error) {
+	seen := map[string]bool{}
+	for i := 0; i < n; i++ {
+		resp, err := r.httpGet(host, "/")
+		if err != nil {
+			return nil, err
+		}
+		if resp.Status != 200 {
+			return nil, fmt.Errorf("status %d", resp.Status)
+		}
+		seen[resp.backend()] = true
+	}
+	out := make([]string, 0, len(seen))
+	for b := range seen {
+		out = append(out, b)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// expectExactly waits until n requests in a row reach exactly want, and
+// returns how long that took.
+func expectExactly(t *testing.T, timeout time.Duration, r *router, host string, want ...string) time.Duration {
+	t.Helper()
+	sort.Strings(want)
+	began := time.Now()
+	eventually(t, timeout, fmt.Sprintf("traffic to %s reaches exactly %v", host, want), func() error {
+		got, err := seenBackends(r, host, 8*len(want))
+		if err != nil {
+			return err
+		}
+		if !reflect.DeepEqual(got, want) {
+			return fmt.Errorf("reached %v", got)
+		}
+		return nil
+	})
+	return time.Since(began)
+}
+
+// runtimeServers returns, for each server of backend, "addr:port" and
+// whether HAProxy has it in maintenance, read through the runtime API.
+func runtimeServers(t *testing.T, r *router, backend string) map[string]string {
+	t.Helper()
+	c := &runtimeapi.Client{Path: filepath.Join(r.WorkingDir, "run", "haproxy.sock")}
+	out, err := c.Exec(context.Background(), "show stat")
+	must(t, err)
+	lines := strings.Split(out, "\n")
+	if len(lines) == 0 || !strings.HasPrefix(lines[0], "# ") {
+		t.Fatalf("show stat: %.200s", out)
+	}
+	cols := map[string]int{}
+	for i, c := range strings.Split(strings.TrimPrefix(lines[0], "# "), ",") {
+		cols[c] = i
+	}
+	servers := map[string]string{}
+	for _, l := range lines[1:] {
+		f := strings.Split(l, ",")
+		if len(f) < len(cols) || f[cols["pxname"]] != backend || f[cols["svname"]] == "BACKEND" {
+			continue
+		}
+		servers[f[cols["svname"]]] = fmt.Sprintf("%s maint=%v", f[cols["addr"]], strings.HasPrefix(f[cols["status"]], "MAINT"))
+	}
+	return servers
+}
+
+// diskServers returns the same description of backend's server lines in
+// the haproxy.config on disk.
+func diskServers(t *testing.T, r *router, backend string) map[string]string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(r.WorkingDir, "conf", "haproxy.config"))
+	must(t, err)
+	servers := map[string]string{}
+	in := false
+	for _, l := range strings.Split(string(data), "\n") {
+		if !strings.HasPrefix(l, " ") && l != "" {
+			in = l == "backend "+backend
+			continue
+		}
+		f := strings.Fields(l)
+		if !in || len(f) < 3 || f[0] != "server" {
+			continue
+		}
+		servers[f[1]] = fmt.Sprintf("%s maint=%v", f[2], strings.HasSuffix(l, " disabled"))
+	}
+	return servers
+}
+
+func haproxyPIDSet(r *router) []int {
+	pids := r.haproxyPIDs()
+	sort.Ints(pids)
+	return pids
+}
+
+// TestEndpointChangesNeedNoReload: scaling a service 1 → 5 → 1 (with a
+// not-ready endpoint throughout) reaches exactly the ready endpoints,
+// through the runtime API: no new haproxy process, no reload counted, the
+// changes counted as avoided reloads — and the configuration on disk
+// describes exactly what HAProxy runs.
+func TestEndpointChangesNeedNoReload(t *testing.T) {
+	var bes []*backend
+	for i := 1; i <= 6; i++ {
+		bes = append(bes, startBackend(t, fmt.Sprintf("web-%d", i)))
+	}
+	pods := func(ready int) []pod {
+		var out []pod
+		for i := 0; i < ready; i++ {
+			out = append(out, pod{name: bes[i].Name, be: bes[i]})
+		}
+		// web-6 exists but is never ready.
+		return append(out, pod{name: bes[5].Name, be: bes[5], notReady: true})
+	}
+	names := func(n int) []string {
+		var out []string
+		for i := 0; i < n; i++ {
+			out = append(out, bes[i].Name)
+		}
+		return out
+	}
+	m := newManifests(t)
+	m.Write("svc.yaml", podServiceYAML("dyn", "web", pods(1)...))
+	m.Write("route.yaml", routeYAML("dyn", "r", "r.example.com", "", "web", ""))
+	env, ms := metricsEnv(t)
+	// A reload would have to wait a minute: anything faster is the
+	// runtime API.
+	env["RELOAD_INTERVAL"] = "60s"
+	r := startRouter(t, m.Dir, env)
+	expectExactly(t, loadTimeout, r, "r.example.com", names(1)...)
+	// Ready once the reload that loaded the route is complete (and counted).
+	eventually(t, loadTimeout, "router ready", func() error {
+		if st, _, err := ms.status("/healthz/ready", false); err != nil || st != 200 {
+			return fmt.Errorf("ready: %d %v", st, err)
+		}
+		return nil
+	})
+
+	counters := func() (reloads, avoided float64) {
+		t.Helper()
+		s, err := ms.get()
+		must(t, err)
+		reloads, err = s.value("template_router_reload_seconds_count", nil)
+		must(t, err)
+		avoided, err = s.value("template_router_reloads_avoided_total", map[string]string{"kind": "endpoints"})
+		must(t, err)
+		return reloads, avoided
+	}
+	reloads0, avoided0 := counters()
+	pids0 := haproxyPIDSet(r)
+	if len(pids0) != 2 {
+		t.Fatalf("haproxy processes %v, want a master and one worker", pids0)
+	}
+	const backend = "be_http:dyn:r"
+
+	for step, n := range []int{5, 1, 3} {
+		m.Write("svc.yaml", podServiceYAML("dyn", "web", pods(n)...))
+		took := expectExactly(t, 30*time.Second, r, "r.example.com", names(n)...)
+		t.Logf("scaled to %d: traffic followed in %v", n, took.Round(time.Millisecond))
+		if pids := haproxyPIDSet(r); !reflect.DeepEqual(pids, pids0) {
+			t.Fatalf("step %d: haproxy processes %v, were %v (a reload or restart happened)", step, pids, pids0)
+		}
+		reloads, avoided := counters()
+		if reloads != reloads0 {
+			t.Errorf("step %d: reloads %v, were %v", step, reloads, reloads0)
+		}
+		if avoided <= avoided0 {
+			t.Errorf("step %d: reloads avoided %v, were %v", step, avoided, avoided0)
+		}
+		avoided0 = avoided
+		if mem, disk := runtimeServers(t, r, backend), diskServers(t, r, backend); !reflect.DeepEqual(mem, disk) {
+			t.Errorf("step %d: running servers differ from haproxy.config on disk:\nrunning %v\ndisk    %v", step, mem, disk)
+		}
+		// Endpoints in spare slots are reported under their pod's name;
+		// free slots are not reported.
+		eventually(t, 10*time.Second, "server metrics name the pods", func() error {
+			s, err := ms.get()
+			if err != nil {
+				return err
+			}
+			var pods []string
+			for _, m := range s.families["haproxy_server_up"].GetMetric() {
+				labels := map[string]string{}
+				for _, l := range m.GetLabel() {
+					labels[l.GetName()] = l.GetValue()
+				}
+				if labels["route"] == "r" && m.GetGauge().GetValue() == 1 {
+					pods = append(pods, labels["pod"])
+				}
+				if strings.HasPrefix(labels["server"], "_dynamic") {
+					return fmt.Errorf("slot reported: %v", labels)
+				}
+			}
+			sort.Strings(pods)
+			if want := names(n); !reflect.DeepEqual(pods, want) {
+				return fmt.Errorf("servers up: %v, want %v", pods, want)
+			}
+			return nil
+		})
+	}
+	if strings.Contains(r.Log(), "runtime API change failed") {
+		t.Errorf("runtime API errors logged")
+	}
+}
+
+// TestEndpointChangesBeyondThePoolReload: a route with pool-size 1 that
+// gains two endpoints falls back to a reload, counted with its reason, and
+// afterwards serves all of them.
+func TestEndpointChangesBeyondThePoolReload(t *testing.T) {
+	var bes []*backend
+	for i := 1; i <= 3; i++ {
+		bes = append(bes, startBackend(t, fmt.Sprintf("p-%d", i)))
+	}
+	m := newManifests(t)
+	m.Write("svc.yaml", serviceYAML("pool", "web", bes[0]))
+	m.Write("route.yaml", strings.Replace(routeYAML("pool", "r", "pool.example.com", "", "web", ""),
+		"  namespace: pool\n", "  namespace: pool\n  annotations:\n    router.openshift.io/pool-size: \"1\"\n", 1))
+	env, ms := metricsEnv(t)
+	r := startRouter(t, m.Dir, env)
+	expectExactly(t, loadTimeout, r, "pool.example.com", "p-1")
+	if got := len(diskServers(t, r, "be_http:pool:r")); got != 2 {
+		t.Fatalf("backend has %d server lines, want one endpoint and one slot", got)
+	}
+	m.Write("svc.yaml", serviceYAML("pool", "web", bes...))
+	expectExactly(t, 30*time.Second, r, "pool.example.com", "p-1", "p-2", "p-3")
+	eventually(t, 10*time.Second, "pool-exhausted reload counted", func() error {
+		s, err := ms.get()
+		if err != nil {
+			return err
+		}
+		if v, err := s.value("template_router_reloads_total", map[string]string{"reason": "pool-exhausted"}); err != nil || v != 1 {
+			return fmt.Errorf("pool-exhausted reloads %v %v", v, err)
+		}
+		return nil
+	})
+	// After the reload the backend is laid out afresh: three endpoints
+	// and a free slot.
+	if got := len(diskServers(t, r, "be_http:pool:r")); got != 4 {
+		t.Errorf("backend has %d server lines after the reload, want 4", got)
+	}
+}
+
+// TestKubeEndpointSliceScalingNeedsNoReload: the same through a real API
+// server: EndpointSlice updates scale a service 1 → 5 → 1 without a new
+// haproxy process or a reload.
+func TestKubeEndpointSliceScalingNeedsNoReload(t *testing.T) {
+	c := kubetest.Shared(t)
+	netns := kubetest.NewNetNS(t)
+	var bes []*kubetest.Backend
+	for i := 1; i <= 5; i++ {
+		ip := netns.IP()
+		if i > 1 {
+			ip = netns.AddAddress(t)
+		}
+		bes = append(bes, netns.StartBackend(t, ip, 8080, fmt.Sprintf("pod-%d", i)))
+	}
+	names := func(n int) []string {
+		var out []string
+		for _, b := range bes[:n] {
+			out = append(out, b.Name)
+		}
+		return out
+	}
+	ns := c.CreateNamespace(t, "dyn-", nil).Name
+	kubeService(t, c, ns, "web", bes[0])
+	env, ms := metricsEnv(t)
+	env["RELOAD_INTERVAL"] = "60s"
+	kubeRoute(t, c, ns, "web", "dyn.example.com", "web", nil)
+	r := startKubeRouter(t, c.KubeconfigPath, env)
+	expectExactly(t, loadTimeout, r, "dyn.example.com", names(1)...)
+	reloads := func() float64 {
+		t.Helper()
+		s, err := ms.get()
+		must(t, err)
+		v, err := s.value("template_router_reload_seconds_count", nil)
+		must(t, err)
+		return v
+	}
+	var reloads0 float64
+	eventually(t, 10*time.Second, "reload counted", func() error {
+		if reloads0 = reloads(); reloads0 < 1 {
+			return fmt.Errorf("reloads %v", reloads0)
+		}
+		return nil
+	})
+	pids0 := haproxyPIDSet(r)
+	for _, n := range []int{5, 1} {
+		setEndpoints(t, c, ns, "web", bes[:n]...)
+		took := expectExactly(t, 30*time.Second, r, "dyn.example.com", names(n)...)
+		t.Logf("EndpointSlice with %d endpoints: traffic followed in %v", n, took.Round(time.Millisecond))
+		if pids := haproxyPIDSet(r); !reflect.DeepEqual(pids, pids0) {
+			t.Fatalf("haproxy processes %v, were %v", pids, pids0)
+		}
+		if v := reloads(); v != reloads0 {
+			t.Errorf("reloads %v, were %v", v, reloads0)
+		}
+	}
+}
