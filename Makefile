@@ -50,9 +50,37 @@ run: build haproxy
 	ROUTER_SERVICE_HTTP_PORT=$(HTTP_PORT) ROUTER_SERVICE_HTTPS_PORT=$(HTTPS_PORT) RELOAD_INTERVAL=1s \
 	  $(BIN)/openshift-router --manifests examples --working-dir $(DEMO_DIR)
 
-# Benchmarks: render + write of 1,000 / 10,000 / 50,000 routes (numbers in README.md).
+# Benchmarks (numbers in README.md): render + write of 1,000 / 10,000 /
+# 50,000 routes, then the real router with real haproxy and wrk
+# (cmd/router-bench): cold start of 1,000 and 10,000 routes, endpoint churn,
+# route churn, memory at 10,000 routes, data plane 1 vs 10,000 routes.
+# Takes a while: if endpoint changes reload, each churn change waits about
+# RELOAD_INTERVAL (the phase stops after -phase-timeout, 20m, and says so).
+# The result lines are printed, and
+# appended as JSON to $(BENCH_JSON). bench-router runs only the
+# router-bench part; BENCH_FLAGS adds flags to every run.
+BENCH_JSON ?= $(BIN)/bench.json
+ROUTER_BENCH = $(BIN)/router-bench -router $(BIN)/openshift-router -json $(BENCH_JSON) $(BENCH_FLAGS)
+
+.PHONY: bench bench-router
 bench:
 	$(GO) test -run XXX -bench . -benchtime 3x ./router/controller/
+	@$(MAKE) --no-print-directory bench-router
+
+bench-router: haproxy
+	@command -v wrk >/dev/null 2>&1 || { \
+	  echo "installing wrk (apt-get)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
+	$(GO) build -o $(BIN)/openshift-router ./cmd/openshift-router
+	$(GO) build -o $(BIN)/router-bench ./cmd/router-bench
+	@rm -f $(BENCH_JSON)
+	$(ROUTER_BENCH) -scenario cold-start -routes 1000
+	$(ROUTER_BENCH) -scenario cold-start -routes 10000
+	$(ROUTER_BENCH) -scenario churn -churn-routes 2000 -churn-changes 500
+	$(ROUTER_BENCH) -scenario route-churn -route-churn-routes 2000 -route-changes 200
+	$(ROUTER_BENCH) -scenario memory -routes 10000
+	$(ROUTER_BENCH) -scenario dataplane -dataplane-routes 10000 -wrk-args "-t2 -c32 -d10s"
+	@echo "results (JSON lines): $(BENCH_JSON)"
 
 clean:
 	rm -rf $(BIN)

@@ -1,0 +1,375 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+const (
+	benchNamespace = "bench"
+	backendHeader  = "X-Bench-Backend"
+)
+
+// backend is an HTTP server on a loopback address that names itself in a
+// header and in its body.
+type backend struct {
+	Index int
+	Name  string
+	IP    string
+	Port  int
+	srv   *http.Server
+	l     net.Listener
+}
+
+// backendIP spreads backends over 127.0.0.2-127.0.0.251 (then 127.0.1.x, …).
+func backendIP(i int) string {
+	return fmt.Sprintf("127.0.%d.%d", i/250, 2+i%250)
+}
+
+func startBackends(n int) ([]*backend, error) {
+	var bs []*backend
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("b%d", i)
+		l, err := net.Listen("tcp", net.JoinHostPort(backendIP(i), "0"))
+		if err != nil {
+			stopBackends(bs)
+			return nil, fmt.Errorf("backend %s: %w", name, err)
+		}
+		body := []byte("backend=" + name + "\n")
+		srv := &http.Server{
+			Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set(backendHeader, name)
+				w.Header().Set("Content-Type", "text/plain")
+				_, _ = w.Write(body)
+			}),
+			ReadHeaderTimeout: 10 * time.Second,
+			IdleTimeout:       2 * time.Minute,
+		}
+		addr := l.Addr().(*net.TCPAddr)
+		b := &backend{Index: i, Name: name, IP: addr.IP.String(), Port: addr.Port, srv: srv, l: l}
+		go func() { _ = srv.Serve(l) }()
+		bs = append(bs, b)
+	}
+	return bs, nil
+}
+
+func stopBackends(bs []*backend) {
+	for _, b := range bs {
+		_ = b.srv.Close()
+	}
+}
+
+// route is one benchmark route: host r<i>.bench.test, its own Service
+// r<i> and an EndpointSlice with one endpoint on a backend.
+type route struct {
+	Name    string
+	Host    string
+	Backend *backend
+}
+
+func routeName(i int) string { return fmt.Sprintf("r%d", i) }
+
+func newRoute(name string, be *backend) *route {
+	return &route{Name: name, Host: name + ".bench.test", Backend: be}
+}
+
+// fixture is one run: backends, a manifests directory and a router.
+type fixture struct {
+	cfg       config
+	Dir       string
+	Manifests string
+	Backends  []*backend
+	Routes    []*route
+	Router    *routerProc
+	Started   time.Time
+}
+
+// newFixture starts the backends and writes n routes (route i on backend
+// i mod backends) into a fresh manifests directory.
+func newFixture(cfg config, n int) (*fixture, error) {
+	dir, err := os.MkdirTemp(cfg.TempDir, "rb")
+	if err != nil {
+		return nil, err
+	}
+	f := &fixture{cfg: cfg, Dir: dir, Manifests: filepath.Join(dir, "manifests")}
+	if err := os.Mkdir(f.Manifests, 0o755); err != nil {
+		f.Close()
+		return nil, err
+	}
+	nb := cfg.Backends
+	if nb > n && n >= 2 {
+		nb = n
+	}
+	if nb < 2 {
+		nb = 2
+	}
+	if f.Backends, err = startBackends(nb); err != nil {
+		f.Close()
+		return nil, err
+	}
+	for i := 0; i < n; i++ {
+		rt := newRoute(routeName(i), f.Backends[i%len(f.Backends)])
+		f.Routes = append(f.Routes, rt)
+		if err := f.writeFile(rt.Name+".yaml", routeServiceYAML(rt), false); err != nil {
+			f.Close()
+			return nil, err
+		}
+		if err := f.writeFile(rt.Name+"-eps.yaml", endpointSliceYAML(rt), false); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+	cfg.logf("wrote %d routes (%d backends) to %s", n, len(f.Backends), f.Manifests)
+	return f, nil
+}
+
+// writeFile writes a manifest; atomic does it as an editor or kubectl would
+// (a hidden temporary file renamed into place), so the router never reads a
+// half-written file.
+func (f *fixture) writeFile(name, content string, atomic bool) error {
+	path := filepath.Join(f.Manifests, name)
+	if !atomic {
+		return os.WriteFile(path, []byte(content), 0o644)
+	}
+	tmp := filepath.Join(f.Manifests, "."+name+".tmp")
+	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func (f *fixture) removeFile(name string) error {
+	return os.Remove(filepath.Join(f.Manifests, name))
+}
+
+// start starts the router on the manifests directory.
+func (f *fixture) start() error {
+	f.Started = time.Now()
+	r, err := startRouter(f.cfg, f.Dir, f.Manifests)
+	if err != nil {
+		return err
+	}
+	f.Router = r
+	return nil
+}
+
+// Close stops the router and the backends and removes the directory
+// (unless -keep). The error is about the router's stop (processes that had
+// to be killed).
+func (f *fixture) Close() error {
+	var err error
+	if f.Router != nil {
+		t := time.Now()
+		err = f.Router.Stop()
+		f.cfg.logf("router stopped in %s", seconds(time.Since(t)))
+		if err != nil {
+			f.cfg.logf("router stop: %v", err)
+		}
+	}
+	stopBackends(f.Backends)
+	if f.cfg.Keep {
+		f.cfg.logf("kept %s", f.Dir)
+	} else {
+		_ = os.RemoveAll(f.Dir)
+	}
+	return err
+}
+
+// readyTimes is how long a start took.
+type readyTimes struct {
+	Ready       time.Duration // /healthz/ready answered 200
+	FirstRoute  time.Duration // the first route answered from its backend
+	AllAnswered time.Duration // every route answered from its backend
+	Sweep       time.Duration // the check of every route, from its first request
+}
+
+// waitAllRoutes waits, bounded by cfg.ReadyTimeout from the start, until
+// every route answers 200 from its backend through haproxy. It first polls
+// one route every 10 ms (so nothing hammers a router that is still
+// starting), then checks all routes with cfg.CheckWorkers concurrent
+// requests, retrying a route until it answers.
+func (f *fixture) waitAllRoutes(ctx context.Context) (readyTimes, error) {
+	var rt readyTimes
+	deadline := f.Started.Add(f.cfg.ReadyTimeout)
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+
+	readyc := make(chan time.Duration, 1)
+	go func() {
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if f.Router.ready(ctx) {
+				readyc <- time.Since(f.Started)
+				return
+			}
+			select {
+			case <-ctx.Done():
+				readyc <- -1
+				return
+			case <-t.C:
+			}
+		}
+	}()
+
+	c := newClient(f.Router.HTTPPort, f.cfg.CheckWorkers)
+	defer c.close()
+	first := f.Routes[0]
+	for {
+		if err := f.Router.exited(); err != nil {
+			return rt, err
+		}
+		if r := c.get(ctx, first.Host); r.ok(first.Backend) {
+			rt.FirstRoute = time.Since(f.Started)
+			break
+		}
+		if ctx.Err() != nil {
+			return rt, fmt.Errorf("no answer from %s within %s of the start", first.Host, f.cfg.ReadyTimeout)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	sweepStart := time.Now()
+	work := make(chan *route)
+	var mu sync.Mutex
+	answered := 0
+	var lastErr string
+	var wg sync.WaitGroup
+	for w := 0; w < f.cfg.CheckWorkers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range work {
+				for {
+					res := c.get(ctx, r.Host)
+					if res.ok(r.Backend) {
+						mu.Lock()
+						answered++
+						mu.Unlock()
+						break
+					}
+					if ctx.Err() != nil {
+						mu.Lock()
+						lastErr = fmt.Sprintf("%s: %s", r.Host, res.describe())
+						mu.Unlock()
+						break
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+		}()
+	}
+	for _, r := range f.Routes {
+		select {
+		case work <- r:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	close(work)
+	wg.Wait()
+	rt.AllAnswered = time.Since(f.Started)
+	rt.Sweep = time.Since(sweepStart)
+	select {
+	case rt.Ready = <-readyc:
+	case <-time.After(5 * time.Second):
+		rt.Ready = -1
+	}
+	if answered < len(f.Routes) {
+		if err := f.Router.exited(); err != nil {
+			return rt, err
+		}
+		return rt, fmt.Errorf("%d of %d routes answered from their backend within %s of the start (last failure: %s)", answered, len(f.Routes), f.cfg.ReadyTimeout, lastErr)
+	}
+	if rt.Ready < 0 {
+		return rt, errors.New("every route answers but /healthz/ready never answered 200")
+	}
+	f.cfg.logf("all %d routes answer, %s after the start", len(f.Routes), seconds(rt.AllAnswered))
+	return rt, nil
+}
+
+// settle waits cfg.Settle (bounded by ctx).
+func (f *fixture) settle(ctx context.Context) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(f.cfg.Settle):
+	}
+}
+
+// routeServiceYAML is route rt and its Service.
+func routeServiceYAML(rt *route) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: Service
+metadata:
+  name: %[1]s
+  namespace: %[2]s
+spec:
+  ports:
+  - name: web
+    port: 80
+---
+apiVersion: route.openshift.io/v1
+kind: Route
+metadata:
+  name: %[1]s
+  namespace: %[2]s
+spec:
+  host: %[3]s
+  to:
+    kind: Service
+    name: %[1]s
+`, rt.Name, benchNamespace, rt.Host)
+}
+
+// endpointSliceYAML is the EndpointSlice of route rt's Service: one ready
+// endpoint, its backend.
+func endpointSliceYAML(rt *route) string {
+	return fmt.Sprintf(`apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: %[1]s-1
+  namespace: %[2]s
+  labels:
+    kubernetes.io/service-name: %[1]s
+addressType: IPv4
+ports:
+- name: web
+  port: %[3]d
+endpoints:
+- addresses: ["%[4]s"]
+  conditions:
+    ready: true
+`, rt.Name, benchNamespace, rt.Backend.Port, rt.Backend.IP)
+}
+
+// fullRouteYAML is everything of a route in one file (route churn).
+func fullRouteYAML(rt *route) string {
+	return routeServiceYAML(rt) + "---\n" + endpointSliceYAML(rt)
+}
+
+// mib formats KiB as MiB.
+func mib(kib int64) string { return fmt.Sprintf("%.1f MiB", float64(kib)/1024) }
+
+// seconds formats a duration in seconds with millisecond precision.
+func seconds(d time.Duration) string { return fmt.Sprintf("%.3fs", d.Seconds()) }
+
+// joinNonEmpty joins the non-empty strings.
+func joinNonEmpty(sep string, s ...string) string {
+	var out []string
+	for _, x := range s {
+		if x != "" {
+			out = append(out, x)
+		}
+	}
+	return strings.Join(out, sep)
+}

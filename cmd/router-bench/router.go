@@ -1,0 +1,397 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// controlledEnv are the variables the bench sets itself; inherited values
+// are dropped so that they cannot change what is measured unnoticed.
+var controlledEnv = []string{"KUBECONFIG", "RELOAD_INTERVAL", "ROUTER_SERVICE_HTTP_PORT",
+	"ROUTER_SERVICE_HTTPS_PORT", "ROUTER_LISTEN_ADDR", "ROUTER_MANIFESTS_DIR", "ROUTER_WORKING_DIR"}
+
+// routerProc is a running openshift-router.
+type routerProc struct {
+	cfg        config
+	cmd        *exec.Cmd
+	WorkingDir string
+	LogPath    string
+	HTTPPort   int
+	HTTPSPort  int
+	Metrics    string // host:port of /metrics and /healthz
+	logFile    *os.File
+	done       chan struct{}
+	exitErr    error
+}
+
+// startRouter starts the router on manifestsDir; its working directory and
+// log go under dir.
+func startRouter(cfg config, dir, manifestsDir string) (*routerProc, error) {
+	r := &routerProc{cfg: cfg, WorkingDir: filepath.Join(dir, "wd"), LogPath: filepath.Join(dir, "router.log"), done: make(chan struct{})}
+	ports, err := freePorts(3)
+	if err != nil {
+		return nil, err
+	}
+	r.HTTPPort, r.HTTPSPort = ports[0], ports[1]
+	r.Metrics = fmt.Sprintf("127.0.0.1:%d", ports[2])
+	if r.logFile, err = os.Create(r.LogPath); err != nil {
+		return nil, err
+	}
+	args := []string{"--manifests", manifestsDir, "--working-dir", r.WorkingDir}
+	if cfg.HAProxy != "" {
+		args = append(args, "--haproxy", cfg.HAProxy)
+	}
+	cmd := exec.Command(cfg.RouterBin, args...)
+	env := withoutEnv(os.Environ(), controlledEnv...)
+	env = append(env,
+		fmt.Sprintf("ROUTER_SERVICE_HTTP_PORT=%d", r.HTTPPort),
+		fmt.Sprintf("ROUTER_SERVICE_HTTPS_PORT=%d", r.HTTPSPort),
+		"ROUTER_LISTEN_ADDR="+r.Metrics,
+	)
+	if cfg.ReloadInterval != "" {
+		env = append(env, "RELOAD_INTERVAL="+cfg.ReloadInterval)
+	}
+	cmd.Env = append(env, cfg.RouterEnv...)
+	cmd.Stdout, cmd.Stderr = r.logFile, r.logFile
+	// Its own process group, so that a router that does not stop can be
+	// killed with whatever it started (and a Ctrl-C of the bench reaches it
+	// only through the bench's clean-up); SIGTERM if the bench dies.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	if err := cmd.Start(); err != nil {
+		r.logFile.Close()
+		return nil, fmt.Errorf("starting %s: %w", cfg.RouterBin, err)
+	}
+	r.cmd = cmd
+	go func() {
+		r.exitErr = cmd.Wait()
+		close(r.done)
+	}()
+	cfg.logf("router started: pid %d, http 127.0.0.1:%d, metrics %s, log %s", cmd.Process.Pid, r.HTTPPort, r.Metrics, r.LogPath)
+	return r, nil
+}
+
+func freePorts(n int) ([]int, error) {
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	var ports []int
+	for i := 0; i < n; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+func withoutEnv(env []string, names ...string) []string {
+	var out []string
+next:
+	for _, kv := range env {
+		for _, n := range names {
+			if strings.HasPrefix(kv, n+"=") {
+				continue next
+			}
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// PID is the router's process id.
+func (r *routerProc) PID() int { return r.cmd.Process.Pid }
+
+// exited returns an error if the router has ended.
+func (r *routerProc) exited() error {
+	select {
+	case <-r.done:
+		return fmt.Errorf("router exited (%v); last log lines:\n%s", r.exitErr, r.LogTail(20))
+	default:
+		return nil
+	}
+}
+
+// LogTail returns the last n lines of the router's log.
+func (r *routerProc) LogTail(n int) string {
+	b, err := os.ReadFile(r.LogPath)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Stop ends the router with SIGTERM (bounded wait, then SIGKILL of its
+// process group) and makes sure no haproxy process of its working directory
+// survives. It reports what it had to kill: a clean stop returns nil.
+func (r *routerProc) Stop() error {
+	defer r.logFile.Close()
+	var problems []string
+	select {
+	case <-r.done:
+		problems = append(problems, fmt.Sprintf("router had already exited (%v)", r.exitErr))
+	default:
+		_ = r.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-r.done:
+		case <-time.After(30 * time.Second):
+			problems = append(problems, "router did not stop within 30s of SIGTERM; killed")
+			_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
+			<-r.done
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		pids := haproxyPIDs(r.WorkingDir)
+		if len(pids) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			problems = append(problems, fmt.Sprintf("haproxy processes %v still running 10s after the router stopped; killed", pids))
+			for _, pid := range pids {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// haproxyPIDs lists the haproxy processes (master and workers: the workers
+// are forks of the master and share its command line) whose command line
+// names workingDir.
+func haproxyPIDs(workingDir string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		args := bytes.Split(cmdline, []byte{0})
+		if len(args) == 0 || !strings.Contains(filepath.Base(string(args[0])), "haproxy") {
+			continue
+		}
+		if bytes.Contains(cmdline, []byte(workingDir+"/")) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// haproxyProcs describes the haproxy processes of the router: the master
+// (from the pid file the master writes in <working dir>/run) and the
+// processes whose parent it is.
+type haproxyProcs struct {
+	Master  int   `json:"master_pid"`
+	Workers []int `json:"worker_pids"`
+	Other   []int `json:"other_pids,omitempty"` // haproxy processes of this working dir that are not the master's children
+}
+
+func (h haproxyProcs) Count() int {
+	n := len(h.Workers) + len(h.Other)
+	if h.Master != 0 {
+		n++
+	}
+	return n
+}
+
+func (r *routerProc) haproxyProcs() haproxyProcs {
+	var h haproxyProcs
+	if b, err := os.ReadFile(filepath.Join(r.WorkingDir, "run", "haproxy.pid")); err == nil {
+		h.Master, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+	}
+	for _, pid := range haproxyPIDs(r.WorkingDir) {
+		switch {
+		case pid == h.Master:
+		case h.Master != 0 && parentPID(pid) == h.Master:
+			h.Workers = append(h.Workers, pid)
+		default:
+			h.Other = append(h.Other, pid)
+		}
+	}
+	if h.Master != 0 && syscall.Kill(h.Master, 0) != nil {
+		h.Other = append(h.Other, h.Workers...)
+		h.Workers, h.Master = nil, 0
+	}
+	return h
+}
+
+func parentPID(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// pid (comm) state ppid ...; comm may contain spaces and parentheses.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid
+}
+
+// memory is the resident memory of a process, in KiB: VmRSS from
+// /proc/PID/status and Pss (shared pages split between their users) from
+// /proc/PID/smaps_rollup.
+type memory struct {
+	RSSKiB int64 `json:"rss_kib"`
+	PSSKiB int64 `json:"pss_kib"`
+}
+
+func processMemory(pid int) (memory, error) {
+	var m memory
+	var err error
+	if m.RSSKiB, err = procKiB(fmt.Sprintf("/proc/%d/status", pid), "VmRSS:"); err != nil {
+		return m, err
+	}
+	m.PSSKiB, _ = procKiB(fmt.Sprintf("/proc/%d/smaps_rollup", pid), "Pss:")
+	return m, nil
+}
+
+func procKiB(path, key string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, key) {
+			f := strings.Fields(strings.TrimPrefix(line, key))
+			if len(f) == 0 {
+				break
+			}
+			return strconv.ParseInt(f[0], 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("%s: no %s line", path, key)
+}
+
+// metricsClient reads the router's /metrics and health checks.
+var metricsClient = &http.Client{Timeout: 30 * time.Second}
+
+// routerCounters are the router's own counters this bench reports.
+type routerCounters struct {
+	Reloads        float64 `json:"reloads"` // template_router_reload_seconds_count: starts and reloads
+	ReloadFailures float64 `json:"reload_failures"`
+	Avoided        float64 `json:"reloads_avoided"` // template_router_reloads_avoided_total, all kinds
+	HasAvoided     bool    `json:"has_reloads_avoided"`
+}
+
+func (r *routerProc) counters(ctx context.Context) (routerCounters, error) {
+	var c routerCounters
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+r.Metrics+"/metrics", nil)
+	if err != nil {
+		return c, err
+	}
+	resp, err := metricsClient.Do(req)
+	if err != nil {
+		return c, fmt.Errorf("reading /metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return c, fmt.Errorf("reading /metrics: %s", resp.Status)
+	}
+	found := false
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		name, value, ok := metricLine(sc.Text())
+		if !ok {
+			continue
+		}
+		switch {
+		case name == "template_router_reload_seconds_count":
+			c.Reloads, found = value, true
+		case name == "template_router_reload_failures_total":
+			c.ReloadFailures = value
+		case name == "template_router_reloads_avoided_total" || strings.HasPrefix(name, "template_router_reloads_avoided_total{"):
+			c.Avoided += value
+			c.HasAvoided = true
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return c, fmt.Errorf("reading /metrics: %w", err)
+	}
+	if !found {
+		return c, errors.New("/metrics has no template_router_reload_seconds_count")
+	}
+	return c, nil
+}
+
+// metricLine splits a Prometheus text-format sample line into its name
+// (with labels) and value.
+func metricLine(line string) (string, float64, bool) {
+	if line == "" || line[0] == '#' {
+		return "", 0, false
+	}
+	var name, rest string
+	if i := strings.IndexByte(line, '}'); i >= 0 && strings.IndexByte(line, '{') >= 0 && strings.IndexByte(line, '{') < i {
+		name, rest = line[:i+1], line[i+1:]
+	} else if i := strings.IndexByte(line, ' '); i >= 0 {
+		name, rest = line[:i], line[i:]
+	} else {
+		return "", 0, false
+	}
+	f := strings.Fields(rest)
+	if len(f) == 0 {
+		return "", 0, false
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		return "", 0, false
+	}
+	return name, v, true
+}
+
+// ready reports whether /healthz/ready answers 200.
+func (r *routerProc) ready(ctx context.Context) bool {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+r.Metrics+"/healthz/ready", nil)
+	if err != nil {
+		return false
+	}
+	c := &http.Client{Timeout: 2 * time.Second}
+	resp, err := c.Do(req)
+	if err != nil {
+		return false
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
