@@ -7,16 +7,34 @@ import (
 )
 
 // Execer sends one runtime API command and returns HAProxy's reply
-// (haproxy/runtimeapi.Client).
+// (haproxy/runtimeapi.Client); ExecPayload sends one with a multi-line
+// payload.
 type Execer interface {
 	Exec(ctx context.Context, command string) (string, error)
+	ExecPayload(ctx context.Context, command, payload string) (string, error)
+}
+
+// CertificateCommands replace the contents of a certificate file HAProxy
+// loaded (a crt of a bind line or crt-list: certificate, key and chain)
+// with data, in one transaction.
+func CertificateCommands(path string, data []byte) []Command {
+	return []Command{
+		{Kind: "ssl-set", Text: "set ssl cert " + path, Payload: string(data)},
+		{Kind: "ssl-commit", Text: "commit ssl cert " + path},
+	}
 }
 
 // Apply sends the commands in order and stops at the first one HAProxy
 // refuses or that cannot be sent. It returns how many were applied.
 func Apply(ctx context.Context, api Execer, cmds []Command) (int, error) {
 	for i, c := range cmds {
-		reply, err := api.Exec(ctx, c.Text)
+		var reply string
+		var err error
+		if c.Payload != "" {
+			reply, err = api.ExecPayload(ctx, c.Text, c.Payload)
+		} else {
+			reply, err = api.Exec(ctx, c.Text)
+		}
 		if err != nil {
 			return i, err
 		}
@@ -32,8 +50,14 @@ func Apply(ctx context.Context, api Execer, cmds []Command) (int, error) {
 // address; anything else is an error message.
 func accepted(c Command, reply string) bool {
 	r := strings.TrimSpace(reply)
-	if c.Kind == "addr" {
+	switch c.Kind {
+	case "addr":
 		return strings.Contains(r, "changed from") || strings.HasPrefix(r, "no need to change")
+	case "ssl-set":
+		l := strings.ToLower(r)
+		return strings.HasPrefix(l, "transaction created") || strings.HasPrefix(l, "transaction updated")
+	case "ssl-commit":
+		return strings.HasSuffix(r, "Success!")
 	}
 	return r == ""
 }

@@ -140,8 +140,11 @@ func parseServer(line string) (server, bool) {
 type Command struct {
 	// Text is the command as sent.
 	Text string
-	// Kind is "addr", "weight" or "state".
+	// Kind is "addr", "weight" or "state" (set server), "ssl-set" or
+	// "ssl-commit" (certificates).
 	Kind string
+	// Payload is the multi-line payload of an "ssl-set" command.
+	Payload string
 }
 
 // Change is what Diff found.

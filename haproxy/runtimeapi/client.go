@@ -55,6 +55,38 @@ func (c *Client) Exec(ctx context.Context, command string) (string, error) {
 	if err := validateCommand(command); err != nil {
 		return "", fmt.Errorf("runtime API %s: command %q: %w", c.Path, name, err)
 	}
+	return c.send(ctx, name, command+"\n")
+}
+
+// ExecPayload sends a command that takes a multi-line payload (e.g. "set
+// ssl cert FILE" with a PEM), using the runtime API's "<<" syntax: the
+// command, " <<", the payload lines and an empty line that ends it. Blank
+// lines of the payload are dropped (one would end it early) and CRLF line
+// ends become LF; a payload with NUL or a lone CR is refused with
+// ErrInvalidCommand.
+func (c *Client) ExecPayload(ctx context.Context, command, payload string) (string, error) {
+	name := commandName(command)
+	if err := validateCommand(command); err != nil {
+		return "", fmt.Errorf("runtime API %s: command %q: %w", c.Path, name, err)
+	}
+	payload = strings.ReplaceAll(payload, "\r\n", "\n")
+	if strings.ContainsAny(payload, "\r\x00") {
+		return "", fmt.Errorf("runtime API %s: command %q: %w: payload contains CR or NUL", c.Path, name, ErrInvalidCommand)
+	}
+	var b strings.Builder
+	b.WriteString(command + " <<\n")
+	for _, line := range strings.Split(payload, "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		b.WriteString(line + "\n")
+	}
+	b.WriteString("\n")
+	return c.send(ctx, name, b.String())
+}
+
+// send writes text (one command, terminated) and reads the whole reply.
+func (c *Client) send(ctx context.Context, name, text string) (string, error) {
 
 	timeout := c.Timeout
 	if timeout <= 0 {
@@ -90,7 +122,7 @@ func (c *Client) Exec(ctx context.Context, command string) (string, error) {
 		return fmt.Errorf("runtime API %s: command %q: %s: %w", c.Path, name, op, err)
 	}
 
-	if _, err := io.WriteString(conn, command+"\n"); err != nil {
+	if _, err := io.WriteString(conn, text); err != nil {
 		return "", ioErr("write", err)
 	}
 	if uc, ok := conn.(*net.UnixConn); ok {

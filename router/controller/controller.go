@@ -397,7 +397,7 @@ func (c *Controller) commit(ctx context.Context, allowReload bool) (outcome, err
 		}
 		if reason == "" {
 			var parsed *dynamic.Config
-			reason, parsed = c.tryRuntime(ctx, running, changed, configPath, config, exhausted)
+			reason, parsed = c.tryRuntime(ctx, running, changed, fs, td.WorkingDir, config, exhausted)
 			if reason == "" {
 				c.writer.Commit()
 				c.mu.Lock()
@@ -503,7 +503,7 @@ func (c *Controller) reloadReason(force, incremental bool) string {
 // tryRuntime applies the change from the running configuration to the
 // staged one through the runtime API. It returns "" and the new parsed
 // configuration when it did, or why a reload is needed.
-func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, changed []string, configPath string, config []byte, exhausted []model.ServiceAliasConfigKey) (string, *dynamic.Config) {
+func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, changed []string, fs []files.File, workingDir string, config []byte, exhausted []model.ServiceAliasConfigKey) (string, *dynamic.Config) {
 	if len(exhausted) > 0 {
 		// Those backends were laid out afresh: their lines changed.
 		c.o.Logger.V(1).Info("backends out of spare server slots; reloading", "routes", exhausted)
@@ -515,22 +515,38 @@ func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, ch
 		c.o.Logger.V(2).Info("change needs a reload", "reason", change.Reason, "where", change.Where)
 		return change.Reason, nil
 	}
+	configPath := filepath.Clean(templates.OutputPath(workingDir, templates.ConfigTemplateName))
+	certDir := filepath.Join(workingDir, "router", "certs") + string(filepath.Separator)
+	cmds := change.Commands
+	certs := 0
 	for _, p := range changed {
-		if filepath.Clean(p) != filepath.Clean(configPath) {
-			// Maps, certificates, allowlists: read at load time only.
+		p = filepath.Clean(p)
+		if p == configPath {
+			continue
+		}
+		// A route certificate whose file name and references stay the
+		// same (the configuration did not change) is replaced in place.
+		// Destination CAs (router/cacerts) are not: HAProxy 2.6 accepts
+		// "commit ssl ca-file" but its server connections keep verifying
+		// against the old CA.
+		data := fileData(fs, p)
+		if data == nil || !strings.HasPrefix(p, certDir) || !strings.HasSuffix(p, ".pem") {
+			// Maps, allowlists, CAs, removed files: read at load time only.
 			c.o.Logger.V(2).Info("change needs a reload", "reason", ReasonFiles, "file", p)
 			return ReasonFiles, nil
 		}
+		cmds = append(cmds, dynamic.CertificateCommands(p, data)...)
+		certs++
 	}
-	if len(change.Commands) == 0 {
+	if len(cmds) == 0 {
 		// Only comments or blank lines changed.
 		return "", parsed
 	}
 	began := time.Now()
-	n, err := dynamic.Apply(ctx, c.o.Runtime, change.Commands)
+	n, err := dynamic.Apply(ctx, c.o.Runtime, cmds)
 	if err != nil {
 		c.o.Observer.ObserveRuntimeError()
-		c.o.Logger.Error(err, "runtime API change failed; reloading instead", "applied", n, "of", len(change.Commands))
+		c.o.Logger.Error(err, "runtime API change failed; reloading instead", "applied", n, "of", len(cmds))
 		// What HAProxy runs is now unknown: only a reload fixes it.
 		c.mu.Lock()
 		c.forceReload = true
@@ -538,8 +554,13 @@ func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, ch
 		c.mu.Unlock()
 		return ReasonRuntimeError, nil
 	}
-	c.o.Observer.ObserveRuntimeChange("endpoints")
-	c.o.Logger.V(1).Info("endpoints changed without a reload", "commands", n, "took", time.Since(began).String())
+	if len(change.Commands) > 0 {
+		c.o.Observer.ObserveRuntimeChange("endpoints")
+	}
+	if certs > 0 {
+		c.o.Observer.ObserveRuntimeChange("certificate")
+	}
+	c.o.Logger.V(1).Info("changes applied without a reload", "serverCommands", len(change.Commands), "certificates", certs, "took", time.Since(began).String())
 	return "", parsed
 }
 

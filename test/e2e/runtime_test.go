@@ -13,6 +13,7 @@ import (
 
 	"github.com/openshift-router-go/router/haproxy/runtimeapi"
 	"github.com/openshift-router-go/router/test/kubetest"
+	"github.com/openshift-router-go/router/test/testcerts"
 )
 
 // seenBackends sends n requests and returns the backends that answered
@@ -310,5 +311,88 @@ func TestKubeEndpointSliceScalingNeedsNoReload(t *testing.T) {
 		if v := reloads(); v != reloads0 {
 			t.Errorf("reloads %v, were %v", v, reloads0)
 		}
+	}
+}
+
+// TestCertificateChangesNeedNoReload: rotating an edge route's certificate
+// is applied with "set ssl cert" / "commit ssl cert" — same haproxy
+// processes, no reload — and the new certificate is served.
+func TestCertificateChangesNeedNoReload(t *testing.T) {
+	ca1, err := testcerts.NewCA("route CA 1", time.Hour)
+	must(t, err)
+	ca2, err := testcerts.NewCA("route CA 2", time.Hour)
+	must(t, err)
+	cert1, err := ca1.Issue("edge one", []string{"edge.example.com"}, time.Hour)
+	must(t, err)
+	cert2, err := ca2.Issue("edge two", []string{"edge.example.com"}, time.Hour)
+	must(t, err)
+	plain := startBackend(t, "plain")
+
+	m := newManifests(t)
+	m.Write("svc.yaml", serviceYAML("certs", "plain", plain))
+	route := func(edge *testcerts.Pair) string {
+		return routeYAML("certs", "edge", "edge.example.com", "", "plain", tlsYAML("edge", "", map[string]string{
+			"certificate": edge.CertPEM, "key": edge.KeyPEM, "caCertificate": ca1.CertPEM + ca2.CertPEM}))
+	}
+	m.Write("routes.yaml", route(cert1))
+	env, ms := metricsEnv(t)
+	env["RELOAD_INTERVAL"] = "60s"
+	r := startRouter(t, m.Dir, env)
+	edgeSubject := func() (string, error) {
+		resp, err := r.httpsGet("edge.example.com", "/")
+		if err != nil {
+			return "", err
+		}
+		if resp.PeerCert == nil || resp.Status != 200 {
+			return "", fmt.Errorf("status %d, certificate %v", resp.Status, resp.PeerCert != nil)
+		}
+		return resp.PeerCert.Subject.CommonName, nil
+	}
+	eventually(t, loadTimeout, "edge serves certificate one", func() error {
+		if cn, err := edgeSubject(); err != nil || cn != "edge one" {
+			return fmt.Errorf("%q %v", cn, err)
+		}
+		return nil
+	})
+	eventually(t, loadTimeout, "router ready", func() error {
+		if st, _, err := ms.status("/healthz/ready", false); err != nil || st != 200 {
+			return fmt.Errorf("ready: %d %v", st, err)
+		}
+		return nil
+	})
+	s, err := ms.get()
+	must(t, err)
+	reloads0, err := s.value("template_router_reload_seconds_count", nil)
+	must(t, err)
+	pids0 := haproxyPIDSet(r)
+
+	m.Write("routes.yaml", route(cert2))
+	eventually(t, 30*time.Second, "edge serves certificate two", func() error {
+		if cn, err := edgeSubject(); err != nil || cn != "edge two" {
+			return fmt.Errorf("%q %v", cn, err)
+		}
+		return nil
+	})
+	if pids := haproxyPIDSet(r); !reflect.DeepEqual(pids, pids0) {
+		t.Fatalf("haproxy processes %v, were %v", pids, pids0)
+	}
+	eventually(t, 10*time.Second, "certificate change counted, no reload", func() error {
+		s, err := ms.get()
+		if err != nil {
+			return err
+		}
+		if v, err := s.value("template_router_reload_seconds_count", nil); err != nil || v != reloads0 {
+			return fmt.Errorf("reloads %v (were %v) %v", v, reloads0, err)
+		}
+		if v, err := s.value("template_router_reloads_avoided_total", map[string]string{"kind": "certificate"}); err != nil || v != 1 {
+			return fmt.Errorf("certificate changes without reload %v %v", v, err)
+		}
+		return nil
+	})
+	// The file on disk is the certificate HAProxy serves.
+	data, err := os.ReadFile(filepath.Join(r.WorkingDir, "router", "certs", "certs:edge.pem"))
+	must(t, err)
+	if !strings.Contains(string(data), strings.TrimSpace(cert2.CertPEM)) {
+		t.Errorf("certificate file on disk is not the new certificate")
 	}
 }
