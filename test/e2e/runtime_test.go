@@ -3,11 +3,15 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -395,4 +399,156 @@ func TestCertificateChangesNeedNoReload(t *testing.T) {
 	if !strings.Contains(string(data), strings.TrimSpace(cert2.CertPEM)) {
 		t.Errorf("certificate file on disk is not the new certificate")
 	}
+}
+
+// slowPathBackend answers /slow after d and everything else at once.
+func slowPathBackend(t *testing.T, name string, d time.Duration) *backend {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path == "/slow" {
+			select {
+			case <-time.After(d):
+			case <-req.Context().Done():
+				return
+			}
+		}
+		fmt.Fprintf(w, "backend=%s path=%s\n", name, req.URL.Path)
+	}))
+	t.Cleanup(srv.Close)
+	return newBackend(t, name, srv)
+}
+
+// TestRouteChangesUnderLoadLoseNoRequests: while requests flow to one route
+// (new and kept-alive connections) and a slow request is in flight, other
+// routes are added, changed and removed — several reloads — and no request
+// fails.
+func TestRouteChangesUnderLoadLoseNoRequests(t *testing.T) {
+	stable := slowPathBackend(t, "stable", 3*time.Second)
+	other := startBackend(t, "other")
+	m := newManifests(t)
+	m.Write("svc.yaml", serviceYAML("load", "stable", stable)+"---\n"+serviceYAML("load", "other", other))
+	m.Write("stable.yaml", routeYAML("load", "stable", "stable.example.com", "", "stable", ""))
+	env, ms := metricsEnv(t)
+	r := startRouter(t, m.Dir, env)
+	expectBackend(t, loadTimeout, func() (response, error) { return r.httpGet("stable.example.com", "/") }, "stable")
+	s, err := ms.get()
+	must(t, err)
+	reloads0, err := s.value("template_router_reload_seconds_count", nil)
+	must(t, err)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type result struct{ ok, failed int }
+	results := make(chan result, 4)
+	url := fmt.Sprintf("http://127.0.0.1:%d/", r.HTTPPort)
+	for w := 0; w < 4; w++ {
+		keepAlive := w%2 == 0
+		go func() {
+			client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: !keepAlive}}
+			var res result
+			for i := 0; i < 100000 && ctx.Err() == nil; i++ {
+				req, _ := http.NewRequest(http.MethodGet, url, nil)
+				req.Host = "stable.example.com"
+				resp, err := client.Do(req)
+				if err == nil {
+					_, err = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if err == nil && resp.StatusCode != 200 {
+						err = fmt.Errorf("status %d", resp.StatusCode)
+					}
+				}
+				if err != nil {
+					res.failed++
+					t.Logf("request failed: %v", err)
+				} else {
+					res.ok++
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			results <- res
+		}()
+	}
+	// A request that is in flight across the reloads.
+	slow := make(chan error, 1)
+	go func() {
+		resp, err := r.httpGet("stable.example.com", "/slow")
+		if err == nil && resp.Status != 200 {
+			err = fmt.Errorf("status %d", resp.Status)
+		}
+		slow <- err
+	}()
+	time.Sleep(200 * time.Millisecond)
+	for i := 0; i < 4; i++ {
+		name := fmt.Sprintf("extra-%d", i)
+		m.Write(name+".yaml", routeYAML("load", name, name+".example.com", "", "other", ""))
+		expectBackend(t, 30*time.Second, func() (response, error) { return r.httpGet(name+".example.com", "/") }, "other")
+		if i > 0 {
+			prev := fmt.Sprintf("extra-%d", i-1)
+			m.Remove(prev + ".yaml")
+			expectStatus(t, 30*time.Second, func() (response, error) { return r.httpGet(prev+".example.com", "/") }, 503)
+		}
+	}
+	if err := <-slow; err != nil {
+		t.Errorf("request in flight across reloads: %v", err)
+	}
+	cancel()
+	total := result{}
+	for w := 0; w < 4; w++ {
+		res := <-results
+		total.ok += res.ok
+		total.failed += res.failed
+	}
+	s, err = ms.get()
+	must(t, err)
+	reloads, err := s.value("template_router_reload_seconds_count", nil)
+	must(t, err)
+	t.Logf("%d requests, %d failed, %v reloads", total.ok+total.failed, total.failed, reloads-reloads0)
+	if reloads-reloads0 < 4 {
+		t.Errorf("only %v reloads during the test", reloads-reloads0)
+	}
+	if total.failed != 0 || total.ok == 0 {
+		t.Errorf("%d of %d requests failed", total.failed, total.ok+total.failed)
+	}
+}
+
+// TestHardStopAfterBoundsOldProcesses: with ROUTER_HARD_STOP_AFTER, an old
+// HAProxy process kept alive by a long request after a reload ends after
+// that time, not when the request would.
+func TestHardStopAfterBoundsOldProcesses(t *testing.T) {
+	slowBE := slowPathBackend(t, "slow", 60*time.Second)
+	m := newManifests(t)
+	m.Write("svc.yaml", serviceYAML("hs", "slow", slowBE))
+	m.Write("a.yaml", routeYAML("hs", "a", "a.example.com", "", "slow", ""))
+	r := startRouter(t, m.Dir, map[string]string{"ROUTER_HARD_STOP_AFTER": "2s", "ROUTER_DEFAULT_SERVER_TIMEOUT": "5m"})
+	expectBackend(t, loadTimeout, func() (response, error) { return r.httpGet("a.example.com", "/") }, "slow")
+	before := haproxyPIDSet(r)
+	go func() { _, _ = r.httpGet("a.example.com", "/slow") }()
+	time.Sleep(300 * time.Millisecond)
+	m.Write("b.yaml", routeYAML("hs", "b", "b.example.com", "", "slow", ""))
+	expectBackend(t, 30*time.Second, func() (response, error) { return r.httpGet("b.example.com", "/") }, "slow")
+	reloaded := time.Now()
+	// The old worker (in before, not the master) must be gone well before
+	// the 60 s request would end.
+	pidData, err := os.ReadFile(filepath.Join(r.WorkingDir, "run", "haproxy.pid"))
+	must(t, err)
+	var master int
+	_, _ = fmt.Sscanf(string(pidData), "%d", &master)
+	var old []int
+	for _, p := range before {
+		if p != master {
+			old = append(old, p)
+		}
+	}
+	if len(old) == 0 {
+		t.Fatalf("no old worker among %v (master %d)", before, master)
+	}
+	eventually(t, 20*time.Second, "old worker ended by hard-stop-after", func() error {
+		for _, p := range old {
+			if syscall.Kill(p, 0) == nil {
+				return fmt.Errorf("old worker %d still running", p)
+			}
+		}
+		return nil
+	})
+	t.Logf("old worker gone %v after the reload", time.Since(reloaded).Round(100*time.Millisecond))
 }
