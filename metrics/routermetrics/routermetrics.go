@@ -38,6 +38,7 @@ type Metrics struct {
 	avoided        *prometheus.CounterVec
 	reloadReasons  *prometheus.CounterVec
 	runtimeErrors  prometheus.Counter
+	restarts       prometheus.Counter
 
 	admittedDesc *prometheus.Desc
 	rejectedDesc *prometheus.Desc
@@ -79,6 +80,10 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "template_router_reloads_total",
 			Help: "Starts and reloads of HAProxy, by the reason the change could not be applied without one.",
 		}, []string{"reason"}),
+		restarts: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "template_router_haproxy_restarts_total",
+			Help: "Times HAProxy exited unexpectedly and was restarted by the router.",
+		}),
 		runtimeErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "template_router_runtime_api_errors_total",
 			Help: "Runtime API commands HAProxy refused or that could not be sent; each falls back to a reload.",
@@ -92,7 +97,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	// Present from the start (at 0), so queries and alerts see the series.
 	m.avoided.WithLabelValues("endpoints")
 	for _, c := range []prometheus.Collector{m.writeConfig, m.reload, m.reloadFailure, m.reloadFailures, m.avoided,
-		m.reloadReasons, m.runtimeErrors, routesCollector{m}, buildInfo()} {
+		m.reloadReasons, m.runtimeErrors, m.restarts, routesCollector{m}, buildInfo()} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -126,6 +131,9 @@ func (m *Metrics) ObserveReloadReason(reason string) { m.reloadReasons.WithLabel
 // ObserveRuntimeError records a runtime API change that failed (and fell
 // back to a reload).
 func (m *Metrics) ObserveRuntimeError() { m.runtimeErrors.Inc() }
+
+// ObserveRestart records a restart of HAProxy after it exited unexpectedly.
+func (m *Metrics) ObserveRestart() { m.restarts.Inc() }
 
 // ObserveAdmission records the current admission result of every route.
 func (m *Metrics) ObserveAdmission(results map[admission.Key]admission.Result) {

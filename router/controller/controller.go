@@ -56,6 +56,9 @@ type Observer interface {
 	ObserveRuntimeChange(kind string)
 	// ObserveRuntimeError reports a runtime API change that failed.
 	ObserveRuntimeError()
+	// ObserveRestart reports that HAProxy exited unexpectedly and is
+	// being restarted.
+	ObserveRestart()
 }
 
 type nopObserver struct{}
@@ -66,6 +69,7 @@ func (nopObserver) ObserveAdmission(map[admission.Key]admission.Result) {}
 func (nopObserver) ObserveReloadReason(string)                          {}
 func (nopObserver) ObserveRuntimeChange(string)                         {}
 func (nopObserver) ObserveRuntimeError()                                {}
+func (nopObserver) ObserveRestart()                                     {}
 
 // Reasons for a start or reload besides those of haproxy/dynamic.
 const (
@@ -829,6 +833,7 @@ func (c *Controller) supervise(ctx context.Context, p exitWatcher) {
 			c.ready = false
 			c.restarts++
 			c.mu.Unlock()
+			c.o.Observer.ObserveRestart()
 			t := time.NewTimer(backoff)
 			select {
 			case <-ctx.Done():

@@ -285,7 +285,8 @@ func TestHAProxyIsRestartedWhenItDies(t *testing.T) {
 	v1 := startBackend(t, "v1")
 	m := newManifests(t)
 	m.Write("all.yaml", serviceYAML("k", "v1", v1)+"---\n"+routeYAML("k", "r", "r.example.com", "", "v1", ""))
-	r := startRouter(t, m.Dir, nil)
+	env, ms := metricsEnv(t)
+	r := startRouter(t, m.Dir, env)
 	expectBackend(t, loadTimeout, func() (response, error) { return r.httpGet("r.example.com", "/") }, "v1")
 	for round := 1; round <= 2; round++ {
 		pidData, err := os.ReadFile(filepath.Join(r.WorkingDir, "run", "haproxy.pid"))
@@ -306,6 +307,19 @@ func TestHAProxyIsRestartedWhenItDies(t *testing.T) {
 		if !strings.Contains(r.Log(), "haproxy exited unexpectedly; restarting it") {
 			t.Errorf("round %d: restart not logged", round)
 		}
+		eventually(t, 10*time.Second, "restart counted", func() error {
+			s, err := ms.get()
+			if err != nil {
+				return err
+			}
+			if v, err := s.value("template_router_haproxy_restarts_total", nil); err != nil || v != float64(round) {
+				return fmt.Errorf("restarts %v %v", v, err)
+			}
+			if v, err := s.value("template_router_reloads_total", map[string]string{"reason": "restart"}); err != nil || v != float64(round) {
+				return fmt.Errorf("restart starts %v %v", v, err)
+			}
+			return nil
+		})
 	}
 	if exited, err := r.Exited(); exited {
 		t.Fatalf("router exited: %v", err)
