@@ -11,9 +11,11 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/openshift-router-go/router/haproxy/dynamic"
 	"github.com/openshift-router-go/router/haproxy/files"
 	"github.com/openshift-router-go/router/router/admission"
 	"github.com/openshift-router-go/router/router/builder"
+	"github.com/openshift-router-go/router/router/servers"
 	"github.com/openshift-router-go/router/router/store"
 	"github.com/openshift-router-go/router/templates"
 )
@@ -49,6 +51,69 @@ func benchStore(n int) *store.Store {
 	return st
 }
 
+// benchOptions are the controller options of the benchmarks: the router's
+// defaults (5 spare server slots per backend).
+func benchOptions(st *store.Store, r *templates.Renderer, dir string) Options {
+	return Options{Store: st, Renderer: r, Admission: admission.Options{},
+		Build: builder.Options{WorkingDir: dir, RunDir: filepath.Join(dir, "run"), DefaultCertificate: filepath.Join(dir, "conf", "default.pem"),
+			HTTPPort: 80, HTTPSPort: 443, BindPorts: true, MaxConnections: 20000},
+		Servers: servers.Options{PoolSize: 5}}
+}
+
+// BenchmarkEndpointChange measures the router's work for one endpoint
+// change with n routes loaded: admit, build, lay the servers out against
+// the running layout, render, and diff the configuration into runtime API
+// commands (sending them is not included).
+func BenchmarkEndpointChange(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("routes=%d", n), func(b *testing.B) {
+			st := benchStore(n)
+			r, err := templates.Parse("default", templates.Default(), templates.FuncMap(templates.FuncOptions{}))
+			if err != nil {
+				b.Fatal(err)
+			}
+			c := New(benchOptions(st, r, b.TempDir()))
+			td, _, _, err := c.buildModel(nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			fs, err := c.render(td)
+			if err != nil {
+				b.Fatal(err)
+			}
+			configPath := templates.OutputPath(td.WorkingDir, templates.ConfigTemplateName)
+			running, layouts := dynamic.Parse(fileData(fs, configPath)), servers.Of(td)
+			port, portName := int32(8080), "web"
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				// A third endpoint for one service, a different one each time.
+				name := fmt.Sprintf("app-%d", (i*7)%n)
+				st.Upsert(&discoveryv1.EndpointSlice{
+					ObjectMeta:  metav1.ObjectMeta{Namespace: fmt.Sprintf("ns-%d", ((i*7)%n)/100), Name: name + "-2", Labels: map[string]string{discoveryv1.LabelServiceName: name}},
+					AddressType: discoveryv1.AddressTypeIPv4,
+					Ports:       []discoveryv1.EndpointPort{{Name: &portName, Port: &port}},
+					Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{fmt.Sprintf("10.200.%d.%d", i/256%256, i%256)}}},
+				})
+				td, _, exhausted, err := c.buildModel(layouts)
+				if err != nil || len(exhausted) > 0 {
+					b.Fatal(err, exhausted)
+				}
+				fs, err := c.render(td)
+				if err != nil {
+					b.Fatal(err)
+				}
+				parsed := dynamic.Parse(fileData(fs, configPath))
+				change := dynamic.Diff(running, parsed)
+				if change.Reload || len(change.Commands) != 3 {
+					b.Fatalf("change %+v", change)
+				}
+				running, layouts = parsed, servers.Of(td)
+			}
+		})
+	}
+}
+
 // BenchmarkRenderAndWrite measures one full pass of the pipeline — admit,
 // build, render the default template, write every changed file — for n
 // routes, as the router does after a change (all files rewritten: each
@@ -62,8 +127,7 @@ func BenchmarkRenderAndWrite(b *testing.B) {
 				b.Fatal(err)
 			}
 			dir := b.TempDir()
-			o := Options{Store: st, Renderer: r, Admission: admission.Options{},
-				Build: builder.Options{WorkingDir: dir, RunDir: filepath.Join(dir, "run"), DefaultCertificate: filepath.Join(dir, "conf", "default.pem"), HTTPPort: 80, HTTPSPort: 443, BindPorts: true}}
+			o := benchOptions(st, r, dir)
 			b.ReportAllocs()
 			b.ResetTimer()
 			var size int64

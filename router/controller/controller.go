@@ -163,9 +163,8 @@ type Controller struct {
 	layouts servers.Layouts
 	// loggedMaxConn is the last maxconn lowered to fit the open-files limit.
 	loggedMaxConn int
-	// effectivePool is the router-wide slot count of the last fresh
-	// layout, loggedPool the last one logged.
-	effectivePool, loggedPool int
+	// loggedPool is the last lowered slot count logged.
+	loggedPool int
 }
 
 // outcome says what one pass did.
@@ -586,7 +585,7 @@ func (c *Controller) buildModel(prev servers.Layouts) (*model.TemplateData, admi
 		return nil, decision, nil, err
 	}
 	opts := c.o.Servers
-	opts.PoolSize = c.poolSize(td, prev == nil)
+	opts.PoolSize = c.poolSize(td)
 	exhausted := servers.Assign(td, prev, opts)
 	c.fitMaxConnections(td)
 	return td, decision, exhausted, nil
@@ -599,19 +598,15 @@ const fdReserve = 1000
 // minFDConnections is the maxconn spare server slots must leave room for.
 const minFDConnections = 1000
 
-// poolSize returns the router-wide number of spare slots per backend for
-// fresh layouts: Servers.PoolSize, lowered when the health-checked slots
-// would not fit in the open-files limit (HAProxy reserves a descriptor per
-// checked server) with room left for minFDConnections connections.
-// Incremental layouts keep the slots they have, so the size only changes
-// at a reload.
-func (c *Controller) poolSize(td *model.TemplateData, fresh bool) int {
-	if !fresh {
-		return c.effectivePool
-	}
+// poolSize returns the router-wide number of spare slots per backend:
+// Servers.PoolSize, lowered when the health-checked slots would not fit in
+// the open-files limit (HAProxy reserves a descriptor per checked server)
+// with room left for minFDConnections connections. Backends laid out
+// before keep the slots they have (servers.Assign), so a change of this
+// number only applies to new backends and at a reload.
+func (c *Controller) poolSize(td *model.TemplateData) int {
 	want := c.o.Servers.PoolSize
 	if c.o.FDLimit <= 0 || want == 0 {
-		c.effectivePool = want
 		return want
 	}
 	minConn := td.MaxConnections
@@ -640,7 +635,6 @@ func (c *Controller) poolSize(td *model.TemplateData, fresh bool) int {
 			"slots", pool, "ROUTER_MAX_DYNAMIC_SERVERS", want, "routes", len(td.State), "openFilesLimit", c.o.FDLimit)
 	}
 	c.loggedPool = pool
-	c.effectivePool = pool
 	return pool
 }
 
