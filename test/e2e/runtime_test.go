@@ -109,6 +109,18 @@ func diskServers(t *testing.T, r *router, backend string) map[string]string {
 	return servers
 }
 
+// waitReady waits until /healthz/ready answers 200: the reload that loaded
+// the initial routes is complete, and counted in the metrics.
+func waitReady(t *testing.T, ms *metricsClient) {
+	t.Helper()
+	eventually(t, loadTimeout, "router ready", func() error {
+		if st, _, err := ms.status("/healthz/ready", false); err != nil || st != 200 {
+			return fmt.Errorf("ready: %d %v", st, err)
+		}
+		return nil
+	})
+}
+
 func haproxyPIDSet(r *router) []int {
 	pids := r.haproxyPIDs()
 	sort.Ints(pids)
@@ -149,13 +161,7 @@ func TestEndpointChangesNeedNoReload(t *testing.T) {
 	env["RELOAD_INTERVAL"] = "60s"
 	r := startRouter(t, m.Dir, env)
 	expectExactly(t, loadTimeout, r, "r.example.com", names(1)...)
-	// Ready once the reload that loaded the route is complete (and counted).
-	eventually(t, loadTimeout, "router ready", func() error {
-		if st, _, err := ms.status("/healthz/ready", false); err != nil || st != 200 {
-			return fmt.Errorf("ready: %d %v", st, err)
-		}
-		return nil
-	})
+	waitReady(t, ms)
 
 	counters := func() (reloads, avoided float64) {
 		t.Helper()
@@ -297,13 +303,8 @@ func TestKubeEndpointSliceScalingNeedsNoReload(t *testing.T) {
 		must(t, err)
 		return v
 	}
-	var reloads0 float64
-	eventually(t, 10*time.Second, "reload counted", func() error {
-		if reloads0 = reloads(); reloads0 < 1 {
-			return fmt.Errorf("reloads %v", reloads0)
-		}
-		return nil
-	})
+	waitReady(t, ms)
+	reloads0 := reloads()
 	pids0 := haproxyPIDSet(r)
 	for _, n := range []int{5, 1} {
 		setEndpoints(t, c, ns, "web", bes[:n]...)
@@ -358,12 +359,7 @@ func TestCertificateChangesNeedNoReload(t *testing.T) {
 		}
 		return nil
 	})
-	eventually(t, loadTimeout, "router ready", func() error {
-		if st, _, err := ms.status("/healthz/ready", false); err != nil || st != 200 {
-			return fmt.Errorf("ready: %d %v", st, err)
-		}
-		return nil
-	})
+	waitReady(t, ms)
 	s, err := ms.get()
 	must(t, err)
 	reloads0, err := s.value("template_router_reload_seconds_count", nil)
@@ -431,6 +427,7 @@ func TestRouteChangesUnderLoadLoseNoRequests(t *testing.T) {
 	env, ms := metricsEnv(t)
 	r := startRouter(t, m.Dir, env)
 	expectBackend(t, loadTimeout, func() (response, error) { return r.httpGet("stable.example.com", "/") }, "stable")
+	waitReady(t, ms)
 	s, err := ms.get()
 	must(t, err)
 	reloads0, err := s.value("template_router_reload_seconds_count", nil)
