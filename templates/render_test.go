@@ -712,3 +712,56 @@ func TestDefaultTemplateAllowlistThreshold(t *testing.T) {
 		t.Fatalf("haproxy -c: %v\n%s\n%s", err, out, got["conf/haproxy.config"])
 	}
 }
+
+// TestDefaultTemplateServerLines: the lines of a backend's servers and spare
+// slots — the service CA path with verifyhost per service, maxconn, health
+// checks on every line once there is more than one, "disabled" on free
+// slots — and a single-line backend without checks.
+func TestDefaultTemplateServerLines(t *testing.T) {
+	dir := t.TempDir()
+	td := &model.TemplateData{
+		WorkingDir: dir, RunDir: filepath.Join(dir, "run"), HTTPPort: 18080, HTTPSPort: 18443, BindPorts: true,
+		DefaultCertificate:   filepath.Join(dir, "conf", "default_pub_keys.pem"),
+		DefaultDestinationCA: "/etc/service-ca.crt",
+		State:                map[model.ServiceAliasConfigKey]model.ServiceAliasConfig{},
+		ServiceUnits:         map[model.ServiceUnitKey]model.ServiceUnit{},
+	}
+	re := alias("ns", "re", "re.example.com", "", routev1.TLSTerminationReencrypt, "", 1)
+	re.VerifyServiceHostname = true
+	re.Settings.PodConcurrentConnections = 7
+	two := 2
+	re.Settings.PoolSize = &two
+	td.State["ns:re"] = re
+	td.ServiceUnits["ns/svc-re"] = unit("ns", "svc-re", "10.0.0.7")
+	single := alias("ns", "one", "one.example.com", "", "", "", 1)
+	zero := 0
+	single.Settings.PoolSize = &zero
+	td.State["ns:one"] = single
+	td.ServiceUnits["ns/svc-one"] = unit("ns", "svc-one", "10.0.0.8")
+	servers.Assign(td, nil, servers.Options{})
+	r, err := Parse("default", Default(), FuncMap(FuncOptions{Getenv: func(string) string { return "" }}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := r.Render(td)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg string
+	for _, f := range files {
+		if strings.HasSuffix(f.Path, "/conf/haproxy.config") {
+			cfg = string(f.Data)
+		}
+	}
+	opts := " weight 256 maxconn 7 ssl verify required ca-file /etc/service-ca.crt verifyhost svc-re.ns.svc check inter 5000ms"
+	for _, want := range []string{
+		"\n  server ept:svc-re:10.0.0.7:8080 10.0.0.7:8080 cookie h10.0.0.7" + opts + "\n",
+		"\n  server _dynamic-pod-1 127.0.0.1:1 cookie " + td.State["ns:re"].Servers[1].Cookie + " weight 0 maxconn 7 ssl verify required ca-file /etc/service-ca.crt verifyhost svc-re.ns.svc check inter 5000ms disabled\n",
+		"\n  server _dynamic-pod-2 127.0.0.1:1 cookie ",
+		"\n  server ept:svc-one:10.0.0.8:8080 10.0.0.8:8080 cookie h10.0.0.8 weight 256\n",
+	} {
+		if !strings.Contains(cfg, want) {
+			t.Errorf("haproxy.config lacks %q", want)
+		}
+	}
+}

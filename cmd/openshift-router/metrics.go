@@ -42,6 +42,8 @@ type readiness interface {
 	Ready() bool
 	// DynamicServer resolves a spare server slot to its endpoint.
 	DynamicServer(namespace, route, slot string) (string, bool)
+	// Restarts counts HAProxy restarts after unexpected exits.
+	Restarts() int
 }
 
 // startMetrics binds the metrics and health server on ROUTER_LISTEN_ADDR
@@ -78,6 +80,9 @@ func startMetrics(ctx context.Context, cfg *config.Config, log logr.Logger, ctrl
 	}}
 	synced := server.Check{Name: "has-synced", Run: func(context.Context) error {
 		if !ctrl.Ready() {
+			if n := ctrl.Restarts(); n > 0 {
+				return fmt.Errorf("haproxy exited unexpectedly and is being restarted (restarts so far: %d)", n)
+			}
 			return errors.New("the initial configuration is not loaded into HAProxy yet")
 		}
 		return nil

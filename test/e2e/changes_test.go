@@ -303,6 +303,15 @@ func TestHAProxyIsRestartedWhenItDies(t *testing.T) {
 			}
 		}
 		expectStatusErr(t, 5*time.Second, func() (response, error) { return r.httpGet("r.example.com", "/") })
+		// While HAProxy is down (restart backoff: 1 s, then 2 s),
+		// readiness fails and says why.
+		eventually(t, 5*time.Second, "readiness reports the restart", func() error {
+			st, body, err := ms.status("/healthz/ready", false)
+			if err != nil || st != 503 || !strings.Contains(body, "haproxy exited unexpectedly and is being restarted") {
+				return fmt.Errorf("%d %v %.300s", st, err, body)
+			}
+			return nil
+		})
 		expectBackend(t, 20*time.Second, func() (response, error) { return r.httpGet("r.example.com", "/") }, "v1")
 		if !strings.Contains(r.Log(), "haproxy exited unexpectedly; restarting it") {
 			t.Errorf("round %d: restart not logged", round)
