@@ -155,9 +155,14 @@ func TestDefaultTemplateBalance(t *testing.T) {
 	b := td.State["ns:allow"]
 	b.Annotations = map[string]string{"haproxy.router.openshift.io/balance": "evil\n  server x 1.2.3.4:1"}
 	td.State["ns:allow"] = b
+	src := td.State["ns:edge"]
+	src.Settings.Balance = "source"
+	td.State["ns:edge"] = src
 	cfg := renderDefault(t, td, map[string]string{"ROUTER_LOAD_BALANCE_ALGORITHM": "random"})["conf/haproxy.config"]
-	for _, w := range []string{"backend be_http:ns:plain\n  mode http\n  option redispatch\n  option forwardfor\n  balance roundrobin",
-		"backend be_edge_http:ns:allow\n  mode http\n  option redispatch\n  option forwardfor\n  balance random"} {
+	for _, w := range []string{"backend be_http:ns:plain\n  mode http\n  option redispatch\n  option forwardfor\n  balance roundrobin\n",
+		"backend be_edge_http:ns:allow\n  mode http\n  option redispatch\n  option forwardfor\n  balance random\n",
+		// Source hashing is consistent, so weights can change at runtime.
+		"backend be_edge_http:ns:edge\n  mode http\n  option redispatch\n  option forwardfor\n  balance source\n  hash-type consistent\n"} {
 		if !strings.Contains(cfg, w) {
 			t.Errorf("config lacks %q", w)
 		}

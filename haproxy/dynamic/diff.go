@@ -229,6 +229,13 @@ func serverCommands(backend string, o, n *server) ([]Command, bool) {
 	case o.disabled && !n.disabled:
 		out := append(addr, weight...)
 		return append(out, Command{Kind: "state", Text: "set server " + target + " state ready"}), true
+	case len(addr) > 0 && !n.disabled:
+		// A live server's idle connections to the old address would
+		// still be reused after "set server addr": maintenance closes
+		// them, so the new address takes all the traffic at once.
+		out := []Command{{Kind: "state", Text: "set server " + target + " state maint"}}
+		out = append(append(append(out, addr...), weight...), Command{Kind: "state", Text: "set server " + target + " state ready"})
+		return out, true
 	default:
 		return append(addr, weight...), true
 	}

@@ -58,8 +58,16 @@ func TestDiffFindsRuntimeCommands(t *testing.T) {
 		}, []string{"set server be_http:ns:r/a state maint"}},
 		{"weight", func(s string) string { return strings.Replace(s, "[fd00::1]:80 weight 1", "[fd00::1]:80 weight 3", 1) },
 			[]string{"set server be_http:ns:s/b weight 3"}},
-		{"IPv6 address", func(s string) string { return strings.Replace(s, "[fd00::1]:80", "[fd00::2]:81", 1) },
-			[]string{"set server be_http:ns:s/b addr fd00::2 port 81"}},
+		{"live server moves: through maintenance (drops idle connections to the old address)", func(s string) string {
+			return strings.Replace(s, "[fd00::1]:80", "[fd00::2]:81", 1)
+		}, []string{
+			"set server be_http:ns:s/b state maint",
+			"set server be_http:ns:s/b addr fd00::2 port 81",
+			"set server be_http:ns:s/b state ready",
+		}},
+		{"disabled server moves", func(s string) string {
+			return strings.Replace(s, "127.0.0.1:1 cookie d1 weight 0 check inter 5000ms disabled", "127.0.0.3:9 cookie d1 weight 0 check inter 5000ms disabled", 1)
+		}, []string{"set server be_http:ns:r/_dynamic-pod-1 addr 127.0.0.3 port 9"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := diffText(base, c.edit(base))

@@ -143,8 +143,10 @@ type Controller struct {
 	reloads  int
 	lastErr  error
 	excluded map[admission.Key]exclusion
-	// forceReload is set when files changed but the reload failed.
+	// forceReload is set when what HAProxy runs may differ from the files
+	// (a reload or a runtime change failed); forceReason says which.
 	forceReload bool
+	forceReason string
 	// presync is true while committing the empty pre-sync configuration.
 	presync bool
 	// started is signalled after each start of HAProxy (for the supervisor).
@@ -454,7 +456,7 @@ func (c *Controller) commit(ctx context.Context, allowReload bool) (outcome, err
 		c.o.Observer.ObserveReload(time.Since(reloadBegan), err)
 		c.o.Observer.ObserveReloadReason(reason)
 		c.mu.Lock()
-		c.forceReload = err != nil
+		c.forceReload, c.forceReason = err != nil, ReasonRetry
 		c.running, c.layouts = nil, nil
 		c.mu.Unlock()
 		if err != nil {
@@ -494,6 +496,9 @@ func (c *Controller) reloadReason(force, incremental bool) string {
 	case !c.o.Process.Running():
 		return ReasonRestart
 	case force:
+		if c.forceReason != "" {
+			return c.forceReason
+		}
 		return ReasonRetry
 	case c.o.Runtime == nil:
 		return ReasonNoRuntimeAPI
@@ -552,7 +557,7 @@ func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, ch
 		c.o.Logger.Error(err, "runtime API change failed; reloading instead", "applied", n, "of", len(cmds))
 		// What HAProxy runs is now unknown: only a reload fixes it.
 		c.mu.Lock()
-		c.forceReload = true
+		c.forceReload, c.forceReason = true, ReasonRuntimeError
 		c.running, c.layouts = nil, nil
 		c.mu.Unlock()
 		return ReasonRuntimeError, nil

@@ -549,3 +549,80 @@ func TestHardStopAfterBoundsOldProcesses(t *testing.T) {
 	})
 	t.Logf("old worker gone %v after the reload", time.Since(reloaded).Round(100*time.Millisecond))
 }
+
+// TestRuntimeAPIFailureFallsBackToReload: a route balanced by source
+// (consistent hashing) scales without a reload; when the runtime API cannot
+// be reached, the change is applied by a reload instead — counted as a
+// runtime API error and a reload for that reason — and HAProxy ends up
+// running exactly what is on disk.
+func TestRuntimeAPIFailureFallsBackToReload(t *testing.T) {
+	var bes []*backend
+	for i := 1; i <= 3; i++ {
+		bes = append(bes, startBackend(t, fmt.Sprintf("s-%d", i)))
+	}
+	m := newManifests(t)
+	m.Write("svc.yaml", serviceYAML("rtf", "web", bes[0]))
+	m.Write("route.yaml", strings.Replace(routeYAML("rtf", "r", "rtf.example.com", "", "web", ""),
+		"  namespace: rtf\n", "  namespace: rtf\n  annotations:\n    haproxy.router.openshift.io/balance: source\n", 1))
+	env, ms := metricsEnv(t)
+	r := startRouter(t, m.Dir, env)
+	expectBackend(t, loadTimeout, func() (response, error) { return r.httpGet("rtf.example.com", "/") }, "s-1")
+	waitReady(t, ms)
+	const backend = "be_http:rtf:r"
+	value := func(name string, labels map[string]string) float64 {
+		t.Helper()
+		s, err := ms.get()
+		must(t, err)
+		v, err := s.value(name, labels)
+		must(t, err)
+		return v
+	}
+	enabled := func(servers map[string]string) int {
+		n := 0
+		for _, s := range servers {
+			if strings.HasSuffix(s, "maint=false") {
+				n++
+			}
+		}
+		return n
+	}
+	reloads0 := value("template_router_reload_seconds_count", nil)
+
+	m.Write("svc.yaml", serviceYAML("rtf", "web", bes[:2]...))
+	eventually(t, 30*time.Second, "second server enabled at runtime", func() error {
+		if mem := runtimeServers(t, r, backend); enabled(mem) != 2 {
+			return fmt.Errorf("running servers %v", mem)
+		}
+		return nil
+	})
+	if v := value("template_router_reload_seconds_count", nil); v != reloads0 {
+		t.Errorf("reloads %v, were %v: scaling a source-balanced route reloaded", v, reloads0)
+	}
+
+	sock := filepath.Join(r.WorkingDir, "run", "haproxy.sock")
+	must(t, os.Rename(sock, sock+".moved"))
+	m.Write("svc.yaml", serviceYAML("rtf", "web", bes...))
+	eventually(t, 30*time.Second, "failed runtime change replaced by a reload", func() error {
+		s, err := ms.get()
+		if err != nil {
+			return err
+		}
+		if v, err := s.value("template_router_runtime_api_errors_total", nil); err != nil || v != 1 {
+			return fmt.Errorf("runtime API errors %v %v", v, err)
+		}
+		if v, err := s.value("template_router_reloads_total", map[string]string{"reason": "runtime-error"}); err != nil || v != 1 {
+			return fmt.Errorf("runtime-error reloads %v %v", v, err)
+		}
+		return nil
+	})
+	// The reloaded worker inherits the listening socket (moved with it):
+	// move it back to read what HAProxy runs.
+	must(t, os.Rename(sock+".moved", sock))
+	eventually(t, 30*time.Second, "HAProxy runs what is on disk", func() error {
+		mem, disk := runtimeServers(t, r, backend), diskServers(t, r, backend)
+		if !reflect.DeepEqual(mem, disk) || enabled(mem) != 3 {
+			return fmt.Errorf("running %v, disk %v", mem, disk)
+		}
+		return nil
+	})
+}
