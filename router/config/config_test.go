@@ -15,7 +15,7 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.HTTPPort != 80 || c.HTTPSPort != 443 || c.ReloadInterval != 5*time.Second || !c.ExtendedValidation || c.WorkingDir != "/var/lib/haproxy" {
+	if c.HTTPPort != 80 || c.HTTPSPort != 443 || c.ReloadInterval != 5*time.Second || !c.ExtendedValidation || c.WorkingDir != "/var/lib/haproxy" || c.MaxDynamicServers != 5 {
 		t.Fatalf("defaults %+v", c)
 	}
 }
@@ -27,6 +27,9 @@ func TestValuesAreParsed(t *testing.T) {
 	}
 	if c.HTTPPort != 8080 || c.ReloadInterval != 3*time.Second || c.ExtendedValidation || c.BackendProcessEndpoints != "shuffle" {
 		t.Fatalf("%+v", c)
+	}
+	if c, _ = FromEnv(env(map[string]string{"ROUTER_MAX_DYNAMIC_SERVERS": "0"})); c.MaxDynamicServers != 0 {
+		t.Fatalf("ROUTER_MAX_DYNAMIC_SERVERS=0: %d", c.MaxDynamicServers)
 	}
 	if c, _ = FromEnv(env(map[string]string{"RELOAD_INTERVAL": "250ms"})); c.ReloadInterval != 250*time.Millisecond {
 		t.Fatalf("duration form: %v", c.ReloadInterval)
@@ -41,6 +44,12 @@ func TestMalformedValuesNameTheVariable(t *testing.T) {
 		"EXTENDED_VALIDATION":              "perhaps",
 		"ROUTER_BACKEND_PROCESS_ENDPOINTS": "sort",
 		"STATS_USERNAME":                   "a b",
+		"ROUTER_MAX_DYNAMIC_SERVERS":       "257",
+	}
+	for _, v := range []string{"-1", "five"} {
+		if _, err := FromEnv(env(map[string]string{"ROUTER_MAX_DYNAMIC_SERVERS": v})); err == nil || !strings.Contains(err.Error(), "ROUTER_MAX_DYNAMIC_SERVERS") {
+			t.Errorf("ROUTER_MAX_DYNAMIC_SERVERS=%q: error %v", v, err)
+		}
 	}
 	for name, value := range cases {
 		_, err := FromEnv(env(map[string]string{name: value}))
