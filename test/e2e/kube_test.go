@@ -151,7 +151,7 @@ func TestKubeRouteLifecycle(t *testing.T) {
 	kubeService(t, c, ns, "web", b1)
 
 	r := startKubeRouter(t, c.KubeconfigPath, map[string]string{"ROUTER_CANONICAL_HOSTNAME": "router.apps.example.com"})
-	kubeRoute(t, c, ns, "web", "web.example.com", "web", nil)
+	web := kubeRoute(t, c, ns, "web", "web.example.com", "web", nil)
 
 	t.Run("a created route is served and admitted", func(t *testing.T) {
 		expectBackend(t, 10*time.Second, func() (response, error) { return r.httpGet("web.example.com", "/") }, "pod-1")
@@ -177,6 +177,9 @@ func TestKubeRouteLifecycle(t *testing.T) {
 		})
 	})
 	t.Run("a claimed host is refused with HostAlreadyClaimed in status", func(t *testing.T) {
+		// Creation timestamps have a one-second resolution and equal
+		// ones are ordered by UID: make the claimant visibly younger.
+		time.Sleep(time.Until(web.CreationTimestamp.Add(1100 * time.Millisecond)))
 		kubeRoute(t, c, ns, "web-copy", "web.example.com", "web", nil)
 		ing := ingressOf(t, c, ns, "web-copy", "public", admitted(corev1.ConditionFalse, "HostAlreadyClaimed"))
 		if !strings.Contains(ing.Conditions[0].Message, "route web ") {
