@@ -85,13 +85,25 @@ func (s *syncBuffer) String() string {
 // freePort returns a currently unused loopback TCP port.
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	// The kernel may hand the same ephemeral port out again once it is
+	// closed: never give a test a port this process already gave out.
+	for i := 0; i < 100; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if _, dup := givenPorts.LoadOrStore(port, true); !dup {
+			return port
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	t.Fatal("no unused free port after 100 tries")
+	return 0
 }
+
+// givenPorts holds the ports freePort returned.
+var givenPorts sync.Map
 
 // shortTempDir returns a temp dir with a short path (unix socket paths
 // inside it must stay under 108 bytes).
