@@ -344,9 +344,10 @@ func TestKubeAPIOutage(t *testing.T) {
 	}
 	kubeRoute(t, c, ns, "after", "after.example.com", "web", nil)
 	// client-go's reflectors retry a lost watch with exponential backoff
-	// (up to 30 s, with jitter), so the first relist may come a while
-	// after the API server is back.
-	expectBackend(t, 90*time.Second, func() (response, error) { return r.httpGet("after.example.com", "/") }, "pod")
+	// (up to 30 s, with as much jitter again), so the first relist may come
+	// up to a minute after the API server is back — and the Route CRD may
+	// still be unavailable then (one more backoff round).
+	expectBackend(t, 180*time.Second, func() (response, error) { return r.httpGet("after.example.com", "/") }, "pod")
 	ingressOf(t, c, ns, "after", "public", admitted(corev1.ConditionTrue, ""))
 }
 
