@@ -96,6 +96,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	}
 	// Present from the start (at 0), so queries and alerts see the series.
 	m.avoided.WithLabelValues("endpoints")
+	m.avoided.WithLabelValues("certificate")
 	for _, c := range []prometheus.Collector{m.writeConfig, m.reload, m.reloadFailure, m.reloadFailures, m.avoided,
 		m.reloadReasons, m.runtimeErrors, m.restarts, routesCollector{m}, buildInfo()} {
 		if err := reg.Register(c); err != nil {

@@ -81,14 +81,29 @@ func TestRuntimeChanges(t *testing.T) {
 		}
 		return out
 	}
-	if got := avoided(); len(got) != 1 || got["endpoints"] != 0 {
+	if got := avoided(); len(got) != 2 || got["endpoints"] != 0 || got["certificate"] != 0 {
 		t.Fatalf("before any change: %v", got)
 	}
 	m.ObserveRuntimeChange("endpoints")
 	m.ObserveRuntimeChange("endpoints")
-	m.ObserveRuntimeChange("weight")
-	if got := avoided(); got["endpoints"] != 2 || got["weight"] != 1 {
+	m.ObserveRuntimeChange("certificate")
+	if got := avoided(); got["endpoints"] != 2 || got["certificate"] != 1 {
 		t.Fatalf("after changes: %v", got)
+	}
+	// Reload reasons, runtime API errors and restarts count up.
+	m.ObserveReloadReason("config")
+	m.ObserveReloadReason("config")
+	m.ObserveRuntimeError()
+	m.ObserveRestart()
+	g := gather(t, reg)
+	for name, want := range map[string]float64{
+		"template_router_reloads_total":            2,
+		"template_router_runtime_api_errors_total": 1,
+		"template_router_haproxy_restarts_total":   1,
+	} {
+		if ms := g[name].GetMetric(); len(ms) != 1 || ms[0].GetCounter().GetValue() != want {
+			t.Errorf("%s: %v, want one series at %v", name, ms, want)
+		}
 	}
 }
 
