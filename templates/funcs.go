@@ -289,16 +289,7 @@ func (c *regexpCache) compile(helper, pattern string) (*regexp.Regexp, error) {
 // port name or a number). The result must be treated as read-only: without
 // PreferPort it is svc.EndpointTable itself.
 func EndpointsForAlias(alias model.ServiceAliasConfig, svc model.ServiceUnit) []model.Endpoint {
-	if alias.PreferPort == "" {
-		return svc.EndpointTable
-	}
-	out := make([]model.Endpoint, 0, len(svc.EndpointTable))
-	for _, ep := range svc.EndpointTable {
-		if ep.PortName == alias.PreferPort || ep.Port == alias.PreferPort {
-			out = append(out, ep)
-		}
-	}
-	return out
+	return alias.EndpointsOf(svc)
 }
 
 // ProcessEndpointsForAlias returns EndpointsForAlias(alias, svc) processed as

@@ -202,6 +202,23 @@ type Endpoint struct {
 	NoHealthCheck bool
 }
 
+// EndpointsOf returns the endpoints of su the route sends traffic to: all
+// of them, or, when the route names a target port (PreferPort), those whose
+// port name or number is that port. Treat the result as read-only: without
+// PreferPort it is su.EndpointTable itself.
+func (cfg *ServiceAliasConfig) EndpointsOf(su ServiceUnit) []Endpoint {
+	if cfg.PreferPort == "" {
+		return su.EndpointTable
+	}
+	out := make([]Endpoint, 0, len(su.EndpointTable))
+	for _, ep := range su.EndpointTable {
+		if ep.PortName == cfg.PreferPort || ep.Port == cfg.PreferPort {
+			out = append(out, ep)
+		}
+	}
+	return out
+}
+
 // SortedStateKeys returns the keys of td.State in a stable order.
 func (td *TemplateData) SortedStateKeys() []ServiceAliasConfigKey {
 	keys := make([]ServiceAliasConfigKey, 0, len(td.State))

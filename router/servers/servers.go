@@ -121,7 +121,7 @@ func desiredServers(td *model.TemplateData, cfg *model.ServiceAliasConfig, shuff
 	var out []desiredServer
 	for _, suKey := range keys {
 		su := td.ServiceUnits[suKey]
-		eps := endpointsForAlias(cfg, su)
+		eps := cfg.EndpointsOf(su)
 		if shuffle != nil && len(eps) > 1 {
 			eps = append([]model.Endpoint(nil), eps...)
 			shuffle(eps)
@@ -140,21 +140,6 @@ func serviceKeys(cfg *model.ServiceAliasConfig) []model.ServiceUnitKey {
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
 	return keys
-}
-
-// endpointsForAlias returns the endpoints of su the route sends traffic
-// to: all of them, or those of the route's target port (by name or number).
-func endpointsForAlias(cfg *model.ServiceAliasConfig, su model.ServiceUnit) []model.Endpoint {
-	if cfg.PreferPort == "" {
-		return su.EndpointTable
-	}
-	out := make([]model.Endpoint, 0, len(su.EndpointTable))
-	for _, ep := range su.EndpointTable {
-		if ep.PortName == cfg.PreferPort || ep.Port == cfg.PreferPort {
-			out = append(out, ep)
-		}
-	}
-	return out
 }
 
 func poolSize(cfg *model.ServiceAliasConfig, o Options) int {
