@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/openshift-router-go/router/test/freeport"
 )
 
 // controlledEnv are the variables the bench sets itself; inherited values
@@ -41,7 +42,7 @@ type routerProc struct {
 // log go under dir.
 func startRouter(cfg config, dir, manifestsDir string) (*routerProc, error) {
 	r := &routerProc{cfg: cfg, WorkingDir: filepath.Join(dir, "wd"), LogPath: filepath.Join(dir, "router.log"), done: make(chan struct{})}
-	ports, err := freePorts(3)
+	ports, err := freeport.Ports(3)
 	if err != nil {
 		return nil, err
 	}
@@ -81,25 +82,6 @@ func startRouter(cfg config, dir, manifestsDir string) (*routerProc, error) {
 	}()
 	cfg.logf("router started: pid %d, http 127.0.0.1:%d, metrics %s, log %s", cmd.Process.Pid, r.HTTPPort, r.Metrics, r.LogPath)
 	return r, nil
-}
-
-func freePorts(n int) ([]int, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	var ports []int
-	for i := 0; i < n; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
 
 func withoutEnv(env []string, names ...string) []string {

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openshift-router-go/router/test/freeport"
 	"github.com/openshift-router-go/router/test/kubetest"
 )
 
@@ -88,12 +89,11 @@ func freePort(t *testing.T) int {
 	// The kernel may hand the same ephemeral port out again once it is
 	// closed: never give a test a port this process already gave out.
 	for i := 0; i < 100; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		ports, err := freeport.Ports(1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		port := l.Addr().(*net.TCPAddr).Port
-		l.Close()
+		port := ports[0]
 		if _, dup := givenPorts.LoadOrStore(port, true); !dup {
 			return port
 		}

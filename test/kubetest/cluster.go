@@ -36,7 +36,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -55,6 +54,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/openshift-router-go/router/test/freeport"
 	"github.com/openshift-router-go/router/test/testcerts"
 )
 
@@ -231,30 +231,10 @@ func start(o *options) (c *Cluster, err error) {
 	return c, nil
 }
 
-// freePorts returns n distinct free TCP ports on 127.0.0.1.
-func freePorts(n int) ([]int, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	var ports []int
-	for i := 0; i < n; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
-}
-
 func (c *Cluster) startEtcd(bin string) error {
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
-		ports, err := freePorts(2)
+		ports, err := freeport.Ports(2)
 		if err != nil {
 			return err
 		}
@@ -392,7 +372,7 @@ func (c *Cluster) apiserverArgs(port int, extra []string) []string {
 func (c *Cluster) startAPIServerFirst(extra []string) error {
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
-		ports, err := freePorts(1)
+		ports, err := freeport.Ports(1)
 		if err != nil {
 			return err
 		}
