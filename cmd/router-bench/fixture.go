@@ -298,6 +298,20 @@ func (f *fixture) waitAllRoutes(ctx context.Context) (readyTimes, error) {
 	return rt, nil
 }
 
+// startServing starts the router, waits until every route answers and
+// cfg.Settle more, and returns the router's counters at that point: the
+// start of a measured phase.
+func (f *fixture) startServing(ctx context.Context) (routerCounters, error) {
+	if err := f.start(); err != nil {
+		return routerCounters{}, err
+	}
+	if _, err := f.waitAllRoutes(ctx); err != nil {
+		return routerCounters{}, err
+	}
+	f.settle(ctx)
+	return f.Router.counters(ctx)
+}
+
 // settle waits cfg.Settle (bounded by ctx).
 func (f *fixture) settle(ctx context.Context) {
 	select {

@@ -212,14 +212,7 @@ func runChurn(ctx context.Context, cfg config) (res *churnResult, err error) {
 	loadRoutes, churnRoutes := f.Routes[:n/2], f.Routes[n/2:]
 	res = &churnResult{Scenario: "churn", Routes: n, LoadRoutes: len(loadRoutes), ChangesWanted: cfg.ChurnChanges, ReloadInterval: cfg.reloadIntervalLabel()}
 	defer func() { closeFixture(f, &res.StopProblem, &err) }()
-	if err := f.start(); err != nil {
-		return nil, err
-	}
-	if _, err := f.waitAllRoutes(ctx); err != nil {
-		return res, err
-	}
-	f.settle(ctx)
-	before, err := f.Router.counters(ctx)
+	before, err := f.startServing(ctx)
 	if err != nil {
 		return res, err
 	}
@@ -376,14 +369,7 @@ func runRouteChurn(ctx context.Context, cfg config) (res *routeChurnResult, err 
 	}
 	res = &routeChurnResult{Scenario: "route-churn", Routes: n, ChangesWanted: cfg.RouteChanges, PaceSeconds: cfg.RouteChangePace.Seconds(), ReloadInterval: cfg.reloadIntervalLabel()}
 	defer func() { closeFixture(f, &res.StopProblem, &err) }()
-	if err := f.start(); err != nil {
-		return nil, err
-	}
-	if _, err := f.waitAllRoutes(ctx); err != nil {
-		return res, err
-	}
-	f.settle(ctx)
-	before, err := f.Router.counters(ctx)
+	before, err := f.startServing(ctx)
 	if err != nil {
 		return res, err
 	}
