@@ -1,7 +1,6 @@
 package templates
 
 import (
-	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,7 +19,6 @@ import (
 	"github.com/openshift-router-go/router/router/builder"
 	"github.com/openshift-router-go/router/router/defaultcert"
 	"github.com/openshift-router-go/router/router/model"
-	"github.com/openshift-router-go/router/router/servers"
 	"github.com/openshift-router-go/router/router/store"
 	"github.com/openshift-router-go/router/test/testcerts"
 )
@@ -33,30 +31,6 @@ var allAnnotations = []string{
 	annotations.Timeout, annotations.TimeoutTunnel, annotations.HealthCheckInterval, annotations.IPWhitelist,
 	annotations.IPAllowlist, annotations.HSTSHeader, annotations.RewriteTarget, annotations.SetForwardedHeaders,
 	annotations.H1AdjustCase,
-}
-
-// renderFiles renders the default template and returns its files by path
-// relative to td.WorkingDir.
-func renderFiles(t *testing.T, td *model.TemplateData) map[string]string {
-	t.Helper()
-	r, err := Parse("default", Default(), FuncMap(FuncOptions{
-		Rand:   rand.New(rand.NewSource(1)),
-		Getenv: func(string) string { return "" },
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	servers.Assign(td, nil, servers.Options{})
-	fs, err := r.Render(td)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]string{}
-	for _, f := range fs {
-		rel, _ := filepath.Rel(td.WorkingDir, f.Path)
-		out[rel] = string(f.Data)
-	}
-	return out
 }
 
 // haproxyCheck writes the rendered files, the default certificate, the
@@ -202,9 +176,9 @@ func FuzzRouteRendersSafely(f *testing.F) {
 			return // rejected at admission: never reaches the template
 		}
 		dir := shortDir(t)
-		base := renderFiles(t, fuzzModel(t, filepath.Join(dir, "base")))
+		base := renderDefault(t, fuzzModel(t, filepath.Join(dir, "base")), nil)
 		td := fuzzModel(t, dir, r)
-		got := renderFiles(t, td)
+		got := renderDefault(t, td, nil)
 
 		// Nothing outside the fuzzed route's own backend changes.
 		baseHead, baseRoutes := routeSections(strings.ReplaceAll(base["conf/haproxy.config"], filepath.Join(dir, "base"), dir))

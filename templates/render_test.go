@@ -401,7 +401,7 @@ func TestDefaultTemplateRouteAnnotations(t *testing.T) {
 	if n := len(td.State["fuzz:all"].AnnotationProblems); n != 0 {
 		t.Errorf("valid route: problems reported: %q", td.State["fuzz:all"].AnnotationProblems)
 	}
-	got := renderFiles(t, td)
+	got := renderDefault(t, td, nil)
 	_, routes := routeSections(got["conf/haproxy.config"])
 	for route, want := range map[string][]string{
 		"fuzz/all": {
@@ -654,12 +654,12 @@ func TestDefaultTemplateH1CaseAdjust(t *testing.T) {
 	if n := len(td.State["fuzz:pt"].AnnotationProblems); n != 1 {
 		t.Errorf("passthrough route: %d problems, want 1: %q", n, td.State["fuzz:pt"].AnnotationProblems)
 	}
-	without := renderFiles(t, td)["conf/haproxy.config"]
+	without := renderDefault(t, td, nil)["conf/haproxy.config"]
 	if strings.Contains(without, "h1-case-adjust") {
 		t.Errorf("h1-case-adjust without ROUTER_H1_CASE_ADJUST:\n%s", without)
 	}
 	td.HAProxy.H1CaseAdjust = "X-Custom-Header,Content-MD5"
-	got := renderFiles(t, td)
+	got := renderDefault(t, td, nil)
 	cfg := got["conf/haproxy.config"]
 	global, rest, _ := strings.Cut(cfg, "\ndefaults\n")
 	defaults, _, _ := strings.Cut(rest, "\nfrontend public\n")
@@ -702,7 +702,7 @@ func TestDefaultTemplateAllowlistThreshold(t *testing.T) {
 		annotatedRoute("at", "at.example.com", "", nil, map[string]string{annotations.IPAllowlist: list(61)}),
 		annotatedRoute("above", "above.example.com", "", nil, map[string]string{annotations.IPAllowlist: list(62)}),
 	)
-	got := renderFiles(t, td)
+	got := renderDefault(t, td, nil)
 	_, routes := routeSections(got["conf/haproxy.config"])
 	if strings.Contains(routes["fuzz/at"], " -f ") || strings.Count(routes["fuzz/at"], "\n  acl allowlist src 10.2.") != 2 {
 		t.Errorf("61 entries should stay inline:\n%s", routes["fuzz/at"])
@@ -743,21 +743,7 @@ func TestDefaultTemplateServerLines(t *testing.T) {
 	single.Settings.PoolSize = &zero
 	td.State["ns:one"] = single
 	td.ServiceUnits["ns/svc-one"] = unit("ns", "svc-one", "10.0.0.8")
-	servers.Assign(td, nil, servers.Options{})
-	r, err := Parse("default", Default(), FuncMap(FuncOptions{Getenv: func(string) string { return "" }}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := r.Render(td)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cfg string
-	for _, f := range files {
-		if strings.HasSuffix(f.Path, "/conf/haproxy.config") {
-			cfg = string(f.Data)
-		}
-	}
+	cfg := renderDefault(t, td, nil)["conf/haproxy.config"]
 	opts := " weight 256 maxconn 7 ssl verify required ca-file /etc/service-ca.crt verifyhost svc-re.ns.svc check inter 5000ms"
 	for _, want := range []string{
 		"\n  server ept:svc-re:10.0.0.7:8080 10.0.0.7:8080 cookie h10.0.0.7" + opts + "\n",
