@@ -580,6 +580,17 @@ func (s scrape) value(name string, want map[string]string) (float64, error) {
 	return 0, fmt.Errorf("%s: unexpected type %v", name, mf.GetType())
 }
 
+// mustValue scrapes /metrics and returns one sample (see scrape.value),
+// failing the test if it cannot.
+func (c *metricsClient) mustValue(t *testing.T, name string, want map[string]string) float64 {
+	t.Helper()
+	s, err := c.get()
+	must(t, err)
+	v, err := s.value(name, want)
+	must(t, err)
+	return v
+}
+
 func withLabel(m map[string]string, k, v string) map[string]string {
 	out := map[string]string{k: v}
 	for a, b := range m {

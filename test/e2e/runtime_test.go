@@ -165,13 +165,8 @@ func TestEndpointChangesNeedNoReload(t *testing.T) {
 
 	counters := func() (reloads, avoided float64) {
 		t.Helper()
-		s, err := ms.get()
-		must(t, err)
-		reloads, err = s.value("template_router_reload_seconds_count", nil)
-		must(t, err)
-		avoided, err = s.value("template_router_reloads_avoided_total", map[string]string{"kind": "endpoints"})
-		must(t, err)
-		return reloads, avoided
+		return ms.mustValue(t, "template_router_reload_seconds_count", nil),
+			ms.mustValue(t, "template_router_reloads_avoided_total", map[string]string{"kind": "endpoints"})
 	}
 	reloads0, avoided0 := counters()
 	pids0 := haproxyPIDSet(r)
@@ -297,11 +292,7 @@ func TestKubeEndpointSliceScalingNeedsNoReload(t *testing.T) {
 	expectExactly(t, loadTimeout, r, "dyn.example.com", names(1)...)
 	reloads := func() float64 {
 		t.Helper()
-		s, err := ms.get()
-		must(t, err)
-		v, err := s.value("template_router_reload_seconds_count", nil)
-		must(t, err)
-		return v
+		return ms.mustValue(t, "template_router_reload_seconds_count", nil)
 	}
 	waitReady(t, ms)
 	reloads0 := reloads()
@@ -360,10 +351,7 @@ func TestCertificateChangesNeedNoReload(t *testing.T) {
 		return nil
 	})
 	waitReady(t, ms)
-	s, err := ms.get()
-	must(t, err)
-	reloads0, err := s.value("template_router_reload_seconds_count", nil)
-	must(t, err)
+	reloads0 := ms.mustValue(t, "template_router_reload_seconds_count", nil)
 	pids0 := haproxyPIDSet(r)
 
 	m.Write("routes.yaml", route(cert2))
@@ -428,10 +416,7 @@ func TestRouteChangesUnderLoadLoseNoRequests(t *testing.T) {
 	r := startRouter(t, m.Dir, env)
 	expectBackend(t, loadTimeout, func() (response, error) { return r.httpGet("stable.example.com", "/") }, "stable")
 	waitReady(t, ms)
-	s, err := ms.get()
-	must(t, err)
-	reloads0, err := s.value("template_router_reload_seconds_count", nil)
-	must(t, err)
+	reloads0 := ms.mustValue(t, "template_router_reload_seconds_count", nil)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -495,10 +480,7 @@ func TestRouteChangesUnderLoadLoseNoRequests(t *testing.T) {
 		total.ok += res.ok
 		total.failed += res.failed
 	}
-	s, err = ms.get()
-	must(t, err)
-	reloads, err := s.value("template_router_reload_seconds_count", nil)
-	must(t, err)
+	reloads := ms.mustValue(t, "template_router_reload_seconds_count", nil)
 	t.Logf("%d requests, %d failed, %v reloads", total.ok+total.failed, total.failed, reloads-reloads0)
 	if reloads-reloads0 < 4 {
 		t.Errorf("only %v reloads during the test", reloads-reloads0)
@@ -569,14 +551,6 @@ func TestRuntimeAPIFailureFallsBackToReload(t *testing.T) {
 	expectBackend(t, loadTimeout, func() (response, error) { return r.httpGet("rtf.example.com", "/") }, "s-1")
 	waitReady(t, ms)
 	const backend = "be_http:rtf:r"
-	value := func(name string, labels map[string]string) float64 {
-		t.Helper()
-		s, err := ms.get()
-		must(t, err)
-		v, err := s.value(name, labels)
-		must(t, err)
-		return v
-	}
 	enabled := func(servers map[string]string) int {
 		n := 0
 		for _, s := range servers {
@@ -586,7 +560,7 @@ func TestRuntimeAPIFailureFallsBackToReload(t *testing.T) {
 		}
 		return n
 	}
-	reloads0 := value("template_router_reload_seconds_count", nil)
+	reloads0 := ms.mustValue(t, "template_router_reload_seconds_count", nil)
 
 	m.Write("svc.yaml", serviceYAML("rtf", "web", bes[:2]...))
 	eventually(t, 30*time.Second, "second server enabled at runtime", func() error {
@@ -595,7 +569,7 @@ func TestRuntimeAPIFailureFallsBackToReload(t *testing.T) {
 		}
 		return nil
 	})
-	if v := value("template_router_reload_seconds_count", nil); v != reloads0 {
+	if v := ms.mustValue(t, "template_router_reload_seconds_count", nil); v != reloads0 {
 		t.Errorf("reloads %v, were %v: scaling a source-balanced route reloaded", v, reloads0)
 	}
 
