@@ -527,6 +527,7 @@ func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, ch
 	certDir := filepath.Join(workingDir, "router", "certs") + string(filepath.Separator)
 	cmds := change.Commands
 	certs := 0
+	data := changedData(fs, changed)
 	for _, p := range changed {
 		p = filepath.Clean(p)
 		if p == configPath {
@@ -537,13 +538,13 @@ func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, ch
 		// Destination CAs (router/cacerts) are not: HAProxy 2.6 accepts
 		// "commit ssl ca-file" but its server connections keep verifying
 		// against the old CA.
-		data := fileData(fs, p)
-		if data == nil || !strings.HasPrefix(p, certDir) || !strings.HasSuffix(p, ".pem") {
+		pem := data[p]
+		if pem == nil || !strings.HasPrefix(p, certDir) || !strings.HasSuffix(p, ".pem") {
 			// Maps, allowlists, CAs, removed files: read at load time only.
 			c.o.Logger.V(2).Info("change needs a reload", "reason", ReasonFiles, "file", p)
 			return ReasonFiles, nil
 		}
-		cmds = append(cmds, dynamic.CertificateCommands(p, data)...)
+		cmds = append(cmds, dynamic.CertificateCommands(p, pem)...)
 		certs++
 	}
 	if len(cmds) == 0 {
@@ -650,14 +651,15 @@ func (c *Controller) fitMaxConnections(td *model.TemplateData) {
 	if c.o.FDLimit <= 0 {
 		return
 	}
-	fit := (c.o.FDLimit - fdReserve - servers.Count(td)) / 2
+	n := servers.Count(td)
+	fit := (c.o.FDLimit - fdReserve - n) / 2
 	if fit < 100 {
 		fit = 100
 	}
 	if td.MaxConnections > fit {
 		if fit != c.loggedMaxConn {
 			c.o.Logger.Info("maxconn lowered to fit the open files limit with every server's health check",
-				"maxconn", fit, "servers", servers.Count(td), "openFilesLimit", c.o.FDLimit)
+				"maxconn", fit, "servers", n, "openFilesLimit", c.o.FDLimit)
 			c.loggedMaxConn = fit
 		}
 		td.MaxConnections = fit
@@ -784,6 +786,21 @@ func (c *Controller) publish(d admission.Decision) {
 	if c.o.OnResults != nil {
 		c.o.OnResults(d.Results)
 	}
+}
+
+// changedData returns the contents of the changed files, by clean path.
+func changedData(fs []files.File, changed []string) map[string][]byte {
+	want := make(map[string]bool, len(changed))
+	for _, p := range changed {
+		want[filepath.Clean(p)] = true
+	}
+	out := make(map[string][]byte, len(changed))
+	for _, f := range fs {
+		if p := filepath.Clean(f.Path); want[p] {
+			out[p] = f.Data
+		}
+	}
+	return out
 }
 
 func fileData(fs []files.File, path string) []byte {
