@@ -1,12 +1,13 @@
 # openshift-router (Go reimplementation of OpenShift's HAProxy template router)
 
+SHELL     := bash
 BIN       ?= bin
 GO        ?= go
 DEMO_DIR  ?= /tmp/openshift-router-demo
 HTTP_PORT ?= 8080
 HTTPS_PORT?= 8443
 
-.PHONY: all build test unit e2e vet fmt run haproxy kube-apiserver clean
+.PHONY: all build test test-deps unit e2e vet fmt run haproxy kube-apiserver clean
 
 all: build
 
@@ -14,13 +15,27 @@ build:
 	$(GO) build -o $(BIN)/openshift-router ./cmd/openshift-router
 	$(GO) build -o $(BIN)/demo-backends ./cmd/demo-backends
 
-# The README's test command: static checks, unit tests and the end-to-end
-# tests (real haproxy, real requests).
-test: vet
-	$(GO) test -count=1 -timeout 30m ./...
+# The README's test command: installs what is missing (hack/test-deps.sh:
+# haproxy, etcd, wrk, iproute2 from Debian's packages and the cached
+# kube-apiserver build), then static checks, unit tests, the end-to-end tests
+# (real haproxy, real requests, real kube-apiserver + etcd) and the benchmark
+# smoke test. Every test runs: a missing component is a failure, never a
+# skip. Prints every skipped test and "N passed, N failed, N skipped".
+test: test-deps vet
+	@set -o pipefail; mkdir -p $(BIN); \
+	KUBE_APISERVER="$$(hack/kube-apiserver.sh | tail -n 1)" \
+	  $(GO) test -count=1 -timeout 30m -json ./... 2>&1 | tee $(BIN)/test.json | $(GO) run ./hack/testsummary
 
-unit:
-	$(GO) test -count=1 $$($(GO) list ./... | grep -v /test/e2e)
+test-deps:
+	@hack/test-deps.sh
+
+# The quick path: unit tests only (no end-to-end tests against the real
+# router binary, no kube-apiserver tests, no benchmark smoke); tests that need
+# haproxy run if it is installed and are skipped (and listed) if not.
+unit: vet
+	@set -o pipefail; mkdir -p $(BIN); \
+	ROUTER_TEST_QUICK=1 $(GO) test -count=1 -json \
+	  $$($(GO) list ./... | grep -v -e /test/e2e -e /test/kubetest -e /cmd/router-bench) 2>&1 | $(GO) run ./hack/testsummary
 
 e2e:
 	$(GO) test -count=1 -timeout 30m -v ./test/e2e/

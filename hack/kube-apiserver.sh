@@ -8,6 +8,8 @@
 #   KUBE_APISERVER_CACHE  path of the cached binary
 #                       (default ${XDG_CACHE_HOME:-$HOME/.cache}/openshift-router-test/kube-apiserver-$KUBE_VERSION)
 #
+#   --path              print the cached binary's path and exit (built or not)
+#
 # The build is a throwaway module in a temporary directory that requires
 # k8s.io/kubernetes and replaces every staging module with its matching
 # v0.x release (the kubernetes go.mod points them at ./staging, which the
@@ -18,6 +20,11 @@ version="${KUBE_VERSION:-v1.32.4}"
 cache_root="${XDG_CACHE_HOME:-$HOME/.cache}/openshift-router-test"
 out="${KUBE_APISERVER_CACHE:-$cache_root/kube-apiserver-$version}"
 go="${GO:-go}"
+
+if [ "${1:-}" = "--path" ]; then
+  echo "$out"
+  exit 0
+fi
 
 if [ -x "$out" ]; then
   echo "$out"

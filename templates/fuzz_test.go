@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openshift-router-go/router/test/prereq"
+
 	routev1 "github.com/openshift/api/route/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -136,9 +138,7 @@ var routeSectionKeywords = map[string][]string{
 }
 
 func FuzzRouteRendersSafely(f *testing.F) {
-	if _, err := exec.LookPath("haproxy"); err != nil {
-		f.Skip("haproxy not installed")
-	}
+	prereq.NeedBinary(f, "haproxy")
 	ca, err := testcerts.NewCA("fuzz CA", time.Hour)
 	if err != nil {
 		f.Fatal(err)

@@ -4,11 +4,12 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openshift-router-go/router/test/prereq"
 
 	routev1 "github.com/openshift/api/route/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -175,9 +176,7 @@ func TestDefaultTemplateBalance(t *testing.T) {
 // TestDefaultTemplatePassesHAProxyCheck renders every route type and has
 // the real haproxy check the result.
 func TestDefaultTemplatePassesHAProxyCheck(t *testing.T) {
-	if _, err := exec.LookPath("haproxy"); err != nil {
-		t.Skip("haproxy not installed")
-	}
+	prereq.NeedBinary(t, "haproxy")
 	dir, err := os.MkdirTemp("", "tpl")
 	if err != nil {
 		t.Fatal(err)
@@ -326,9 +325,7 @@ func TestDefaultTemplateRendersWildcardRoutes(t *testing.T) {
 // TestDefaultTemplateWithWildcardRoutesPassesHAProxyCheck has the real
 // haproxy check the configuration with wildcard routes of every kind.
 func TestDefaultTemplateWithWildcardRoutesPassesHAProxyCheck(t *testing.T) {
-	if _, err := exec.LookPath("haproxy"); err != nil {
-		t.Skip("haproxy not installed")
-	}
+	prereq.NeedBinary(t, "haproxy")
 	dir, err := os.MkdirTemp("", "tplw")
 	if err != nil {
 		t.Fatal(err)
@@ -463,9 +460,7 @@ func TestDefaultTemplateRouteAnnotations(t *testing.T) {
 	if len(allowlistFiles) != 1 || allowlistFiles[0] != allowlistFile {
 		t.Errorf("allowlist files %q, want only %s", allowlistFiles, allowlistFile)
 	}
-	if _, err := exec.LookPath("haproxy"); err != nil {
-		t.Skip("haproxy not installed")
-	}
+	prereq.NeedBinary(t, "haproxy")
 	if out, err := haproxyCheck(t, td, got); err != nil {
 		t.Fatalf("haproxy -c: %v\n%s\n%s", err, out, got["conf/haproxy.config"])
 	}
@@ -537,9 +532,7 @@ func TestDefaultTemplateRouterSettings(t *testing.T) {
 	if t.Failed() {
 		t.Logf("haproxy.config:\n%s", cfg)
 	}
-	if _, err := exec.LookPath("haproxy"); err != nil {
-		t.Skip("haproxy not installed")
-	}
+	prereq.NeedBinary(t, "haproxy")
 	if out, err := haproxyCheck(t, td, got); err != nil {
 		t.Fatalf("haproxy -c: %v\n%s\n%s", err, out, cfg)
 	}
@@ -632,9 +625,7 @@ func TestDefaultTemplateMutualTLSCookieErrorFilesAndForwarded(t *testing.T) {
 	if t.Failed() {
 		t.Logf("haproxy.config:\n%s", cfg)
 	}
-	if _, err := exec.LookPath("haproxy"); err != nil {
-		t.Skip("haproxy not installed")
-	}
+	prereq.NeedBinary(t, "haproxy")
 	if out, err := haproxyCheck(t, td, got); err != nil {
 		t.Fatalf("haproxy -c: %v\n%s\n%s", err, out, cfg)
 	}
@@ -678,9 +669,7 @@ func TestDefaultTemplateH1CaseAdjust(t *testing.T) {
 			t.Errorf("%s has h1-case-adjust:\n%s", r, routes[r])
 		}
 	}
-	if _, err := exec.LookPath("haproxy"); err != nil {
-		t.Skip("haproxy not installed")
-	}
+	prereq.NeedBinary(t, "haproxy")
 	if out, err := haproxyCheck(t, td, got); err != nil {
 		t.Fatalf("haproxy -c: %v\n%s\n%s", err, out, cfg)
 	}
@@ -710,9 +699,7 @@ func TestDefaultTemplateAllowlistThreshold(t *testing.T) {
 	if !strings.Contains(routes["fuzz/above"], "\n  acl allowlist src -f "+dir+"/router/allowlists/fuzz:above.txt\n") || strings.Contains(routes["fuzz/above"], "10.2.") {
 		t.Errorf("62 entries should be read from the file:\n%s", routes["fuzz/above"])
 	}
-	if _, err := exec.LookPath("haproxy"); err != nil {
-		t.Skip("haproxy not installed")
-	}
+	prereq.NeedBinary(t, "haproxy")
 	if out, err := haproxyCheck(t, td, got); err != nil {
 		t.Fatalf("haproxy -c: %v\n%s\n%s", err, out, got["conf/haproxy.config"])
 	}

@@ -2,13 +2,14 @@ package main
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openshift-router-go/router/test/prereq"
 )
 
 // TestScenarios runs every scenario with small numbers through the same
@@ -17,12 +18,7 @@ import (
 // the numbers are in README.md's Performance section (make bench).
 func TestScenarios(t *testing.T) {
 	for _, bin := range []string{"haproxy", "wrk"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("%s is not installed; CI must install it (.ci/run: apt-get install %s)", bin, bin)
-			}
-			t.Skipf("%s is not installed (apt-get install %s)", bin, bin)
-		}
+		prereq.NeedBinary(t, bin)
 	}
 	routerBin := filepath.Join(t.TempDir(), "openshift-router")
 	build := exec.Command("go", "build", "-o", routerBin, "../openshift-router")

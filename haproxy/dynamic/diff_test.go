@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openshift-router-go/router/test/prereq"
+
 	"github.com/openshift-router-go/router/haproxy/runtimeapi"
 )
 
@@ -109,13 +111,7 @@ func TestDiffNeedsReload(t *testing.T) {
 // TestApplyAgainstHAProxy runs the commands of a diff on a real haproxy and
 // checks its servers end up as the new configuration says.
 func TestApplyAgainstHAProxy(t *testing.T) {
-	haproxy, err := exec.LookPath("haproxy")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("haproxy not installed")
-		}
-		t.Skip("haproxy not installed")
-	}
+	haproxy := prereq.NeedBinary(t, "haproxy")
 	dir, err := os.MkdirTemp("", "dyn")
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"net/http/httptrace"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -20,16 +19,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openshift-router-go/router/test/prereq"
+
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 )
 
-// requireHAProxy skips the test when no haproxy binary is installed.
+// requireHAProxy fails the test (skips it on the quick path) when no haproxy
+// binary is installed.
 func requireHAProxy(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("haproxy"); err != nil {
-		t.Skipf("haproxy not installed: %v", err)
-	}
+	prereq.NeedBinary(t, "haproxy")
 }
 
 // testLogger logs through t.Log until the test's cleanup runs (HAProxy's

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/openshift-router-go/router/test/prereq"
 )
 
 // startHAProxy runs a real HAProxy (foreground, no master-worker) with an
@@ -20,10 +22,7 @@ import (
 // PID and reaped in t.Cleanup.
 func startHAProxy(t *testing.T) string {
 	t.Helper()
-	bin, err := exec.LookPath("haproxy")
-	if err != nil {
-		t.Skipf("haproxy not installed: %v", err)
-	}
+	bin := prereq.NeedBinary(t, "haproxy")
 	// os.MkdirTemp rather than t.TempDir: unix socket paths must stay
 	// below 108 bytes.
 	dir, err := os.MkdirTemp("", "hx")

@@ -8,10 +8,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/openshift-router-go/router/test/prereq"
 
 	"github.com/go-logr/logr"
 
@@ -21,12 +22,7 @@ import (
 
 func requireHAProxy(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("haproxy"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("haproxy is not installed: %v", err)
-		}
-		t.Skipf("haproxy not installed: %v", err)
-	}
+	prereq.NeedBinary(t, "haproxy")
 }
 
 func freePort(t *testing.T) int {

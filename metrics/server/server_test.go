@@ -23,6 +23,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openshift-router-go/router/test/prereq"
+
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
@@ -336,12 +338,7 @@ func freePort(t *testing.T) int {
 
 func requireHAProxy(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("haproxy"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("haproxy is not installed: %v", err)
-		}
-		t.Skipf("haproxy not installed: %v", err)
-	}
+	prereq.NeedBinary(t, "haproxy")
 }
 
 func TestHAProxyAnswersWithRealHAProxy(t *testing.T) {

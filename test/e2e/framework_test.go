@@ -21,6 +21,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openshift-router-go/router/test/prereq"
+
 	"github.com/openshift-router-go/router/test/freeport"
 	"github.com/openshift-router-go/router/test/kubetest"
 )
@@ -29,13 +31,8 @@ import (
 var routerBin string
 
 func TestMain(m *testing.M) {
-	if _, err := exec.LookPath("haproxy"); err != nil {
-		if os.Getenv("CI") != "" {
-			fmt.Fprintln(os.Stderr, "haproxy is not installed; CI must install it (.ci/run)")
-			os.Exit(1)
-		}
-		fmt.Fprintln(os.Stderr, "skipping end-to-end tests: haproxy is not installed (apt-get install haproxy)")
-		os.Exit(0)
+	if _, err := prereq.Binary("haproxy"); err != nil {
+		os.Exit(prereq.MainExit(err))
 	}
 	dir, err := os.MkdirTemp("", "router-bin")
 	if err != nil {

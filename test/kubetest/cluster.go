@@ -3,14 +3,15 @@
 // Route CRD from the github.com/openshift/api module (Start, Shared), and test
 // hosts in a network namespace that run HTTP backends (NewNetNS).
 //
-// Prerequisites, installed by .ci/run:
+// Prerequisites, installed by `make test` (hack/test-deps.sh):
 //   - etcd (Debian package etcd-server),
 //   - kube-apiserver built by hack/kube-apiserver.sh and cached outside the
 //     repository (see KubeAPIServerPath),
 //   - root, for network namespaces.
 //
-// When one is missing the test is skipped, or fails when the environment
-// variable CI is set.
+// When one is missing the test fails naming it and how to install it; it is
+// skipped only on the quick path (package prereq: make unit,
+// ROUTER_TEST_QUICK=1).
 //
 // The cluster is an API server only: no kube-controller-manager, scheduler or
 // nodes. Nothing creates EndpointSlices or Endpoints for a Service (tests
@@ -38,7 +39,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -46,6 +46,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/openshift-router-go/router/test/prereq"
 
 	routeclient "github.com/openshift/client-go/route/clientset/versioned"
 	"k8s.io/client-go/dynamic"
@@ -121,21 +123,6 @@ func WithoutRouteCRD() Option {
 	return func(o *options) { o.noRouteCRD = true }
 }
 
-// unavailableError is a missing prerequisite: the test is skipped, or fails
-// under CI.
-type unavailableError struct{ msg string }
-
-func (e *unavailableError) Error() string { return e.msg }
-
-// skipOrFail skips the test, or fails it when CI is set.
-func skipOrFail(t testing.TB, msg string) {
-	t.Helper()
-	if os.Getenv("CI") != "" {
-		t.Fatal(msg + " (CI is set, so this is a failure: .ci/run must install it)")
-	}
-	t.Skip(msg)
-}
-
 // KubeAPIServerPath returns where the kube-apiserver binary is expected:
 // $KUBE_APISERVER, else $KUBE_APISERVER_CACHE, else
 // ${XDG_CACHE_HOME:-$HOME/.cache}/openshift-router-test/kube-apiserver-v1.32.4
@@ -166,11 +153,7 @@ func Start(t testing.TB, opts ...Option) *Cluster {
 	}
 	c, err := start(&o)
 	if err != nil {
-		var u *unavailableError
-		if errors.As(err, &u) {
-			skipOrFail(t, u.msg)
-		}
-		t.Fatal(err)
+		prereq.Require(t, err)
 	}
 	t.Cleanup(c.shutdown)
 	return c
@@ -179,12 +162,12 @@ func Start(t testing.TB, opts ...Option) *Cluster {
 func start(o *options) (c *Cluster, err error) {
 	apiBin := KubeAPIServerPath()
 	if st, serr := os.Stat(apiBin); serr != nil || st.IsDir() || st.Mode()&0o111 == 0 {
-		return nil, &unavailableError{fmt.Sprintf("kube-apiserver %s not found at %s: run hack/kube-apiserver.sh "+
-			"(builds and caches it; or set KUBE_APISERVER)", KubeVersion, apiBin)}
+		return nil, &prereq.Missing{Component: "kube-apiserver", Detail: fmt.Sprintf("%s not found at %s; "+
+			"KUBE_APISERVER names another binary", KubeVersion, apiBin)}
 	}
-	etcdBin, lerr := exec.LookPath("etcd")
+	etcdBin, lerr := prereq.Binary("etcd")
 	if lerr != nil {
-		return nil, &unavailableError{"etcd is not installed: apt-get install etcd-server"}
+		return nil, lerr
 	}
 	began := time.Now()
 	removeStaleDirs()

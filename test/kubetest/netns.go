@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/openshift-router-go/router/test/prereq"
 )
 
 // The test subnets. A NetNS holds one of them for its whole life, under a
@@ -59,7 +61,8 @@ type NetNS struct {
 
 // NewNetNS creates a network namespace with one test host (IP()), and
 // removes it in t.Cleanup (backends ended by PID, links and namespace
-// deleted). It needs root: without it the test is skipped (fails under CI).
+// deleted). It needs root: without it the test fails (skips on the quick
+// path, see package prereq).
 func NewNetNS(t testing.TB) *NetNS {
 	t.Helper()
 	n := newNetNS(t, slotWait)
@@ -73,12 +76,8 @@ func NewNetNS(t testing.TB) *NetNS {
 // was none.
 func newNetNS(t testing.TB, wait time.Duration) *NetNS {
 	t.Helper()
-	if _, err := exec.LookPath("ip"); err != nil {
-		skipOrFail(t, "network namespaces need the ip command (iproute2)")
-	}
-	if os.Geteuid() != 0 {
-		skipOrFail(t, "network namespaces need root (ip netns add)")
-	}
+	prereq.NeedBinary(t, "ip")
+	prereq.Require(t, prereq.Root("network namespaces need root: ip netns add"))
 	slot, lock, err := acquireSlot(wait)
 	if err != nil {
 		t.Fatal(err)
@@ -114,7 +113,7 @@ func newNetNS(t testing.TB, wait time.Duration) *NetNS {
 		msg := fmt.Sprintf("ip netns add %s: %v %s", n.Name, err, bytes.TrimSpace(out))
 		n.Name = ""
 		if bytes.Contains(out, []byte("not permitted")) || bytes.Contains(out, []byte("denied")) {
-			skipOrFail(t, "network namespaces are not permitted here: "+msg)
+			prereq.Require(t, &prereq.Missing{Component: "root", Detail: "network namespaces are not permitted here: " + msg})
 		}
 		t.Fatal(msg)
 	}

@@ -1,9 +1,10 @@
 package kubetest
 
 import (
-	"errors"
 	"sync"
 	"testing"
+
+	"github.com/openshift-router-go/router/test/prereq"
 )
 
 var shared struct {
@@ -49,11 +50,7 @@ func Shared(t testing.TB) *Cluster {
 		shared.c, shared.err = start(&options{})
 	}
 	if shared.err != nil {
-		var u *unavailableError
-		if errors.As(shared.err, &u) {
-			skipOrFail(t, u.msg)
-		}
-		t.Fatal(shared.err)
+		prereq.Require(t, shared.err)
 	}
 	return shared.c
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -761,7 +763,10 @@ func TestRunKeepsObjectsWhenTheDirectoryDisappears(t *testing.T) {
 
 func TestRunKeepsObjectsOfUnreadableFile(t *testing.T) {
 	if os.Geteuid() == 0 {
-		t.Skip("file permissions do not apply to root")
+		// File permissions do not apply to root: run this test again in a
+		// child process as nobody.
+		rerunUnprivileged(t)
+		return
 	}
 	h := newHarness(t, map[string]string{"app.yaml": "app.yaml", "api.yaml": "api.yaml"})
 	h.start()
@@ -779,4 +784,49 @@ func TestRunKeepsObjectsOfUnreadableFile(t *testing.T) {
 	}
 	h.write("app.yaml", "app-edited.yaml")
 	h.waitFor("app.yaml reloaded", routeHost("shop", "web", "www.example.com"))
+}
+
+// rerunUnprivileged runs the calling test again in a child process as the
+// user nobody (65534), from a copy of the test binary and of testdata in a
+// directory that user can read, and fails t if the child's test fails.
+func rerunUnprivileged(t *testing.T) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "unprivileged")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// MkdirTemp makes dir 0700; nobody needs to enter it and write in tmp.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(tmp, 0o1777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(filepath.Join(dir, "testdata"), os.DirFS("testdata")); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "test.bin")
+	data, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// os.CopyFS writes files 0644 and directories 0777 less the umask:
+	// readable by nobody.
+	cmd := exec.Command(bin, "-test.run=^"+t.Name()+"$", "-test.v", "-test.count=1")
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + tmp, "TMPDIR=" + tmp}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: "+t.Name()) {
+		t.Fatalf("%s as nobody: %v\n%s", t.Name(), err, out)
+	}
+	t.Logf("passed as nobody:\n%s", out)
 }

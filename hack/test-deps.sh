@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Installs what `make test` needs and is missing, saying what it does:
+# haproxy, etcd (etcd-server), wrk and ip (iproute2) from Debian's packages,
+# and the cached kube-apiserver build (hack/kube-apiserver.sh: about 5
+# minutes on 2 cores the first time, a no-op afterwards). Needs root (or
+# password-less sudo) only when a package is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+declare -A pkg=([haproxy]=haproxy [etcd]=etcd-server [wrk]=wrk [ip]=iproute2)
+need=()
+for bin in haproxy etcd wrk ip; do
+  command -v "$bin" >/dev/null 2>&1 || need+=("${pkg[$bin]}")
+done
+if [ ${#need[@]} -gt 0 ]; then
+  sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+      sudo=(sudo -n)
+    else
+      echo "test-deps: missing ${need[*]}; installing them needs root: run 'sudo apt-get install -y ${need[*]}'" >&2
+      exit 1
+    fi
+  fi
+  echo "test-deps: installing ${need[*]} from Debian's packages (apt-get)" >&2
+  began=$SECONDS
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+  echo "test-deps: installed in $((SECONDS - began)) s" >&2
+fi
+
+kas_path=$(hack/kube-apiserver.sh --path)
+if [ ! -x "$kas_path" ]; then
+  echo "test-deps: building kube-apiserver for the Kubernetes end-to-end tests into $kas_path" >&2
+  echo "test-deps: (the first time only: about 5 minutes on 2 cores; later runs reuse it)" >&2
+fi
+kas_log=$(mktemp)
+trap 'rm -f "$kas_log"' EXIT
+began=$SECONDS
+if ! kas=$(hack/kube-apiserver.sh 2>"$kas_log" | tail -n 1); then
+  cat "$kas_log" >&2
+  echo "test-deps: building kube-apiserver failed" >&2
+  exit 1
+fi
+if [ $((SECONDS - began)) -gt 2 ]; then
+  echo "test-deps: built kube-apiserver in $((SECONDS - began)) s: $kas" >&2
+fi
+echo "test-deps: haproxy $(haproxy -v | sed -n '1s/^HAProxy version \([^ ]*\).*/\1/p'), $(etcd --version 2>/dev/null | sed -n 1p), $(go version | cut -d' ' -f3), kube-apiserver $kas" >&2

@@ -1,0 +1,131 @@
+// Command testsummary reads `go test -json` on stdin and prints what a
+// non-verbose `go test` prints (each package's ok/FAIL line, the output of
+// failed tests, build errors), plus every skipped test with its reason and a
+// closing line "N passed, N failed, N skipped". It exits 1 when a test or a
+// package failed, or when the input holds no test at all.
+//
+//	go test -json ./... | go run ./hack/testsummary
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+)
+
+type event struct {
+	Time       time.Time
+	Action     string
+	Package    string
+	Test       string
+	Output     string
+	Elapsed    float64
+	ImportPath string
+}
+
+type key struct{ pkg, test string }
+
+func main() {
+	os.Exit(run(bufio.NewScanner(os.Stdin), os.Stdout))
+}
+
+func run(in *bufio.Scanner, out *os.File) int {
+	in.Buffer(make([]byte, 1<<20), 16<<20)
+	buf := map[key][]string{}
+	var skipped []string
+	passed, failed, pkgFailed := 0, 0, 0
+	for in.Scan() {
+		line := in.Bytes()
+		var e event
+		if len(line) == 0 || line[0] != '{' || json.Unmarshal(line, &e) != nil {
+			fmt.Fprintln(out, string(line)) // not an event: e.g. go vet or linker output
+			continue
+		}
+		k := key{e.Package, e.Test}
+		switch e.Action {
+		case "build-output":
+			fmt.Fprint(out, e.Output)
+		case "output":
+			buf[k] = append(buf[k], e.Output)
+		case "pass":
+			if e.Test != "" {
+				passed++
+			} else {
+				fmt.Fprint(out, pkgResult(buf[k]))
+			}
+			delete(buf, k)
+		case "skip":
+			if e.Test != "" {
+				skipped = append(skipped, fmt.Sprintf("%s %s: %s", e.Package, e.Test, skipReason(buf[k])))
+			} else {
+				fmt.Fprint(out, pkgResult(buf[k]))
+			}
+			delete(buf, k)
+		case "fail":
+			if e.Test != "" {
+				failed++
+				fmt.Fprint(out, strings.Join(buf[k], ""))
+			} else {
+				pkgFailed++
+				// The package's own output: a panic, TestMain's message, FAIL.
+				fmt.Fprint(out, strings.Join(buf[k], ""))
+			}
+			delete(buf, k)
+		}
+	}
+	if err := in.Err(); err != nil {
+		fmt.Fprintln(out, "testsummary: reading go test -json:", err)
+		return 1
+	}
+	if len(skipped) > 0 {
+		sort.Strings(skipped)
+		fmt.Fprintf(out, "\nskipped tests (%d):\n", len(skipped))
+		for _, s := range skipped {
+			fmt.Fprintln(out, "  "+s)
+		}
+	}
+	fmt.Fprintf(out, "\n%d passed, %d failed, %d skipped\n", passed, failed, len(skipped))
+	if failed > 0 || pkgFailed > 0 {
+		return 1
+	}
+	if passed == 0 {
+		fmt.Fprintln(out, "testsummary: no test ran")
+		return 1
+	}
+	return 0
+}
+
+// pkgResult is the package's closing line ("ok  	pkg	1.2s", "?   	pkg	[no
+// test files]") out of its output.
+func pkgResult(lines []string) string {
+	var b strings.Builder
+	for _, l := range lines {
+		if strings.HasPrefix(l, "ok ") || strings.HasPrefix(l, "?") || strings.HasPrefix(l, "FAIL") {
+			b.WriteString(l)
+		}
+	}
+	return b.String()
+}
+
+// skipReason is the message of t.Skip: the test's indented log lines (go
+// test prints them before "--- SKIP").
+func skipReason(lines []string) string {
+	var reason []string
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "    ") {
+			continue // === RUN, --- SKIP
+		}
+		reason = append(reason, strings.TrimSpace(l))
+	}
+	if len(reason) == 0 {
+		return "(no reason given)"
+	}
+	if len(reason) > 3 {
+		reason = append(reason[:3], "…")
+	}
+	return strings.Join(reason, " ")
+}
