@@ -83,6 +83,7 @@ func (p *parser) haproxy() model.HAProxySettings {
 		InspectDelay:         p.haproxyTime("ROUTER_INSPECT_DELAY", "5s"),
 		BackendCheckInterval: p.haproxyTime("ROUTER_BACKEND_CHECK_INTERVAL", "5000ms"),
 		HardStopAfter:        p.haproxyTime("ROUTER_HARD_STOP_AFTER", ""),
+		IPMode:               p.oneOfTrimmed("ROUTER_IP_V4_V6_MODE", "v4", "v4", "v6", "v4v6"),
 		UseProxyProtocol:     p.boolean("ROUTER_USE_PROXY_PROTOCOL", false),
 		EnableCompression:    p.boolean("ROUTER_ENABLE_COMPRESSION", false),
 		CompressionMIME:      p.mimeTypes("ROUTER_COMPRESSION_MIME"),

@@ -268,6 +268,11 @@ type HAProxySettings struct {
 	BackendCheckInterval string
 	HardStopAfter        string
 
+	// IPMode (ROUTER_IP_V4_V6_MODE) is "v4" (the default: bind IPv4
+	// addresses), "v6" (IPv6 only) or "v4v6" (both); it applies to every
+	// listener: the HTTP and HTTPS frontends, the stats listener and the
+	// metrics server.
+	IPMode string
 	// UseProxyProtocol (ROUTER_USE_PROXY_PROTOCOL) expects a PROXY
 	// protocol header on the HTTP and HTTPS listeners.
 	UseProxyProtocol bool
