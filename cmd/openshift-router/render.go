@@ -197,6 +197,7 @@ func renderFiles(f renderFlags, workingDir string, log logr.Logger) ([]files.Fil
 	if f.template != "" {
 		cfg.TemplateFile = f.template
 	}
+	fitCurves(context.Background(), cfg, f.haproxy, log)
 	opts, err := newPipeline(cfg, workingDir, log.V(1))
 	if err != nil {
 		return nil, admission.Decision{}, err

@@ -90,6 +90,7 @@ func run(ctx context.Context, f runFlags) error {
 		}
 	}
 
+	fitCurves(ctx, cfg, f.haproxy, log)
 	pipe, err := newPipeline(cfg, workingDir, log)
 	if err != nil {
 		return err

@@ -38,8 +38,9 @@ func (p *parser) admission() Admission {
 // domainList parses a comma-separated list of DNS domains ("example.com,
 // apps.example.org"): blanks around entries and empty entries are ignored,
 // entries are lower-cased and a trailing dot is dropped. Each entry covers
-// itself and its subdomains, so a "*." prefix is refused rather than
-// silently meaning something else.
+// itself and its subdomains, so a "*." entry is ignored with a warning
+// rather than silently meaning something else; so are entries that are not
+// DNS domains (they could never match a route's host).
 func (p *parser) domainList(name string) []string {
 	v, _ := p.getenv(name)
 	var out []string
@@ -50,11 +51,11 @@ func (p *parser) domainList(name string) []string {
 		case d == "" || seen[d]:
 			continue
 		case strings.HasPrefix(d, "*."):
-			p.errs = append(p.errs, fmt.Errorf("%s: %q: write the domain without \"*.\" (%s covers the domain and all its subdomains)", name, d, d[2:]))
+			p.warnings = append(p.warnings, fmt.Sprintf("%s: %q: write the domain without \"*.\" (%s covers the domain and all its subdomains); entry ignored", name, d, d[2:]))
 			continue
 		}
 		if msgs := validation.IsDNS1123Subdomain(d); len(msgs) > 0 {
-			p.errs = append(p.errs, fmt.Errorf("%s: %q is not a DNS domain (want a comma-separated list such as \"example.com, apps.example.org\"): %s", name, d, strings.Join(msgs, "; ")))
+			p.warnings = append(p.warnings, fmt.Sprintf("%s: %q is not a DNS domain (want a comma-separated list such as \"example.com, apps.example.org\"): %s; entry ignored", name, d, strings.Join(msgs, "; ")))
 			continue
 		}
 		seen[d] = true

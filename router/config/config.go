@@ -1,6 +1,9 @@
 // Package config reads the router's settings from OpenShift's environment
-// variables, validating each one. Malformed values are start-up errors that
-// name the variable and the accepted form.
+// variables, validating each one. Where OpenShift's router ignores a
+// malformed value (its template falls back to the default, or HAProxy would
+// be given it), the value is ignored with a warning that names the variable,
+// the accepted form and the value used instead; values OpenShift's router
+// refuses at start-up (and unsafe ones) are start-up errors.
 package config
 
 import (
@@ -45,7 +48,9 @@ type Config struct {
 	// BackendProcessEndpoints is ROUTER_BACKEND_PROCESS_ENDPOINTS ("" or "shuffle").
 	BackendProcessEndpoints string
 	DisableHTTP2            bool
-	// MaxConnections is ROUTER_MAX_CONNECTIONS (HAProxy's global maxconn).
+	// MaxConnections is ROUTER_MAX_CONNECTIONS (HAProxy's global maxconn;
+	// default 50000); 0 is "auto": no maxconn line, HAProxy derives it
+	// from its open-files limit.
 	MaxConnections int
 	// MaxDynamicServers is ROUTER_MAX_DYNAMIC_SERVERS: the spare server
 	// slots of every backend (endpoints added between reloads go there
@@ -94,7 +99,7 @@ func FromEnv(getenv Getenv) (*Config, error) {
 		ExtendedValidation:       p.boolean("EXTENDED_VALIDATION", true),
 		BackendProcessEndpoints:  p.oneOf("ROUTER_BACKEND_PROCESS_ENDPOINTS", "", "", "shuffle"),
 		DisableHTTP2:             p.boolean("ROUTER_DISABLE_HTTP2", false),
-		MaxConnections:           p.positive("ROUTER_MAX_CONNECTIONS", 20000),
+		MaxConnections:           p.maxConnections("ROUTER_MAX_CONNECTIONS"),
 		MaxDynamicServers:        p.intRange("ROUTER_MAX_DYNAMIC_SERVERS", 5, 0, annotations.MaxPoolSize),
 		StatsPort:                p.portOrZero("STATS_PORT", 0),
 		StatsUser:                p.str("STATS_USERNAME", ""),
@@ -143,6 +148,18 @@ func (p *parser) str(name, def string) string {
 	return def
 }
 
+// ignore records a malformed value that OpenShift's router ignores: a
+// warning naming the variable, the accepted form and the value used.
+func (p *parser) ignore(name, v, want string, using any) {
+	u := fmt.Sprint(using)
+	if u == "" {
+		u = "none"
+	}
+	p.warnings = append(p.warnings, fmt.Sprintf("%s=%q: %s; ignored, using %s", name, v, want, u))
+}
+
+// boolean reads a boolean as OpenShift's isTrue does: anything
+// strconv.ParseBool does not accept is false (with a warning here).
 func (p *parser) boolean(name string, def bool) bool {
 	v, ok := p.getenv(name)
 	if !ok || strings.TrimSpace(v) == "" {
@@ -150,8 +167,8 @@ func (p *parser) boolean(name string, def bool) bool {
 	}
 	b, err := strconv.ParseBool(strings.TrimSpace(v))
 	if err != nil {
-		p.errs = append(p.errs, fmt.Errorf("%s=%q: want true or false", name, v))
-		return def
+		p.ignore(name, v, "want true or false", "false (as OpenShift reads it)")
+		return false
 	}
 	return b
 }
@@ -163,7 +180,7 @@ func (p *parser) port(name string, def int) int {
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(v))
 	if err != nil || n < 1 || n > 65535 {
-		p.errs = append(p.errs, fmt.Errorf("%s=%q: want a port number 1-65535", name, v))
+		p.ignore(name, v, "want a port number 1-65535", def)
 		return def
 	}
 	return n
@@ -182,6 +199,30 @@ func (p *parser) positive(name string, def int) int {
 	return n
 }
 
+// DefaultMaxConnections is OpenShift's default of ROUTER_MAX_CONNECTIONS.
+const DefaultMaxConnections = 50000
+
+// maxConnections reads ROUTER_MAX_CONNECTIONS as OpenShift's template does:
+// unset or empty is 50000, a whole number is itself, and "auto" (or, with a
+// warning here, anything else that is not a positive whole number) leaves
+// maxconn to HAProxy (0).
+func (p *parser) maxConnections(name string) int {
+	v, _ := p.getenv(name)
+	v = strings.TrimSpace(v)
+	switch v {
+	case "":
+		return DefaultMaxConnections
+	case "auto":
+		return 0
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		p.ignore(name, v, "want a positive whole number or auto", "auto (HAProxy derives maxconn from its open-files limit, as OpenShift does)")
+		return 0
+	}
+	return n
+}
+
 func (p *parser) intRange(name string, def, lo, hi int) int {
 	v, ok := p.getenv(name)
 	if !ok || strings.TrimSpace(v) == "" {
@@ -189,7 +230,7 @@ func (p *parser) intRange(name string, def, lo, hi int) int {
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(v))
 	if err != nil || n < lo || n > hi {
-		p.errs = append(p.errs, fmt.Errorf("%s=%q: want a whole number from %d to %d", name, v, lo, hi))
+		p.ignore(name, v, fmt.Sprintf("want a whole number from %d to %d", lo, hi), def)
 		return def
 	}
 	return n
@@ -213,7 +254,7 @@ func (p *parser) oneOf(name, def string, allowed ...string) string {
 			return v
 		}
 	}
-	p.errs = append(p.errs, fmt.Errorf("%s=%q: want one of %q", name, v, allowed))
+	p.ignore(name, v, fmt.Sprintf("want one of %q", allowed), def)
 	return def
 }
 
@@ -230,7 +271,7 @@ func (p *parser) duration(name string, def time.Duration) time.Duration {
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil || d < 0 {
-		p.errs = append(p.errs, fmt.Errorf("%s=%q: want a duration such as 5s or 500ms (or whole seconds)", name, v))
+		p.ignore(name, v, "want a duration such as 5s or 500ms (or whole seconds)", def)
 		return def
 	}
 	return d

@@ -36,29 +36,72 @@ func TestValuesAreParsed(t *testing.T) {
 	}
 }
 
-func TestMalformedValuesNameTheVariable(t *testing.T) {
-	cases := map[string]string{
-		"ROUTER_SERVICE_HTTP_PORT":         "http",
-		"ROUTER_SERVICE_HTTPS_PORT":        "70000",
-		"RELOAD_INTERVAL":                  "soon",
-		"EXTENDED_VALIDATION":              "perhaps",
-		"ROUTER_BACKEND_PROCESS_ENDPOINTS": "sort",
-		"STATS_USERNAME":                   "a b",
-		"ROUTER_MAX_DYNAMIC_SERVERS":       "257",
+// mustWarn loads m, which must load, and checks that a warning names the
+// variable and contains want; it returns the configuration (nil on failure).
+func mustWarn(t *testing.T, m map[string]string, name, want string) *Config {
+	t.Helper()
+	c, err := FromEnv(env(m))
+	if err != nil {
+		t.Errorf("%v: refused (%v); OpenShift ignores the value, so must this router (with a warning)", m, err)
+		return nil
 	}
-	for _, v := range []string{"-1", "five"} {
-		if _, err := FromEnv(env(map[string]string{"ROUTER_MAX_DYNAMIC_SERVERS": v})); err == nil || !strings.Contains(err.Error(), "ROUTER_MAX_DYNAMIC_SERVERS") {
-			t.Errorf("ROUTER_MAX_DYNAMIC_SERVERS=%q: error %v", v, err)
+	for _, w := range c.Warnings {
+		if strings.Contains(w, name) && strings.Contains(w, want) && strings.Contains(w, "ignored") {
+			return c
 		}
 	}
-	for name, value := range cases {
-		_, err := FromEnv(env(map[string]string{name: value}))
-		if err == nil || !strings.Contains(err.Error(), name) {
+	t.Errorf("%v: no warning naming %s and %q: %q", m, name, want, c.Warnings)
+	return nil
+}
+
+func TestMalformedValuesOpenShiftIgnoresAreWarningsAndDefaults(t *testing.T) {
+	def, err := FromEnv(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, value, want string
+		check             func(*Config) bool
+	}{
+		{"ROUTER_SERVICE_HTTP_PORT", "http", "port number", func(c *Config) bool { return c.HTTPPort == 80 }},
+		{"ROUTER_SERVICE_HTTPS_PORT", "70000", "port number", func(c *Config) bool { return c.HTTPSPort == 443 }},
+		{"RELOAD_INTERVAL", "soon", "duration", func(c *Config) bool { return c.ReloadInterval == 5*time.Second }},
+		{"EXTENDED_VALIDATION", "perhaps", "true or false", func(c *Config) bool { return !c.ExtendedValidation }},
+		{"ROUTER_BACKEND_PROCESS_ENDPOINTS", "sort", "shuffle", func(c *Config) bool { return c.BackendProcessEndpoints == "" }},
+		{"ROUTER_MAX_DYNAMIC_SERVERS", "257", "whole number", func(c *Config) bool { return c.MaxDynamicServers == 5 }},
+		{"ROUTER_MAX_DYNAMIC_SERVERS", "-1", "whole number", func(c *Config) bool { return c.MaxDynamicServers == 5 }},
+		{"ROUTER_MAX_DYNAMIC_SERVERS", "five", "whole number", func(c *Config) bool { return c.MaxDynamicServers == 5 }},
+		{"ROUTER_MAX_CONNECTIONS", "lots", "auto", func(c *Config) bool { return c.MaxConnections == 0 }},
+		{"ROUTER_MAX_CONNECTIONS", "-5", "auto", func(c *Config) bool { return c.MaxConnections == 0 }},
+	}
+	for _, tc := range cases {
+		if c := mustWarn(t, map[string]string{tc.name: tc.value}, tc.name, tc.want); c != nil && !tc.check(c) {
+			t.Errorf("%s=%q: not the value OpenShift uses: %+v", tc.name, tc.value, c)
+		}
+	}
+	if def.MaxConnections != 50000 {
+		t.Errorf("ROUTER_MAX_CONNECTIONS default %d, OpenShift's is 50000", def.MaxConnections)
+	}
+}
+
+func TestMaxConnections(t *testing.T) {
+	for v, want := range map[string]int{"": 50000, "auto": 0, " 2000 ": 2000, "2000000": 2000000} {
+		c, err := FromEnv(env(map[string]string{"ROUTER_MAX_CONNECTIONS": v}))
+		if err != nil || c.MaxConnections != want || len(c.Warnings) != 0 {
+			t.Errorf("ROUTER_MAX_CONNECTIONS=%q: %v, %d (want %d), warnings %q", v, err, c.MaxConnections, want, c.Warnings)
+		}
+	}
+}
+
+func TestValuesOpenShiftRefusesAreErrors(t *testing.T) {
+	for name, value := range map[string]string{
+		"ROUTER_SERVICE_HTTP_PORT":  "443", // equal to HTTPS: HAProxy could not bind both
+		"ROUTER_CANONICAL_HOSTNAME": "not a host",
+		"ROUTE_LABELS":              "a in (",
+	} {
+		if _, err := FromEnv(env(map[string]string{name: value})); err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s=%q: error %v does not name the variable", name, value, err)
 		}
-	}
-	if _, err := FromEnv(env(map[string]string{"ROUTER_SERVICE_HTTP_PORT": "443"})); err == nil {
-		t.Error("equal HTTP and HTTPS ports accepted")
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -87,8 +88,8 @@ func (p *parser) haproxy() model.HAProxySettings {
 		UseProxyProtocol:     p.boolean("ROUTER_USE_PROXY_PROTOCOL", false),
 		EnableCompression:    p.boolean("ROUTER_ENABLE_COMPRESSION", false),
 		CompressionMIME:      p.mimeTypes("ROUTER_COMPRESSION_MIME"),
-		LoadBalanceAlgorithm: p.oneOfTrimmed("ROUTER_LOAD_BALANCE_ALGORITHM", "leastconn", balanceAlgos...),
-		TCPBalanceScheme:     p.oneOfTrimmed("ROUTER_TCP_BALANCE_SCHEME", "source", balanceAlgos...),
+		LoadBalanceAlgorithm: p.oneOfTrimmed("ROUTER_LOAD_BALANCE_ALGORITHM", "random", balanceAlgos...),
+		TCPBalanceScheme:     p.oneOfTrimmed("ROUTER_TCP_BALANCE_SCHEME", "", balanceAlgos...),
 		Threads:              p.threads("ROUTER_THREADS"),
 		SyslogAddress:        p.syslogAddress("ROUTER_SYSLOG_ADDRESS"),
 		LogFacility:          p.oneOfTrimmed("ROUTER_LOG_FACILITY", "local1", logFacilities...),
@@ -100,16 +101,211 @@ func (p *parser) haproxy() model.HAProxySettings {
 		ForwardedHeaders:     p.oneOfTrimmed("ROUTER_SET_FORWARDED_HEADERS", "append", "append", "replace", "if-none", "never"),
 		MutualTLSAuth:        p.oneOfTrimmed("ROUTER_MUTUAL_TLS_AUTH", "none", "none", "optional", "required"),
 		H1CaseAdjust:         p.headerNames("ROUTER_H1_CASE_ADJUST"),
+
+		MutualTLSHeaderFilter:     p.boolean("ROUTER_MUTUAL_TLS_HEADER_FILTER", true),
+		BufSize:                   p.intRange("ROUTER_BUF_SIZE", DefaultBufSize, 1024, maxBufSize),
+		MaxRewrite:                p.intRange("ROUTER_MAX_REWRITE_SIZE", DefaultMaxRewrite, 0, maxBufSize),
+		LogMaxLength:              p.intRange("ROUTER_LOG_MAX_LENGTH", 1024, 80, 65535),
+		Curves:                    p.curves("ROUTER_CURVES"),
+		CaptureRequestHeaders:     p.captureHeaders("ROUTER_CAPTURE_HTTP_REQUEST_HEADERS"),
+		CaptureResponseHeaders:    p.captureHeaders("ROUTER_CAPTURE_HTTP_RESPONSE_HEADERS"),
+		CaptureCookie:             p.captureCookie("ROUTER_CAPTURE_HTTP_COOKIE"),
+		HTTPRequestHeaderActions:  p.headerActions("ROUTER_HTTP_REQUEST_HEADERS"),
+		HTTPResponseHeaderActions: p.headerActions("ROUTER_HTTP_RESPONSE_HEADERS"),
+		HTTPIgnoreProbes:          p.boolean("ROUTER_HTTP_IGNORE_PROBES", false),
+		DontLogNull:               p.boolean("ROUTER_DONT_LOG_NULL", false),
+		IdleCloseOnResponse:       p.boolean("ROUTER_IDLE_CLOSE_ON_RESPONSE", false),
+		AbortOnClose:              p.boolean("ROUTER_ABORT_ON_CLOSE", false),
+		ContStats:                 p.boolean("ROUTER_HAPROXY_CONTSTATS", false),
+	}
+	if h.MaxRewrite >= h.BufSize {
+		p.ignore("ROUTER_MAX_REWRITE_SIZE", strconv.Itoa(h.MaxRewrite), fmt.Sprintf("must be below ROUTER_BUF_SIZE (%d)", h.BufSize), h.BufSize/4)
+		h.MaxRewrite = h.BufSize / 4
+	}
+	h.UniqueIDFormat = p.logFormat("ROUTER_UNIQUE_ID_FORMAT")
+	h.UniqueIDHeader = p.headerName("ROUTER_UNIQUE_ID_HEADER_NAME")
+	if (h.UniqueIDFormat == "") != (h.UniqueIDHeader == "") {
+		// OpenShift's template renders them only together.
+		h.UniqueIDFormat, h.UniqueIDHeader = "", ""
+	}
+	// Passthrough backends: ROUTER_TCP_BALANCE_SCHEME, else a valid
+	// ROUTER_LOAD_BALANCE_ALGORITHM (as OpenShift's template falls back),
+	// else source.
+	if h.TCPBalanceScheme == "" {
+		h.TCPBalanceScheme = "source"
+		if v, _ := p.getenv("ROUTER_LOAD_BALANCE_ALGORITHM"); strings.TrimSpace(v) != "" && h.LoadBalanceAlgorithm == strings.TrimSpace(v) {
+			h.TCPBalanceScheme = h.LoadBalanceAlgorithm
+		}
 	}
 	if h.MutualTLSAuth != "none" {
-		h.MutualTLSCA = p.pemFile("ROUTER_MUTUAL_TLS_AUTH_CA", "CERTIFICATE", true)
+		h.MutualTLSCA = p.pemFile("ROUTER_MUTUAL_TLS_AUTH_CA", "CERTIFICATE", false)
+		if h.MutualTLSCA == "" {
+			h.MutualTLSCA = p.systemCABundle()
+		}
 		h.MutualTLSCRL = p.pemFile("ROUTER_MUTUAL_TLS_AUTH_CRL", "X509 CRL", false)
 		h.MutualTLSFilter = p.regexpValue("ROUTER_MUTUAL_TLS_AUTH_FILTER")
 	}
 	if h.SSLMaxVersion != "" && h.SSLMaxVersion < h.SSLMinVersion {
-		p.errs = append(p.errs, fmt.Errorf("SSL_MAX_VERSION=%s is below SSL_MIN_VERSION=%s", h.SSLMaxVersion, h.SSLMinVersion))
+		p.ignore("SSL_MAX_VERSION", h.SSLMaxVersion, "is below SSL_MIN_VERSION="+h.SSLMinVersion, "no maximum")
+		h.SSLMaxVersion = ""
 	}
 	return h
+}
+
+// Defaults of ROUTER_BUF_SIZE and ROUTER_MAX_REWRITE_SIZE (OpenShift's).
+const (
+	DefaultBufSize    = 32768
+	DefaultMaxRewrite = 8192
+	maxBufSize        = 1 << 24
+)
+
+// maxCaptures bounds the entries of a capture or header-action list.
+const maxCaptures = 100
+
+// curveToken is a TLS group name as OpenSSL spells them (X25519,
+// secp256r1, P-256, X25519MLKEM768, ffdhe2048).
+var curveToken = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// curves reads ROUTER_CURVES: TLS group names separated by ':' (or ',').
+func (p *parser) curves(name string) string {
+	v, _ := p.getenv(name)
+	var out []string
+	for _, f := range strings.FieldsFunc(v, func(r rune) bool { return r == ':' || r == ',' }) {
+		f = strings.TrimSpace(f)
+		if !curveToken.MatchString(f) {
+			p.ignore(name, v, fmt.Sprintf("want TLS group names separated by ':' such as X25519:secp256r1 (bad entry %q)", f), "HAProxy's default curves")
+			return ""
+		}
+		out = append(out, f)
+	}
+	return strings.Join(out, ":")
+}
+
+// headerName reads one HTTP header name ("" if unset or malformed).
+func (p *parser) headerName(name string) string {
+	v, _ := p.getenv(name)
+	v = strings.TrimSpace(v)
+	if v != "" && !headerNameToken.MatchString(v) {
+		p.ignore(name, v, "want an HTTP header name such as X-Unique-ID", "none")
+		return ""
+	}
+	return v
+}
+
+// captureHeaders reads "Name:Len[,Name:Len…]" as OpenShift does; a
+// malformed list is a start-up error there and here.
+func (p *parser) captureHeaders(name string) []model.Capture {
+	v, _ := p.getenv(name)
+	var out []model.Capture
+	for _, f := range strings.Split(v, ",") {
+		if strings.TrimSpace(f) == "" {
+			continue
+		}
+		parts := strings.Split(strings.TrimSpace(f), ":")
+		c, ok := model.Capture{}, len(parts) == 2
+		if ok {
+			c.Name = strings.TrimSpace(parts[0])
+			c.Len, ok = captureLen(parts[1])
+			ok = ok && headerNameToken.MatchString(c.Name)
+		}
+		if !ok {
+			p.errs = append(p.errs, fmt.Errorf("%s=%q: want a comma-separated list of Name:MaxLength such as Host:90,User-Agent:128 (bad entry %q)", name, v, f))
+			return nil
+		}
+		out = append(out, c)
+	}
+	if len(out) > maxCaptures {
+		p.errs = append(p.errs, fmt.Errorf("%s: more than %d entries", name, maxCaptures))
+		return nil
+	}
+	return out
+}
+
+func captureLen(s string) (int, bool) {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	return n, err == nil && n > 0 && n <= 65535
+}
+
+// captureCookie reads "name:len" ("name=:len" for an exact match).
+func (p *parser) captureCookie(name string) *model.Capture {
+	v, _ := p.getenv(name)
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return nil
+	}
+	i := strings.LastIndex(v, ":")
+	c := &model.Capture{}
+	ok := i > 0
+	if ok {
+		c.Name = v[:i]
+		if strings.HasSuffix(c.Name, "=") {
+			c.Name, c.Exact = strings.TrimSuffix(c.Name, "="), true
+		}
+		c.Len, ok = captureLen(v[i+1:])
+		ok = ok && cookieNamePattern.MatchString(c.Name)
+	}
+	if !ok {
+		p.errs = append(p.errs, fmt.Errorf("%s=%q: want name:MaxLength (name=:MaxLength for an exact match) such as session=:64", name, v))
+		return nil
+	}
+	return c
+}
+
+// headerActions reads ROUTER_HTTP_REQUEST_HEADERS / _RESPONSE_HEADERS as
+// the ingress operator writes them: comma-separated entries
+// "name:value:Set" or "name:Delete", name and value URL-escaped. A
+// malformed list is a start-up error, as in OpenShift's router.
+func (p *parser) headerActions(name string) []model.HeaderAction {
+	v, _ := p.getenv(name)
+	var out []model.HeaderAction
+	for _, f := range strings.Split(v, ",") {
+		if strings.TrimSpace(f) == "" {
+			continue
+		}
+		a, err := parseHeaderAction(strings.TrimSpace(f))
+		if err != nil {
+			p.errs = append(p.errs, fmt.Errorf("%s=%q: want comma-separated name:value:Set or name:Delete entries, name and value URL-escaped (entry %q: %v)", name, v, f, err))
+			return nil
+		}
+		out = append(out, a)
+	}
+	if len(out) > maxCaptures {
+		p.errs = append(p.errs, fmt.Errorf("%s: more than %d entries", name, maxCaptures))
+		return nil
+	}
+	return out
+}
+
+func parseHeaderAction(f string) (model.HeaderAction, error) {
+	parts := strings.Split(f, ":")
+	var a model.HeaderAction
+	switch len(parts) {
+	case 3:
+		a.Action = parts[2]
+		if a.Action != "Set" {
+			return a, fmt.Errorf("action %q: want Set (with a value) or Delete", a.Action)
+		}
+	case 2:
+		a.Action = parts[1]
+		if a.Action != "Delete" {
+			return a, fmt.Errorf("action %q: want Delete (or name:value:Set)", a.Action)
+		}
+	default:
+		return a, fmt.Errorf("want name:value:Set or name:Delete")
+	}
+	n, err := url.QueryUnescape(parts[0])
+	if err != nil || !headerNameToken.MatchString(n) {
+		return a, fmt.Errorf("header name %q: want an HTTP token", parts[0])
+	}
+	a.Name = n
+	if a.Action == "Set" {
+		val, err := url.QueryUnescape(parts[1])
+		if err != nil || val == "" || strings.ContainsAny(val, "\x00\r\n") || len(val) > 16384 {
+			return a, fmt.Errorf("value %q: want a non-empty URL-escaped value without line breaks", parts[1])
+		}
+		a.Value = templates.HAProxyQuote(val)
+	}
+	return a, nil
 }
 
 // maxH1CaseAdjust bounds the number of headers in ROUTER_H1_CASE_ADJUST.
@@ -156,7 +352,7 @@ func (p *parser) oneOfTrimmed(name, def string, allowed ...string) string {
 			return v
 		}
 	}
-	p.errs = append(p.errs, fmt.Errorf("%s=%q: want one of %s", name, v, strings.Join(allowed, ", ")))
+	p.ignore(name, v, "want one of "+strings.Join(allowed, ", "), def)
 	return def
 }
 
@@ -175,7 +371,7 @@ func (p *parser) haproxyTime(name, def string) string {
 		p.warnings = append(p.warnings, fmt.Sprintf("%s=%q exceeds HAProxy's maximum time value: using %s", name, v, templates.HAProxyMaxTimeout))
 		return templates.HAProxyMaxTimeout
 	case err != nil:
-		p.errs = append(p.errs, fmt.Errorf("%s=%q: want an HAProxy time value such as 30s, 500ms or 1h (a positive whole number with unit us, ms, s, m, h or d; ms if none)", name, v))
+		p.ignore(name, v, "want an HAProxy time value such as 30s, 500ms or 1h (a positive whole number with unit us, ms, s, m, h or d; ms if none)", def)
 		return def
 	}
 	return v
@@ -194,7 +390,7 @@ func (p *parser) ciphers(name string) string {
 	}
 	for _, t := range strings.Split(v, ":") {
 		if !cipherToken.MatchString(t) {
-			p.errs = append(p.errs, fmt.Errorf("%s=%q: want modern, intermediate, old or a colon-separated OpenSSL cipher list such as ECDHE-RSA-AES128-GCM-SHA256:ECDHE-RSA-AES256-GCM-SHA384 (bad entry %q)", name, v, t))
+			p.ignore(name, v, fmt.Sprintf("want modern, intermediate, old or a colon-separated OpenSSL cipher list such as ECDHE-RSA-AES128-GCM-SHA256:ECDHE-RSA-AES256-GCM-SHA384 (bad entry %q)", t), "intermediate")
 			return cipherProfiles["intermediate"]
 		}
 	}
@@ -210,7 +406,7 @@ func (p *parser) cipherSuites(name string) string {
 	}
 	for _, t := range strings.Split(v, ":") {
 		if !cipherSuiteToken.MatchString(t) {
-			p.errs = append(p.errs, fmt.Errorf("%s=%q: want a colon-separated list of TLS 1.3 cipher suites such as TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384 (bad entry %q)", name, v, t))
+			p.ignore(name, v, fmt.Sprintf("want a colon-separated list of TLS 1.3 cipher suites such as TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384 (bad entry %q)", t), DefaultCipherSuites)
 			return DefaultCipherSuites
 		}
 	}
@@ -226,7 +422,7 @@ func (p *parser) mimeTypes(name string) string {
 	}
 	for _, t := range fields {
 		if !mimeToken.MatchString(t) {
-			p.errs = append(p.errs, fmt.Errorf("%s=%q: want blank-separated MIME types such as \"text/html text/plain\" (bad entry %q)", name, v, t))
+			p.ignore(name, v, fmt.Sprintf("want blank-separated MIME types such as \"text/html text/plain\" (bad entry %q)", t), DefaultCompressionMIME)
 			return DefaultCompressionMIME
 		}
 	}
@@ -241,7 +437,7 @@ func (p *parser) threads(name string) int {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 || n > maxHAProxyThreads {
-		p.errs = append(p.errs, fmt.Errorf("%s=%q: want a whole number of threads from 1 to %d", name, v, maxHAProxyThreads))
+		p.ignore(name, v, fmt.Sprintf("want a whole number of threads from 1 to %d", maxHAProxyThreads), "HAProxy's default (no nbthread)")
 		return 0
 	}
 	return n
@@ -256,7 +452,7 @@ func (p *parser) syslogAddress(name string) string {
 		return ""
 	}
 	bad := func() string {
-		p.errs = append(p.errs, fmt.Errorf("%s=%q: want a unix socket path such as /var/lib/rsyslog/rsyslog.sock or host[:port] such as 127.0.0.1:514", name, v))
+		p.ignore(name, v, "want a unix socket path such as /var/lib/rsyslog/rsyslog.sock or host[:port] such as 127.0.0.1:514", "no syslog (HAProxy does not log)")
 		return ""
 	}
 	if strings.HasPrefix(v, "/") {
@@ -298,7 +494,7 @@ func (p *parser) logFormat(name string) string {
 	}
 	for _, c := range v {
 		if c < 0x20 || c == 0x7f {
-			p.errs = append(p.errs, fmt.Errorf("%s: must not contain control characters (newlines, tabs); want an HAProxy log-format string such as %%ci:%%cp [%%tr] %%ft %%b/%%s %%ST", name))
+			p.warnings = append(p.warnings, fmt.Sprintf("%s: must not contain control characters (newlines, tabs); want an HAProxy log-format string such as %%ci:%%cp [%%tr] %%ft %%b/%%s %%ST; ignored, using HAProxy's httplog format", name))
 			return ""
 		}
 	}
@@ -319,7 +515,7 @@ func (p *parser) cookieName(name string) string {
 	v, _ := p.getenv(name)
 	v = strings.TrimSpace(v)
 	if v != "" && !cookieNamePattern.MatchString(v) {
-		p.errs = append(p.errs, fmt.Errorf("%s=%q: want a cookie name of 1-256 letters, digits, '_' or '-'", name, v))
+		p.ignore(name, v, "want a cookie name of 1-256 letters, digits, '_' or '-'", "the route's hashed name")
 		return ""
 	}
 	return v
@@ -338,16 +534,39 @@ func (p *parser) errorFile(name string) string {
 		return ""
 	}
 	data, err := os.ReadFile(v)
+	using := "the built-in error page"
 	switch {
 	case !filepath.IsAbs(v) || !safePath.MatchString(v):
-		p.errs = append(p.errs, fmt.Errorf("%s=%q: want the absolute path (no blanks or quotes) of a file with a complete HTTP response", name, v))
+		p.ignore(name, v, "want the absolute path (no blanks or quotes) of a file with a complete HTTP response", using)
 	case err != nil:
-		p.errs = append(p.errs, fmt.Errorf("%s: %v", name, err))
+		p.ignore(name, v, fmt.Sprintf("cannot read it (%v)", err), using)
 	case !strings.HasPrefix(string(data), "HTTP/1.") || len(data) > 15000:
-		p.errs = append(p.errs, fmt.Errorf("%s=%q: the file must hold a complete HTTP response starting with \"HTTP/1.\" (status line, headers, blank line, body), at most 15000 bytes", name, v))
+		p.ignore(name, v, "the file must hold a complete HTTP response starting with \"HTTP/1.\" (status line, headers, blank line, body), at most 15000 bytes", using)
 	default:
 		return v
 	}
+	return ""
+}
+
+// systemCABundles are where the system's CA bundle is looked for, in order:
+// OpenShift's router image path first (RHEL), then Debian's.
+var systemCABundles = []string{
+	"/etc/ssl/certs/ca-bundle.trust.crt",
+	"/etc/pki/tls/certs/ca-bundle.crt",
+	"/etc/ssl/certs/ca-certificates.crt",
+}
+
+// systemCABundle is the CA file client certificates are verified against
+// when ROUTER_MUTUAL_TLS_AUTH is on without ROUTER_MUTUAL_TLS_AUTH_CA, as
+// OpenShift does. Without one, client certificates could not be verified:
+// a start-up error rather than turning mutual TLS off.
+func (p *parser) systemCABundle() string {
+	for _, f := range systemCABundles {
+		if st, err := os.Stat(f); err == nil && st.Mode().IsRegular() {
+			return f
+		}
+	}
+	p.errs = append(p.errs, fmt.Errorf("ROUTER_MUTUAL_TLS_AUTH without ROUTER_MUTUAL_TLS_AUTH_CA verifies client certificates against the system CA bundle, and none was found (%s)", strings.Join(systemCABundles, ", ")))
 	return ""
 }
 

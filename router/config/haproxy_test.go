@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -19,10 +20,10 @@ func TestHAProxyDefaults(t *testing.T) {
 		ConnectTimeout: "5s", ClientTimeout: "30s", ClientFinTimeout: "1s", ServerTimeout: "30s", ServerFinTimeout: "1s",
 		TunnelTimeout: "1h", HTTPRequestTimeout: "10s", HTTPKeepAliveTimeout: "300s", InspectDelay: "5s",
 		BackendCheckInterval: "5000ms", CompressionMIME: DefaultCompressionMIME,
-		LoadBalanceAlgorithm: "leastconn", TCPBalanceScheme: "source", LogFacility: "local1", LogLevel: "warning",
-		ForwardedHeaders: "append", MutualTLSAuth: "none",
+		LoadBalanceAlgorithm: "random", TCPBalanceScheme: "source", LogFacility: "local1", LogLevel: "warning", IPMode: "v4",
+		ForwardedHeaders: "append", MutualTLSAuth: "none", MutualTLSHeaderFilter: true, BufSize: 32768, MaxRewrite: 8192, LogMaxLength: 1024,
 	}
-	if c.HAProxy != want {
+	if !reflect.DeepEqual(c.HAProxy, want) {
 		t.Fatalf("defaults\n got %+v\nwant %+v", c.HAProxy, want)
 	}
 	if len(c.Warnings) != 0 {
@@ -78,7 +79,7 @@ func TestHAProxyValues(t *testing.T) {
 	}
 }
 
-func TestHAProxyMalformedValuesNameTheVariable(t *testing.T) {
+func TestHAProxyMalformedValuesAreIgnoredWithAWarning(t *testing.T) {
 	cases := []struct{ name, value, form string }{
 		{"ROUTER_STRICT_SNI", "yes please", "true or false"},
 		{"ROUTER_CIPHERS", "ECDHE-RSA-AES128-GCM-SHA256 AES128-SHA", "modern, intermediate, old"},
@@ -111,20 +112,18 @@ func TestHAProxyMalformedValuesNameTheVariable(t *testing.T) {
 		{"ROUTER_LOG_LEVEL", "verbose", "debug"},
 		{"ROUTER_SYSLOG_FORMAT", "%ci\nglobal", "control characters"},
 	}
+	def, err := FromEnv(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range cases {
-		_, err := FromEnv(env(map[string]string{c.name: c.value}))
-		if err == nil || !strings.Contains(err.Error(), c.name) || !strings.Contains(err.Error(), c.form) {
-			t.Errorf("%s=%q: error %v does not name the variable and %q", c.name, c.value, err, c.form)
+		cfg := mustWarn(t, map[string]string{c.name: c.value}, c.name, c.form)
+		if cfg != nil && !reflect.DeepEqual(cfg.HAProxy, def.HAProxy) {
+			t.Errorf("%s=%q: settings differ from the defaults:\n got %+v\nwant %+v", c.name, c.value, cfg.HAProxy, def.HAProxy)
 		}
 	}
-	if _, err := FromEnv(env(map[string]string{"SSL_MIN_VERSION": "TLSv1.3", "SSL_MAX_VERSION": "TLSv1.2"})); err == nil || !strings.Contains(err.Error(), "SSL_MAX_VERSION") {
-		t.Errorf("max below min: %v", err)
-	}
-	if _, err := FromEnv(env(map[string]string{"STATS_PORT": "1937"})); err == nil || !strings.Contains(err.Error(), "STATS_USERNAME") {
-		t.Errorf("stats page without credentials: %v", err)
-	}
-	if _, err := FromEnv(env(map[string]string{"STATS_PORT": "1936", "STATS_USERNAME": "a", "STATS_PASSWORD": "b"})); err == nil || !strings.Contains(err.Error(), "ROUTER_LISTEN_ADDR") {
-		t.Errorf("stats port on the metrics port: %v", err)
+	if c := mustWarn(t, map[string]string{"SSL_MIN_VERSION": "TLSv1.3", "SSL_MAX_VERSION": "TLSv1.2"}, "SSL_MAX_VERSION", "below"); c != nil && c.HAProxy.SSLMaxVersion != "" {
+		t.Errorf("max below min kept: %q", c.HAProxy.SSLMaxVersion)
 	}
 }
 
@@ -158,13 +157,6 @@ func TestHAProxyFilesCookieForwardedAndMutualTLS(t *testing.T) {
 		env  map[string]string
 		name string
 	}{
-		{map[string]string{"ROUTER_ERRORFILE_503": notHTTP}, "ROUTER_ERRORFILE_503"},
-		{map[string]string{"ROUTER_ERRORFILE_404": filepath.Join(dir, "missing")}, "ROUTER_ERRORFILE_404"},
-		{map[string]string{"ROUTER_ERRORFILE_404": "relative/404.http"}, "ROUTER_ERRORFILE_404"},
-		{map[string]string{"ROUTER_COOKIE_NAME": "a;b"}, "ROUTER_COOKIE_NAME"},
-		{map[string]string{"ROUTER_SET_FORWARDED_HEADERS": "sometimes"}, "ROUTER_SET_FORWARDED_HEADERS"},
-		{map[string]string{"ROUTER_MUTUAL_TLS_AUTH": "yes"}, "ROUTER_MUTUAL_TLS_AUTH"},
-		{map[string]string{"ROUTER_MUTUAL_TLS_AUTH": "required"}, "ROUTER_MUTUAL_TLS_AUTH_CA"},
 		{map[string]string{"ROUTER_MUTUAL_TLS_AUTH": "required", "ROUTER_MUTUAL_TLS_AUTH_CA": crl}, "ROUTER_MUTUAL_TLS_AUTH_CA"},
 		{map[string]string{"ROUTER_MUTUAL_TLS_AUTH": "required", "ROUTER_MUTUAL_TLS_AUTH_CA": ca, "ROUTER_MUTUAL_TLS_AUTH_CRL": ca}, "ROUTER_MUTUAL_TLS_AUTH_CRL"},
 		{map[string]string{"ROUTER_MUTUAL_TLS_AUTH": "required", "ROUTER_MUTUAL_TLS_AUTH_CA": ca, "ROUTER_MUTUAL_TLS_AUTH_FILTER": "CN=(a"}, "ROUTER_MUTUAL_TLS_AUTH_FILTER"},
@@ -172,6 +164,29 @@ func TestHAProxyFilesCookieForwardedAndMutualTLS(t *testing.T) {
 		if _, err := FromEnv(env(c.env)); err == nil || !strings.Contains(err.Error(), c.name) {
 			t.Errorf("%v: error %v does not name %s", c.env, err, c.name)
 		}
+	}
+	// What OpenShift ignores (its template falls back to the default).
+	for _, c := range []struct{ name, value, want string }{
+		{"ROUTER_ERRORFILE_503", notHTTP, "complete HTTP response"},
+		{"ROUTER_ERRORFILE_404", filepath.Join(dir, "missing"), "cannot read"},
+		{"ROUTER_ERRORFILE_404", "relative/404.http", "absolute path"},
+		{"ROUTER_COOKIE_NAME", "a;b", "cookie name"},
+		{"ROUTER_SET_FORWARDED_HEADERS", "sometimes", "append"},
+		{"ROUTER_MUTUAL_TLS_AUTH", "yes", "required"},
+	} {
+		if cfg := mustWarn(t, map[string]string{c.name: c.value}, c.name, c.want); cfg != nil {
+			h := cfg.HAProxy
+			if h.ErrorFile503 != "" || h.ErrorFile404 != "" || h.CookieName != "" || h.ForwardedHeaders != "append" || h.MutualTLSAuth != "none" {
+				t.Errorf("%s=%q: not the default: %+v", c.name, c.value, h)
+			}
+		}
+	}
+	// Mutual TLS without a CA verifies against the system bundle, as
+	// OpenShift does.
+	if cfg, err := FromEnv(env(map[string]string{"ROUTER_MUTUAL_TLS_AUTH": "required"})); err != nil {
+		t.Errorf("mutual TLS without a CA: %v", err)
+	} else if cfg.HAProxy.MutualTLSCA == "" {
+		t.Error("mutual TLS without a CA: no system CA bundle")
 	}
 }
 
@@ -196,5 +211,29 @@ func TestH1CaseAdjust(t *testing.T) {
 	h := model.HAProxySettings{H1CaseAdjust: "X-A,Content-MD5"}
 	if got := h.H1CaseAdjustPairs(); len(got) != 2 || got[0] != [2]string{"x-a", "X-A"} || got[1] != [2]string{"content-md5", "Content-MD5"} {
 		t.Errorf("pairs %v", got)
+	}
+}
+
+// TestPassthroughBalanceFallsBackToTheLoadBalanceAlgorithm: as OpenShift's
+// template, passthrough backends use ROUTER_TCP_BALANCE_SCHEME, else a valid
+// ROUTER_LOAD_BALANCE_ALGORITHM, else source.
+func TestPassthroughBalanceFallsBackToTheLoadBalanceAlgorithm(t *testing.T) {
+	for _, c := range []struct {
+		env       map[string]string
+		http, tcp string
+	}{
+		{nil, "random", "source"},
+		{map[string]string{"ROUTER_LOAD_BALANCE_ALGORITHM": "leastconn"}, "leastconn", "leastconn"},
+		{map[string]string{"ROUTER_LOAD_BALANCE_ALGORITHM": "random", "ROUTER_TCP_BALANCE_SCHEME": "source"}, "random", "source"},
+		{map[string]string{"ROUTER_LOAD_BALANCE_ALGORITHM": "bogus"}, "random", "source"},
+		{map[string]string{"ROUTER_TCP_BALANCE_SCHEME": "roundrobin"}, "random", "roundrobin"},
+	} {
+		cfg, err := FromEnv(env(c.env))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.HAProxy.LoadBalanceAlgorithm != c.http || cfg.HAProxy.TCPBalanceScheme != c.tcp {
+			t.Errorf("%v: http %s tcp %s, want %s %s", c.env, cfg.HAProxy.LoadBalanceAlgorithm, cfg.HAProxy.TCPBalanceScheme, c.http, c.tcp)
+		}
 	}
 }

@@ -122,7 +122,7 @@ func (p *parser) kubeDomains(name string) []string {
 			continue
 		}
 		if msgs := validation.IsDNS1123Subdomain(d); len(msgs) > 0 {
-			p.errs = append(p.errs, fmt.Errorf("%s: %q is not a DNS domain: %s", name, d, strings.Join(msgs, "; ")))
+			p.warnings = append(p.warnings, fmt.Sprintf("%s: %q is not a DNS domain: %s; entry ignored", name, d, strings.Join(msgs, "; ")))
 			continue
 		}
 		out = append(out, d)

@@ -93,12 +93,18 @@ func (p *parser) listenAddr(name, def string) string {
 	return v
 }
 
-// positiveDuration is duration() that refuses zero.
+// positiveDuration reads a positive duration; a malformed one is a
+// start-up error, as in OpenShift's router (ROUTER_METRICS_HAPROXY_*).
 func (p *parser) positiveDuration(name string, def time.Duration) time.Duration {
-	before := len(p.errs)
-	d := p.duration(name, def)
-	if len(p.errs) == before && d <= 0 {
-		v, _ := p.getenv(name)
+	v, ok := p.getenv(name)
+	if !ok || strings.TrimSpace(v) == "" {
+		return def
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(v))
+	if n, aerr := strconv.Atoi(strings.TrimSpace(v)); aerr == nil {
+		d, err = time.Duration(n)*time.Second, nil
+	}
+	if err != nil || d <= 0 {
 		p.errs = append(p.errs, fmt.Errorf("%s=%q: want a positive duration such as 5s", name, v))
 		return def
 	}

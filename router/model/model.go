@@ -320,10 +320,69 @@ type HAProxySettings struct {
 	MutualTLSCRL    string
 	MutualTLSFilter string
 
+	// MutualTLSHeaderFilter (ROUTER_MUTUAL_TLS_HEADER_FILTER, default
+	// true) deletes the X-SSL* headers a client sends on every frontend, so
+	// that no client can pose as a verified client certificate.
+	MutualTLSHeaderFilter bool
+
 	// H1CaseAdjust (ROUTER_H1_CASE_ADJUST) is the validated
 	// comma-separated list of header names (HTTP token characters) whose
 	// case HAProxy restores on HTTP/1 ("" for none).
 	H1CaseAdjust string
+
+	// BufSize and MaxRewrite (ROUTER_BUF_SIZE, ROUTER_MAX_REWRITE_SIZE;
+	// 32768 and 8192) are tune.bufsize and tune.maxrewrite.
+	BufSize    int
+	MaxRewrite int
+	// LogMaxLength (ROUTER_LOG_MAX_LENGTH, 1024) is the length of a log
+	// line sent to ROUTER_SYSLOG_ADDRESS.
+	LogMaxLength int
+	// Curves (ROUTER_CURVES) is the colon-separated list of TLS groups
+	// offered by the frontends ("": HAProxy's); names the local OpenSSL
+	// does not know are dropped at start, with a warning.
+	Curves string
+	// CaptureRequestHeaders, CaptureResponseHeaders and CaptureCookie
+	// (ROUTER_CAPTURE_HTTP_REQUEST_HEADERS, _RESPONSE_HEADERS, _COOKIE)
+	// are logged with each request.
+	CaptureRequestHeaders  []Capture
+	CaptureResponseHeaders []Capture
+	CaptureCookie          *Capture
+	// UniqueIDFormat (quoted) and UniqueIDHeader
+	// (ROUTER_UNIQUE_ID_FORMAT, ROUTER_UNIQUE_ID_HEADER_NAME; both or
+	// neither) give each request an ID header.
+	UniqueIDFormat string
+	UniqueIDHeader string
+	// HTTPRequestHeaderActions and HTTPResponseHeaderActions
+	// (ROUTER_HTTP_REQUEST_HEADERS, ROUTER_HTTP_RESPONSE_HEADERS) set or
+	// delete headers on every request and response of the HTTP frontends.
+	HTTPRequestHeaderActions  []HeaderAction
+	HTTPResponseHeaderActions []HeaderAction
+	// The HAProxy options of the same names: ROUTER_HTTP_IGNORE_PROBES,
+	// ROUTER_DONT_LOG_NULL, ROUTER_IDLE_CLOSE_ON_RESPONSE,
+	// ROUTER_ABORT_ON_CLOSE, ROUTER_HAPROXY_CONTSTATS.
+	HTTPIgnoreProbes    bool
+	DontLogNull         bool
+	IdleCloseOnResponse bool
+	AbortOnClose        bool
+	ContStats           bool
+}
+
+// Capture is a header or cookie to capture into the log: Name (an HTTP
+// token) and Len, the number of bytes kept. A cookie capture with Exact
+// matches the cookie name exactly (capture cookie NAME=), else as a prefix.
+type Capture struct {
+	Name  string
+	Len   int
+	Exact bool
+}
+
+// HeaderAction sets (Action "Set", Value an haproxy.config word, which may
+// hold HAProxy sample fetches such as %[req.hdr(host)]) or deletes (Action
+// "Delete") the header Name.
+type HeaderAction struct {
+	Name   string
+	Value  string
+	Action string
 }
 
 // H1CaseAdjustPairs returns, for each header of H1CaseAdjust, its
