@@ -62,6 +62,9 @@ func newPipeline(cfg *config.Config, workingDir string, log logr.Logger) (contro
 	for _, w := range cfg.Warnings {
 		log.Info("configuration warning: " + w)
 	}
+	for _, n := range cfg.Notices {
+		log.Info(n)
+	}
 	maxConn, fdLimit := fitMaxConnections(log, cfg.MaxConnections)
 	layout := servers.Options{PoolSize: cfg.MaxDynamicServers}
 	if cfg.BackendProcessEndpoints == "shuffle" {
@@ -105,6 +108,7 @@ func newPipeline(cfg *config.Config, workingDir string, log logr.Logger) (contro
 		Servers:            layout,
 		FDLimit:            fdLimit,
 		Hostnames: hostname.Generator{
+			Domain:          cfg.Kube.Domain,
 			Subdomain:       cfg.Kube.Subdomain,
 			Override:        cfg.Kube.OverrideHostname,
 			OverrideDomains: cfg.Kube.OverrideDomains,

@@ -73,7 +73,24 @@ type Config struct {
 	// Warnings are values that were accepted with a change (e.g. a time
 	// clipped to HAProxy's maximum); the router logs them at start.
 	Warnings []string
+	// Notices name OpenShift variables that are set and accepted but need
+	// nothing here, with the reason; the router logs them at start.
+	Notices []string
 }
+
+// withoutEffect are OpenShift's variables this router accepts and needs
+// nothing for, with the reason (docs/env.md lists them too).
+var withoutEffect = []struct{ name, why string }{
+	{"ROUTER_HAPROXY_CONFIG_MANAGER", dcmWhy},
+	{"ROUTER_BLUEPRINT_ROUTE_NAMESPACE", dcmWhy},
+	{"ROUTER_BLUEPRINT_ROUTE_LABELS", dcmWhy},
+	{"ROUTER_BLUEPRINT_ROUTE_POOL_SIZE", dcmWhy},
+	{"COMMIT_INTERVAL", dcmWhy},
+	{"ROUTER_BIND_PORTS_BEFORE_SYNC", "OpenShift's router uses it only to leave its admin-socket check out of /healthz; this router's /healthz has no such check"},
+	{"UPGRADE_VALIDATION", "OpenShift's upgrade validation flags routes a future HAProxy version could not serve; this router validates against the HAProxy it runs (haproxy -c)"},
+}
+
+const dcmWhy = "OpenShift's dynamic configuration manager applies endpoint changes without reloads; this router always does (spare server slots, ROUTER_MAX_DYNAMIC_SERVERS, and HAProxy's runtime API)"
 
 // Getenv looks a variable up; os.LookupEnv in production.
 type Getenv func(string) (string, bool)
@@ -132,6 +149,11 @@ func FromEnv(getenv Getenv) (*Config, error) {
 		return nil, joinErrors(p.errs)
 	}
 	c.Warnings = p.warnings
+	for _, w := range withoutEffect {
+		if v, ok := getenv(w.name); ok && strings.TrimSpace(v) != "" {
+			c.Notices = append(c.Notices, fmt.Sprintf("%s=%q is accepted and needs nothing here: %s", w.name, v, w.why))
+		}
+	}
 	return c, nil
 }
 

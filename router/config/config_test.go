@@ -112,3 +112,13 @@ func TestCheckConfigPath(t *testing.T) {
 		}
 	}
 }
+
+func TestAcceptedVariablesWithoutEffectAreNoticed(t *testing.T) {
+	c, err := FromEnv(env(map[string]string{"ROUTER_HAPROXY_CONFIG_MANAGER": "true", "COMMIT_INTERVAL": "1h", "ROUTER_BLUEPRINT_ROUTE_POOL_SIZE": "0"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Notices) != 3 || len(c.Warnings) != 0 || !strings.Contains(c.Notices[0], "ROUTER_HAPROXY_CONFIG_MANAGER") || !strings.Contains(c.Notices[0], "without reloads") {
+		t.Fatalf("notices %q warnings %q", c.Notices, c.Warnings)
+	}
+}

@@ -35,6 +35,9 @@ type Kube struct {
 	// unbound until the initial sync is loaded.
 	BindPortsAfterSync bool
 
+	// Domain (ROUTER_DOMAIN) completes the spec.subdomain of routes without
+	// spec.host: <subdomain>.<Domain>.
+	Domain string
 	// Subdomain (ROUTER_SUBDOMAIN) is the template for generated hosts,
 	// with ${name} and ${namespace}.
 	Subdomain string
@@ -58,6 +61,7 @@ func (p *parser) kube() Kube {
 		UpdateStatus:       p.boolean("ROUTER_UPDATE_STATUS", true),
 		BindPortsAfterSync: p.boolean("ROUTER_BIND_PORTS_AFTER_SYNC", false),
 		Subdomain:          p.str("ROUTER_SUBDOMAIN", ""),
+		Domain:             p.routerDomain("ROUTER_DOMAIN"),
 		OverrideHostname:   p.boolean("ROUTER_OVERRIDE_HOSTNAME", false),
 		OverrideDomains:    p.kubeDomains("ROUTER_OVERRIDE_DOMAINS"),
 	}
@@ -128,4 +132,19 @@ func (p *parser) kubeDomains(name string) []string {
 		out = append(out, d)
 	}
 	return out
+}
+
+// routerDomain reads ROUTER_DOMAIN: a DNS domain ("" if unset; a
+// malformed one is ignored with a warning: no host could be made of it).
+func (p *parser) routerDomain(name string) string {
+	v, _ := p.getenv(name)
+	v = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(v)), ".")
+	if v == "" {
+		return ""
+	}
+	if msgs := validation.IsDNS1123Subdomain(v); len(msgs) > 0 {
+		p.ignore(name, v, "want a DNS domain such as apps.example.com", "none (routes with spec.subdomain get no host)")
+		return ""
+	}
+	return v
 }

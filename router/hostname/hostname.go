@@ -1,5 +1,6 @@
-// Package hostname generates route hosts from ROUTER_SUBDOMAIN, as
-// OpenShift's router does for routes without spec.host (and, with
+// Package hostname generates route hosts as OpenShift's router does: from
+// spec.subdomain and ROUTER_DOMAIN for routes without spec.host, then from
+// ROUTER_SUBDOMAIN for routes without spec.host (and, with
 // ROUTER_OVERRIDE_HOSTNAME or ROUTER_OVERRIDE_DOMAINS, for others).
 package hostname
 
@@ -11,6 +12,9 @@ import (
 
 // Generator decides the host each route is served on.
 type Generator struct {
+	// Domain (ROUTER_DOMAIN) completes spec.subdomain of routes without
+	// spec.host: host = <subdomain>.<Domain>.
+	Domain string
 	// Subdomain is the template: ${name} and ${namespace} are replaced.
 	Subdomain string
 	// Override generates the host of every route.
@@ -20,13 +24,17 @@ type Generator struct {
 }
 
 // Enabled reports whether the generator can change anything.
-func (g Generator) Enabled() bool { return g.Subdomain != "" }
+func (g Generator) Enabled() bool { return g.Subdomain != "" || g.Domain != "" }
 
 // Host returns the host route r is served on, and whether it was generated.
 func (g Generator) Host(r *routev1.Route) (string, bool) {
 	host := strings.ToLower(strings.TrimSpace(r.Spec.Host))
+	generated := false
+	if host == "" && g.Domain != "" && r.Spec.Subdomain != "" {
+		host, generated = strings.ToLower(strings.TrimSpace(r.Spec.Subdomain)+"."+g.Domain), true
+	}
 	if g.Subdomain == "" || !g.generate(host) {
-		return host, false
+		return host, generated
 	}
 	return strings.ToLower(strings.NewReplacer("${name}", r.Name, "${namespace}", r.Namespace).Replace(g.Subdomain)), true
 }

@@ -48,3 +48,32 @@ func TestApplyCopiesOnlyChangedRoutes(t *testing.T) {
 		t.Fatal("unchanged route copied")
 	}
 }
+
+// TestSubdomainWithRouterDomain: spec.subdomain + ROUTER_DOMAIN gives the
+// host of a route without spec.host, before ROUTER_SUBDOMAIN is considered
+// (as OpenShift's router does).
+func TestSubdomainWithRouterDomain(t *testing.T) {
+	r := func(host, subdomain string) *routev1.Route {
+		return &routev1.Route{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}, Spec: routev1.RouteSpec{Host: host, Subdomain: subdomain}}
+	}
+	for _, c := range []struct {
+		name      string
+		g         Generator
+		route     *routev1.Route
+		want      string
+		generated bool
+	}{
+		{"subdomain and domain", Generator{Domain: "apps.example.com"}, r("", "Shop"), "shop.apps.example.com", true},
+		{"a host wins over the subdomain", Generator{Domain: "apps.example.com"}, r("www.example.com", "shop"), "www.example.com", false},
+		{"no domain: no host", Generator{}, r("", "shop"), "", false},
+		{"subdomain before ROUTER_SUBDOMAIN", Generator{Domain: "apps.example.com", Subdomain: "${name}-${namespace}.other.com"}, r("", "shop"), "shop.apps.example.com", true},
+		{"override replaces even the subdomain host", Generator{Domain: "apps.example.com", Subdomain: "${name}-${namespace}.other.com", Override: true}, r("", "shop"), "web-shop.other.com", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, gen := c.g.Host(c.route)
+			if got != c.want || gen != c.generated {
+				t.Fatalf("got %q/%v, want %q/%v", got, gen, c.want, c.generated)
+			}
+		})
+	}
+}
