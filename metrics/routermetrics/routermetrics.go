@@ -25,6 +25,7 @@ var knownReasons = []string{
 	admission.ReasonInvalidHost,
 	admission.ReasonExtendedValidationFailed,
 	admission.ReasonHostAlreadyClaimed,
+	admission.ReasonCertificateNotLoadable,
 	admission.ReasonConfigCheckFailed,
 }
 

@@ -7,7 +7,8 @@
 //  3. wildcard policy (ROUTER_ALLOW_WILDCARD_ROUTES);
 //  4. host presence and syntax;
 //  5. route validation (structure always, certificates and keys with
-//     EXTENDED_VALIDATION);
+//     EXTENDED_VALIDATION, and always whether HAProxy can load them; an
+//     admitted route's certificates are served in sanitised form);
 //  6. subdomain ownership of wildcard routes;
 //  7. unique host: for each host the oldest route wins, its namespace owns
 //     the host, and each host+path is served by one route only.
@@ -41,6 +42,11 @@ const (
 	// ReasonHostAlreadyClaimed: an older route holds the host, its
 	// subdomain, or the same host and path.
 	ReasonHostAlreadyClaimed = "HostAlreadyClaimed"
+	// ReasonCertificateNotLoadable rejects an edge or re-encrypt route whose
+	// certificate or key HAProxy could not load (an encrypted key, a key
+	// that does not match, a key too small for OpenSSL, ...); this
+	// router's addition, so one route cannot break the configuration.
+	ReasonCertificateNotLoadable = "CertificateNotLoadable"
 	// ReasonConfigCheckFailed rejects a route whose rendered configuration
 	// HAProxy refused; this router's addition.
 	ReasonConfigCheckFailed = "ConfigCheckFailed"
@@ -87,7 +93,9 @@ type Options struct {
 
 // Decision is the outcome for a set of routes.
 type Decision struct {
-	// Admitted routes, sorted by namespace and name.
+	// Admitted routes, sorted by namespace and name. Edge and re-encrypt
+	// routes are copies whose TLS fields hold the sanitised certificates
+	// and key to serve.
 	Admitted []*routev1.Route
 	// Results holds every route's result, admitted or not.
 	Results map[Key]Result
@@ -100,6 +108,7 @@ type check func(r *routev1.Route) (rejection Result, ok bool)
 // Admit runs the admission chain over routes.
 func Admit(routes []*routev1.Route, opts Options) Decision {
 	d := Decision{Results: make(map[Key]Result, len(routes))}
+	served := map[Key]*routev1.TLSConfig{}
 	domains := NewDomainPolicy(opts.AllowedDomains, opts.DeniedDomains)
 	checks := []check{
 		func(r *routev1.Route) (Result, bool) {
@@ -109,7 +118,7 @@ func Admit(routes []*routev1.Route, opts Options) Decision {
 		domains.check,
 		wildcardPolicyCheck(opts.AllowWildcardRoutes),
 		hostCheck,
-		validationCheck(opts.ExtendedValidation),
+		validationCheck(opts.ExtendedValidation, served),
 	}
 	candidates := make([]*routev1.Route, 0, len(routes))
 routes:
@@ -133,6 +142,13 @@ routes:
 
 	d.Admitted = make([]*routev1.Route, 0, len(candidates))
 	for _, r := range candidates {
+		if tls := served[KeyOf(r)]; tls != nil {
+			// Served with its sanitised certificates; the watched
+			// route itself is not changed.
+			c := *r
+			c.Spec.TLS = tls
+			r = &c
+		}
 		d.Admitted = append(d.Admitted, r)
 		d.Results[KeyOf(r)] = Result{Admitted: true, Host: hostOf(r)}
 	}

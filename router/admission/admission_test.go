@@ -141,6 +141,45 @@ func TestHostClaims(t *testing.T) {
 			rejected: map[string]string{"a/edge": "route pt already exposes h.example.com"},
 		},
 		{
+			name: "an older edge route with a path keeps a younger passthrough route off its host",
+			routes: []*routev1.Route{
+				route("a", "edge", "h.example.com", "/x", 1, tls(routev1.TLSTerminationEdge, "")),
+				route("a", "pt", "h.example.com", "", 2, tls(routev1.TLSTerminationPassthrough, "")),
+				route("a", "plain", "h.example.com", "/y", 3),
+			},
+			admitted: []string{"a/edge", "a/plain"},
+			rejected: map[string]string{"a/pt": "route edge already exposes h.example.com"},
+			holders:  map[string]Key{"a/pt": "a/edge"},
+		},
+		{
+			name: "an older re-encrypt route keeps a younger passthrough route off its host",
+			routes: []*routev1.Route{
+				route("a", "plain", "h.example.com", "/y", 1),
+				route("a", "re", "h.example.com", "/api", 2, tls(routev1.TLSTerminationReencrypt, "")),
+				route("a", "pt", "h.example.com", "", 3, tls(routev1.TLSTerminationPassthrough, "")),
+			},
+			admitted: []string{"a/plain", "a/re"},
+			rejected: map[string]string{"a/pt": "route re already exposes h.example.com"},
+			holders:  map[string]Key{"a/pt": "a/re"},
+		},
+		{
+			name: "an older passthrough route keeps a younger re-encrypt route with a path off its host",
+			routes: []*routev1.Route{
+				route("a", "pt", "h.example.com", "", 1, tls(routev1.TLSTerminationPassthrough, "")),
+				route("a", "re", "h.example.com", "/api", 2, tls(routev1.TLSTerminationReencrypt, "")),
+			},
+			admitted: []string{"a/pt"},
+			rejected: map[string]string{"a/re": "route pt already exposes h.example.com"},
+		},
+		{
+			name: "edge routes of one host share it by path",
+			routes: []*routev1.Route{
+				route("a", "e1", "h.example.com", "", 1, tls(routev1.TLSTerminationEdge, "")),
+				route("a", "e2", "h.example.com", "/x", 2, tls(routev1.TLSTerminationReencrypt, "")),
+			},
+			admitted: []string{"a/e1", "a/e2"},
+		},
+		{
 			name: "secure and insecure routes of one host share it by path",
 			routes: []*routev1.Route{
 				route("a", "edge", "h.example.com", "", 1, tls(routev1.TLSTerminationEdge, "")),

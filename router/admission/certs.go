@@ -3,13 +3,17 @@ package admission
 import (
 	"bytes"
 	"crypto"
+	"crypto/dsa"
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/rsa"
+	cryptotls "crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	routev1 "github.com/openshift/api/route/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -24,176 +28,468 @@ const (
 	redactedDestCA = "redacted destination ca certificate data"
 )
 
-// tlsPEM is the PEM content of an edge or re-encrypt route's TLS fields.
-type tlsPEM struct {
-	// certs are the CERTIFICATE blocks of spec.tls.certificate, in order.
+// minKeyBits is the smallest RSA or DSA key HAProxy's OpenSSL loads at its
+// default security level (2): smaller keys make HAProxy refuse the whole
+// configuration ("ee key too small", "ca key too small").
+const minKeyBits = 2048
+
+// servedTLS is the sanitised PEM of an edge or re-encrypt route: what is
+// written for HAProxy instead of the route's own text. It holds only PEM
+// blocks that parse, re-encoded without headers or surrounding text.
+type servedTLS struct {
+	// certs are the certificates of spec.tls.certificate, in the order
+	// given (the first is the leaf).
 	certs []*pem.Block
-	// key is the private key, from spec.tls.key or (as OpenShift allows)
-	// from spec.tls.certificate; nil if the route has no certificate.
+	// key is the private key served with certs: the first one of
+	// spec.tls.certificate, else of spec.tls.key; nil without certs.
 	key *pem.Block
 	// keyField is the field key came from.
 	keyField string
-	ca       []*pem.Block
-	destCA   []*pem.Block
+	// ca and destCA are the certificates of caCertificate and
+	// destinationCACertificate.
+	ca, destCA []*pem.Block
 }
 
-// splitTLSPEM checks the PEM structure of an edge or re-encrypt route's
-// certificate fields: certificate holds certificates (leaf first) and at
-// most one private key, key holds exactly one private key, the CA fields
-// hold certificates only; a certificate needs a key. Text before the first
-// PEM block is ignored; anything else is an error.
-func splitTLSPEM(p *field.Path, tls *routev1.TLSConfig) (tlsPEM, field.ErrorList) {
-	var out tlsPEM
+// apply returns a copy of in with the certificate fields replaced by s.
+func (s servedTLS) apply(in *routev1.TLSConfig) *routev1.TLSConfig {
+	out := *in
+	out.Certificate = encodePEM(s.certs)
+	out.Key = ""
+	if s.key != nil {
+		out.Key = encodePEM([]*pem.Block{s.key})
+	}
+	out.CACertificate = encodePEM(s.ca)
+	out.DestinationCACertificate = encodePEM(s.destCA)
+	return &out
+}
+
+func encodePEM(blocks []*pem.Block) string {
+	var b bytes.Buffer
+	for _, bl := range blocks {
+		_ = pem.Encode(&b, bl) // cannot fail: blocks have no headers
+	}
+	return b.String()
+}
+
+// checkCertificates checks and sanitises an edge or re-encrypt route's
+// certificate fields. With extended (EXTENDED_VALIDATION) it applies
+// OpenShift's extended validation, whose errors (invalid) reject the route
+// with ExtendedValidationFailed; without it OpenShift checks nothing here.
+// Either way what is served must be something HAProxy loads: the other
+// errors (unloadable) are this router's own rejections.
+func checkCertificates(p *field.Path, tls *routev1.TLSConfig, extended bool) (s servedTLS, invalid, unloadable field.ErrorList) {
+	if extended {
+		s, invalid = extendedCertificates(p, tls)
+		if len(invalid) > 0 {
+			return s, invalid, nil
+		}
+	} else {
+		s, unloadable = lenientCertificates(p, tls)
+		if len(unloadable) > 0 {
+			return s, nil, unloadable
+		}
+	}
+	return s, nil, loadable(p, s)
+}
+
+// extendedCertificates is OpenShift's extended validation of the
+// certificate fields (routeapihelpers.ExtendedValidateRoute), with the
+// same outcome: each field is sanitised (text around and between PEM
+// blocks and EC PARAMETERS blocks are dropped, keys are re-encoded as
+// PKCS#1 or SEC 1; an unrecognised block type, or a key, certificate or
+// public key block that does not parse, is an error); CA-signed
+// certificates must not use SHA1, MD5 or MD2; with a caCertificate the
+// leaf must verify against it (expiry tolerated); the private keys of
+// certificate and key together must be private keys only, the first of
+// them matching the first certificate (the order of the other
+// certificates is free).
+func extendedCertificates(p *field.Path, in *routev1.TLSConfig) (servedTLS, field.ErrorList) {
+	var s servedTLS
 	var errs field.ErrorList
-	var certKeys []*pem.Block
-	if tls.Certificate != "" {
-		certs, keys, err := decodePEM(tls.Certificate, true)
-		switch {
-		case err != nil:
-			errs = append(errs, field.Invalid(p.Child("certificate"), redactedCert, err.Error()))
-		case len(certs) == 0:
-			errs = append(errs, field.Invalid(p.Child("certificate"), redactedCert, "data does not contain any PEM certificate"))
-		case len(keys) > 1:
-			errs = append(errs, field.Invalid(p.Child("certificate"), redactedCert, "data contains more than one private key"))
-		default:
-			out.certs, certKeys = certs, keys
-		}
-	}
-	if tls.Key != "" {
-		certs, keys, err := decodePEM(tls.Key, true)
-		switch {
-		case err != nil:
-			errs = append(errs, field.Invalid(p.Child("key"), redactedKey, err.Error()))
-		case len(keys) != 1 || len(certs) > 0:
-			errs = append(errs, field.Invalid(p.Child("key"), redactedKey, "data must contain exactly one PEM private key and nothing else"))
-		default:
-			out.key, out.keyField = keys[0], "key"
-		}
-	}
-	if len(certKeys) == 1 {
-		if out.key != nil {
-			errs = append(errs, field.Invalid(p.Child("key"), redactedKey, "a private key is given in both certificate and key"))
-		}
-		out.key, out.keyField = certKeys[0], "certificate"
-	}
-	if tls.Certificate != "" && out.key == nil && len(errs) == 0 {
-		errs = append(errs, field.Invalid(p.Child("key"), "", "no key specified"))
-	}
-	for _, f := range []struct {
-		name, data, redacted string
-		dst                  *[]*pem.Block
-	}{
-		{"caCertificate", tls.CACertificate, redactedCA, &out.ca},
-		{"destinationCACertificate", tls.DestinationCACertificate, redactedDestCA, &out.destCA},
-	} {
-		if f.data == "" {
-			continue
-		}
-		certs, _, err := decodePEM(f.data, false)
-		switch {
-		case err != nil:
-			errs = append(errs, field.Invalid(p.Child(f.name), f.redacted, err.Error()))
-		case len(certs) == 0:
-			errs = append(errs, field.Invalid(p.Child(f.name), f.redacted, "data does not contain any PEM certificate"))
-		default:
-			*f.dst = certs
-		}
-	}
-	return out, errs
-}
-
-// decodePEM splits PEM data into its certificate and private key blocks.
-// EC PARAMETERS blocks are ignored (as OpenShift does); any other block
-// type, a private key where keys are not allowed, or non-PEM content after
-// the first block is an error.
-func decodePEM(data string, keysAllowed bool) (certs, keys []*pem.Block, err error) {
-	rest := []byte(data)
-	// Each round consumes at least one block of rest.
-	for len(rest) > 0 {
-		var block *pem.Block
-		block, rest = pem.Decode(rest)
-		if block == nil {
-			break
-		}
-		switch block.Type {
-		case "CERTIFICATE":
-			certs = append(certs, block)
-		case "PRIVATE KEY", "RSA PRIVATE KEY", "EC PRIVATE KEY":
-			if !keysAllowed {
-				return nil, nil, errors.New("data must contain certificates only, not a private key")
-			}
-			keys = append(keys, block)
-		case "EC PARAMETERS":
-		default:
-			return nil, nil, fmt.Errorf("unrecognized PEM block %s", quoteForMessage(block.Type))
-		}
-	}
-	if len(certs)+len(keys) > 0 && len(bytes.TrimSpace(rest)) > 0 {
-		return nil, nil, errors.New("data contains content that is not PEM after the last PEM block")
-	}
-	return certs, keys, nil
-}
-
-// validateCertificates is extended validation (EXTENDED_VALIDATION) of an
-// edge or re-encrypt route whose PEM structure is valid: the certificates
-// and keys parse; CA-signed certificates do not use SHA1, MD5 or MD2
-// signatures; the certificate chain is in leaf-to-root order; the key
-// matches the leaf certificate; with a caCertificate, the leaf verifies
-// against it (expiry is tolerated, as in OpenShift, so the client decides).
-func validateCertificates(p *field.Path, in tlsPEM) field.ErrorList {
-	var errs field.ErrorList
-	var chain []*x509.Certificate
-	if len(in.certs) > 0 {
-		certs, err := parseCertificateBlocks(in.certs)
-		switch {
-		case err != nil:
-			errs = append(errs, field.Invalid(p.Child("certificate"), redactedCert, err.Error()))
-		default:
-			chain = certs
-			if err := checkSignatureAlgorithms(certs); err != nil {
-				errs = append(errs, field.Invalid(p.Child("certificate"), redactedCert, err.Error()))
-			}
-			if err := checkChainOrder(certs); err != nil {
-				errs = append(errs, field.Invalid(p.Child("certificate"), redactedCert, err.Error()))
-			}
-		}
-	}
-	if in.key != nil && len(in.certs) > 0 {
-		kp := p.Child(in.keyField)
-		key, err := parsePrivateKey(in.key)
-		switch {
-		case err != nil:
-			errs = append(errs, field.Invalid(kp, redactedKey, err.Error()))
-		case chain != nil && !keyMatches(chain[0], key):
-			errs = append(errs, field.Invalid(kp, redactedKey, "private key does not match public key"))
-		}
-	}
-	var cas []*x509.Certificate
-	if len(in.ca) > 0 {
-		certs, err := parseCertificateBlocks(in.ca)
+	var roots *x509.CertPool
+	if in.CACertificate != "" {
+		roots = x509.NewCertPool()
+		certs, err := parseCertsPEM(in.CACertificate)
 		if err != nil {
 			errs = append(errs, field.Invalid(p.Child("caCertificate"), redactedCA, "failed to parse CA certificate: "+err.Error()))
 		} else {
-			cas = certs
+			for _, c := range certs {
+				roots.AddCert(c)
+			}
+			if blocks, err := sanitizePEM(in.CACertificate); err != nil {
+				errs = append(errs, field.Invalid(p.Child("caCertificate"), redactedCA, err.Error()))
+			} else {
+				s.ca = blocksOfType(blocks, "CERTIFICATE")
+			}
 			if err := checkSignatureAlgorithms(certs); err != nil {
 				errs = append(errs, field.Invalid(p.Child("caCertificate"), redactedCA, err.Error()))
 			}
 		}
 	}
-	if chain != nil && cas != nil {
-		if err := verifyAgainstCA(chain, cas); err != nil {
+
+	var certBlocks, keyBlocks []*pem.Block
+	certOK, keyOK := true, true
+	if in.Certificate != "" {
+		certs, err := parseCertsPEM(in.Certificate)
+		if err == nil {
+			err = checkSignatureAlgorithms(certs)
+		}
+		if err == nil && roots != nil {
+			err = verifyLeaf(certs[0], roots)
+		}
+		if err == nil {
+			certBlocks, err = sanitizePEM(in.Certificate)
+		}
+		if err != nil {
+			certOK = false
 			errs = append(errs, field.Invalid(p.Child("certificate"), redactedCert, err.Error()))
 		}
 	}
-	if len(in.destCA) > 0 {
-		certs, err := parseCertificateBlocks(in.destCA)
+	if in.Key != "" {
+		var err error
+		if keyBlocks, err = sanitizePEM(in.Key); err != nil {
+			keyOK = false
+			errs = append(errs, field.Invalid(p.Child("key"), redactedKey, err.Error()))
+		}
+	}
+	// OpenShift goes on with the unsanitised text of a field that failed
+	// and can only add errors to a rejected route: stop here instead.
+	if in.Certificate != "" && certOK && keyOK {
+		var public, private []*pem.Block
+		for _, b := range certBlocks {
+			if isPrivateKeyType(b.Type) {
+				private = append(private, b)
+			} else {
+				public = append(public, b)
+			}
+		}
+		private = append(private, keyBlocks...)
+		if len(private) == 0 {
+			errs = append(errs, field.Invalid(p.Child("key"), "", "no key specified"))
+		} else {
+			pairOK := true
+			if b := firstNotOfType(private, "PRIVATE KEY"); b != nil {
+				pairOK = false
+				errs = append(errs, field.Invalid(p.Child("key"), redactedKey, fmt.Sprintf("field contains invalid types %s, expecting only PRIVATE KEY", printable(b.Type))))
+			}
+			if b := firstNotOfType(public, "CERTIFICATE"); b != nil {
+				pairOK = false
+				errs = append(errs, field.Invalid(p.Child("certificate"), redactedCert, fmt.Sprintf("field contains invalid types %s, expecting only CERTIFICATE", printable(b.Type))))
+			}
+			// The standard library's key pair check, as OpenShift's:
+			// the first private key must match the first certificate.
+			if _, err := cryptotls.X509KeyPair([]byte(encodePEM(public)), []byte(encodePEM(private))); err != nil {
+				pairOK = false
+				errs = append(errs, field.Invalid(p.Child("key"), redactedKey, err.Error()))
+			}
+			if pairOK {
+				s.certs, s.key = public, private[0]
+				s.keyField = "key"
+				if len(private) > len(keyBlocks) {
+					s.keyField = "certificate"
+				}
+			}
+		}
+	}
+
+	if in.DestinationCACertificate != "" {
+		certs, err := parseCertsPEM(in.DestinationCACertificate)
 		if err != nil {
 			errs = append(errs, field.Invalid(p.Child("destinationCACertificate"), redactedDestCA, "failed to parse destination CA certificate: "+err.Error()))
-		} else if err := checkSignatureAlgorithms(certs); err != nil {
-			errs = append(errs, field.Invalid(p.Child("destinationCACertificate"), redactedDestCA, err.Error()))
+		} else {
+			if blocks, err := sanitizePEM(in.DestinationCACertificate); err != nil {
+				errs = append(errs, field.Invalid(p.Child("destinationCACertificate"), redactedDestCA, err.Error()))
+			} else {
+				s.destCA = blocksOfType(blocks, "CERTIFICATE")
+			}
+			if err := checkSignatureAlgorithms(certs); err != nil {
+				errs = append(errs, field.Invalid(p.Child("destinationCACertificate"), redactedDestCA, err.Error()))
+			}
+		}
+	}
+	return s, errs
+}
+
+// lenientCertificates is what EXTENDED_VALIDATION=false leaves: OpenShift
+// checks nothing and writes the fields as given. This router still serves
+// the sanitised form (parsed certificates and the first private key, text
+// and other blocks dropped) and refuses what HAProxy could not load: a
+// certificate or key that does not parse, an encrypted key (HAProxy would
+// wait for a passphrase), a certificate without a key, a destination CA
+// without a certificate.
+func lenientCertificates(p *field.Path, in *routev1.TLSConfig) (servedTLS, field.ErrorList) {
+	var s servedTLS
+	var errs field.ErrorList
+	certs, certKeys, err := decodeLenient(in.Certificate)
+	if err != nil {
+		errs = append(errs, field.Invalid(p.Child("certificate"), redactedCert, err.Error()))
+	}
+	_, keys, err := decodeLenient(in.Key)
+	if err != nil {
+		errs = append(errs, field.Invalid(p.Child("key"), redactedKey, err.Error()))
+	}
+	if in.Certificate != "" && len(errs) == 0 {
+		key, keyField := (*pem.Block)(nil), "certificate"
+		switch {
+		case len(certKeys) > 0:
+			key = certKeys[0]
+		case len(keys) > 0:
+			key, keyField = keys[0], "key"
+		}
+		switch {
+		case len(certs) == 0:
+			errs = append(errs, field.Invalid(p.Child("certificate"), redactedCert, "data does not contain any PEM certificate"))
+		case key == nil:
+			errs = append(errs, field.Invalid(p.Child("key"), "", "no key specified"))
+		case isEncrypted(key):
+			errs = append(errs, field.Invalid(p.Child(keyField), redactedKey, "private key is encrypted (HAProxy cannot load it without a passphrase)"))
+		default:
+			k, err := normalizePrivateKey(key)
+			if _, ed := parsePKCS8(key); err != nil && ed == nil {
+				// Keys OpenShift's sanitiser does not know (Ed25519)
+				// are served as given.
+				k, err = &pem.Block{Type: "PRIVATE KEY", Bytes: key.Bytes}, nil
+			}
+			if err != nil {
+				errs = append(errs, field.Invalid(p.Child(keyField), redactedKey, err.Error()))
+			}
+			s.certs, s.key, s.keyField = certs, k, keyField
+		}
+	}
+	caCerts, _, err := decodeLenient(in.CACertificate)
+	if err != nil {
+		errs = append(errs, field.Invalid(p.Child("caCertificate"), redactedCA, err.Error()))
+	}
+	s.ca = caCerts
+	destCerts, _, err := decodeLenient(in.DestinationCACertificate)
+	switch {
+	case err != nil:
+		errs = append(errs, field.Invalid(p.Child("destinationCACertificate"), redactedDestCA, err.Error()))
+	case in.DestinationCACertificate != "" && len(destCerts) == 0:
+		errs = append(errs, field.Invalid(p.Child("destinationCACertificate"), redactedDestCA, "data does not contain any PEM certificate (HAProxy cannot load an empty CA file)"))
+	}
+	s.destCA = destCerts
+	return s, errs
+}
+
+// decodeLenient returns the certificates (checked to parse) and the
+// private key blocks (as given) of PEM data, dropping everything else.
+func decodeLenient(data string) (certs, keys []*pem.Block, err error) {
+	rest := []byte(data)
+	n := 0
+	for {
+		var b *pem.Block
+		if b, rest = pem.Decode(rest); b == nil {
+			return certs, keys, nil
+		}
+		switch {
+		case b.Type == "CERTIFICATE":
+			n++
+			c, err := x509.ParseCertificate(b.Bytes)
+			if err != nil {
+				return nil, nil, fmt.Errorf("certificate %d does not parse: %v", n, err)
+			}
+			certs = append(certs, &pem.Block{Type: "CERTIFICATE", Bytes: c.Raw})
+		case isPrivateKeyType(b.Type):
+			keys = append(keys, b)
+		}
+	}
+}
+
+// isEncrypted reports whether a private key block is encrypted (PKCS#8
+// ENCRYPTED PRIVATE KEY, or legacy PEM encryption headers).
+func isEncrypted(b *pem.Block) bool {
+	return b.Type == "ENCRYPTED PRIVATE KEY" || strings.Contains(b.Headers["Proc-Type"], "ENCRYPTED")
+}
+
+// loadable checks what is served as HAProxy loads it: the key matches the
+// leaf; no CA-signed certificate of the file (certificate chain and
+// caCertificate) uses a SHA1, MD5 or MD2 signature; no certificate of the
+// file has an RSA or DSA key under minKeyBits. Without certificates
+// nothing is written, so nothing is checked.
+func loadable(p *field.Path, s servedTLS) field.ErrorList {
+	if len(s.certs) == 0 || s.key == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	certs, err := parseCertificateBlocks(s.certs)
+	if err != nil { // not reached: the blocks were parsed before
+		return field.ErrorList{field.Invalid(p.Child("certificate"), redactedCert, err.Error())}
+	}
+	key, err := parsePrivateKey(s.key)
+	switch {
+	case err != nil:
+		errs = append(errs, field.Invalid(p.Child(s.keyField), redactedKey, err.Error()))
+	case !keyMatches(certs[0], key):
+		errs = append(errs, field.Invalid(p.Child(s.keyField), redactedKey, "private key does not match the certificate (HAProxy refuses the pair)"))
+	}
+	ca, err := parseCertificateBlocks(s.ca)
+	if err != nil { // not reached either
+		return append(errs, field.Invalid(p.Child("caCertificate"), redactedCA, err.Error()))
+	}
+	for _, f := range []struct {
+		name, redacted string
+		certs          []*x509.Certificate
+	}{{"certificate", redactedCert, certs}, {"caCertificate", redactedCA, ca}} {
+		if err := checkSignatureAlgorithms(f.certs); err != nil {
+			errs = append(errs, field.Invalid(p.Child(f.name), f.redacted, err.Error()+" (HAProxy refuses it)"))
+		}
+		for i, c := range f.certs {
+			if bits := weakKeyBits(c); bits > 0 {
+				errs = append(errs, field.Invalid(p.Child(f.name), f.redacted,
+					fmt.Sprintf("certificate %d has a %d-bit %s key; HAProxy's OpenSSL refuses keys under %d bits", i+1, bits, c.PublicKeyAlgorithm, minKeyBits)))
+			}
 		}
 	}
 	return errs
+}
+
+// weakKeyBits returns the size of c's RSA or DSA key if it is under
+// minKeyBits, else 0.
+func weakKeyBits(c *x509.Certificate) int {
+	switch k := c.PublicKey.(type) {
+	case *rsa.PublicKey:
+		if n := k.N.BitLen(); n < minKeyBits {
+			return n
+		}
+	case *dsa.PublicKey:
+		if n := k.P.BitLen(); n < minKeyBits {
+			return n
+		}
+	}
+	return 0
+}
+
+// sanitizePEM returns the blocks of PEM data as OpenShift sanitises them:
+// text outside blocks (and blocks that are not well-formed PEM) is
+// skipped, EC PARAMETERS blocks are dropped, certificates, public keys and
+// private keys must parse and are re-encoded (keys as PKCS#1 or SEC 1,
+// public keys as PKIX), any other block type is an error.
+func sanitizePEM(data string) ([]*pem.Block, error) {
+	var out []*pem.Block
+	rest := []byte(data)
+	for {
+		var b *pem.Block
+		if b, rest = pem.Decode(rest); b == nil {
+			return out, nil
+		}
+		switch b.Type {
+		case "CERTIFICATE":
+			c, err := x509.ParseCertificate(b.Bytes)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, &pem.Block{Type: "CERTIFICATE", Bytes: c.Raw})
+		case "RSA PRIVATE KEY", "ECDSA PRIVATE KEY", "EC PRIVATE KEY", "PRIVATE KEY":
+			k, err := normalizePrivateKey(b)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, k)
+		case "PUBLIC KEY", "RSA PUBLIC KEY", "DSA PUBLIC KEY", "ECDSA PUBLIC KEY":
+			k, err := x509.ParsePKIXPublicKey(b.Bytes)
+			if err != nil {
+				return nil, err
+			}
+			der, err := x509.MarshalPKIXPublicKey(k)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, &pem.Block{Type: "PUBLIC KEY", Bytes: der})
+		case "EC PARAMETERS":
+		default:
+			return nil, fmt.Errorf("unrecognized PEM block %s", printable(b.Type))
+		}
+	}
+}
+
+// normalizePrivateKey parses a private key block whatever its label
+// (PKCS#8, PKCS#1 or SEC 1 content) and re-encodes RSA keys as PKCS#1 and
+// ECDSA keys as SEC 1; other key types are an error, as in OpenShift.
+func normalizePrivateKey(b *pem.Block) (*pem.Block, error) {
+	var key any
+	var err error
+	if key, err = x509.ParsePKCS8PrivateKey(b.Bytes); err != nil {
+		if key, err = x509.ParsePKCS1PrivateKey(b.Bytes); err != nil {
+			if key, err = x509.ParseECPrivateKey(b.Bytes); err != nil {
+				return nil, fmt.Errorf("block %s is not valid", printable(b.Type))
+			}
+		}
+	}
+	switch k := key.(type) {
+	case *rsa.PrivateKey:
+		return &pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)}, nil
+	case *ecdsa.PrivateKey:
+		der, err := x509.MarshalECPrivateKey(k)
+		if err != nil {
+			return nil, err
+		}
+		return &pem.Block{Type: "EC PRIVATE KEY", Bytes: der}, nil
+	}
+	return nil, fmt.Errorf("block private key %T is not valid", key)
+}
+
+// parseCertsPEM returns the certificates of PEM data as Kubernetes'
+// cert.ParseCertsPEM does (OpenShift's parser for these fields): CERTIFICATE
+// blocks without headers, each of which must parse; at least one.
+func parseCertsPEM(data string) ([]*x509.Certificate, error) {
+	var certs []*x509.Certificate
+	rest := []byte(data)
+	for {
+		var b *pem.Block
+		if b, rest = pem.Decode(rest); b == nil {
+			break
+		}
+		if b.Type != "CERTIFICATE" || len(b.Headers) != 0 {
+			continue
+		}
+		c, err := x509.ParseCertificate(b.Bytes)
+		if err != nil {
+			return nil, err
+		}
+		certs = append(certs, c)
+	}
+	if len(certs) == 0 {
+		return nil, errors.New("data does not contain any valid RSA or ECDSA certificates")
+	}
+	return certs, nil
+}
+
+// printable returns a PEM block type as is (as OpenShift's messages show
+// it) unless it holds control characters, then Go-quoted.
+func printable(s string) string {
+	for _, c := range s {
+		if c < ' ' || c == 0x7f {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}
+
+func parsePKCS8(b *pem.Block) (any, error) { return x509.ParsePKCS8PrivateKey(b.Bytes) }
+
+func isPrivateKeyType(t string) bool {
+	return t == "PRIVATE KEY" || strings.HasSuffix(t, " PRIVATE KEY")
+}
+
+func blocksOfType(blocks []*pem.Block, t string) []*pem.Block {
+	var out []*pem.Block
+	for _, b := range blocks {
+		if b.Type == t {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// firstNotOfType returns the first block whose type does not contain t.
+func firstNotOfType(blocks []*pem.Block, t string) *pem.Block {
+	for _, b := range blocks {
+		if !strings.Contains(b.Type, t) {
+			return b
+		}
+	}
+	return nil
 }
 
 func parseCertificateBlocks(blocks []*pem.Block) ([]*x509.Certificate, error) {
@@ -212,50 +508,60 @@ func parseCertificateBlocks(blocks []*pem.Block) ([]*x509.Certificate, error) {
 // MD2 signatures, which HAProxy's OpenSSL refuses (self-signed roots may
 // still use them: their signature is not checked).
 func checkSignatureAlgorithms(certs []*x509.Certificate) error {
+	var errs []string
 	for _, c := range certs {
 		if isSelfSigned(c) {
 			continue
 		}
 		switch c.SignatureAlgorithm {
 		case x509.SHA1WithRSA, x509.ECDSAWithSHA1, x509.DSAWithSHA1:
-			return errors.New("router does not support CA-signed certs using SHA1")
+			errs = append(errs, "router does not support CA-signed certs using SHA1")
 		case x509.MD5WithRSA:
-			return errors.New("router does not support CA-signed certs using MD5")
+			errs = append(errs, "router does not support CA-signed certs using MD5")
 		case x509.MD2WithRSA:
-			return errors.New("router does not support CA-signed certs using MD2")
+			errs = append(errs, "router does not support CA-signed certs using MD2")
 		}
 	}
-	return nil
+	switch len(errs) {
+	case 0:
+		return nil
+	case 1:
+		return errors.New(errs[0])
+	}
+	return errors.New("[" + strings.Join(errs, ", ") + "]")
 }
 
+// isSelfSigned is OpenSSL's notion of a self-signed certificate (which
+// OpenShift follows): issuer equal to subject, no authority key ID or one
+// equal to the subject key ID, and a signature algorithm of the
+// certificate's own key type.
 func isSelfSigned(c *x509.Certificate) bool {
 	return bytes.Equal(c.RawIssuer, c.RawSubject) &&
-		(len(c.AuthorityKeyId) == 0 || bytes.Equal(c.AuthorityKeyId, c.SubjectKeyId))
+		(len(c.AuthorityKeyId) == 0 || bytes.Equal(c.AuthorityKeyId, c.SubjectKeyId)) &&
+		signatureKeyAlgorithm(c.SignatureAlgorithm) == c.PublicKeyAlgorithm
 }
 
-// checkChainOrder requires each certificate of a chain to be signed by the
-// next one (leaf first), as HAProxy sends the chain in file order.
-func checkChainOrder(certs []*x509.Certificate) error {
-	for i := 0; i+1 < len(certs); i++ {
-		if err := certs[i].CheckSignatureFrom(certs[i+1]); err != nil {
-			return fmt.Errorf("certificate %d of the chain is not signed by certificate %d (chain must be in leaf-to-root order): %v", i+1, i+2, err)
-		}
+func signatureKeyAlgorithm(a x509.SignatureAlgorithm) x509.PublicKeyAlgorithm {
+	switch a {
+	case x509.MD2WithRSA, x509.MD5WithRSA, x509.SHA1WithRSA, x509.SHA256WithRSA, x509.SHA384WithRSA,
+		x509.SHA512WithRSA, x509.SHA256WithRSAPSS, x509.SHA384WithRSAPSS, x509.SHA512WithRSAPSS:
+		return x509.RSA
+	case x509.DSAWithSHA1, x509.DSAWithSHA256:
+		return x509.DSA
+	case x509.ECDSAWithSHA1, x509.ECDSAWithSHA256, x509.ECDSAWithSHA384, x509.ECDSAWithSHA512:
+		return x509.ECDSA
+	case x509.PureEd25519:
+		return x509.Ed25519
 	}
-	return nil
+	return x509.UnknownPublicKeyAlgorithm
 }
 
-// verifyAgainstCA verifies the leaf of chain against the route's CA
-// certificates (the rest of chain may supply intermediates).
-func verifyAgainstCA(chain, cas []*x509.Certificate) error {
-	roots, inter := x509.NewCertPool(), x509.NewCertPool()
-	for _, c := range cas {
-		roots.AddCert(c)
-		inter.AddCert(c)
-	}
-	for _, c := range chain[1:] {
-		inter.AddCert(c)
-	}
-	_, err := chain[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter})
+// verifyLeaf verifies leaf against the route's CA certificates, which are
+// both the roots and the only intermediates (the rest of the certificate
+// field does not help, as in OpenShift); an expired certificate is
+// tolerated, so the client decides.
+func verifyLeaf(leaf *x509.Certificate, cas *x509.CertPool) error {
+	_, err := leaf.Verify(x509.VerifyOptions{Roots: cas, Intermediates: cas})
 	var invalid x509.CertificateInvalidError
 	if err == nil || (errors.As(err, &invalid) && invalid.Reason == x509.Expired) {
 		return nil

@@ -90,9 +90,11 @@ func claimSubdomains(routes []*routev1.Route, disableNS bool, results map[Key]Re
 // its namespace owns the host: routes of other namespaces are refused,
 // routes of the owner's namespace with other paths are added. Without the
 // check (disableNS) routes of any namespace share the host. Either way a
-// host+path is served by one route only (the oldest), and an admitted
-// passthrough route keeps younger TLS routes off its host (TLS to the host
-// goes to the passthrough backend by SNI).
+// host+path is served by one route only (the oldest), and, as in
+// OpenShift, a passthrough route never shares its host with an edge or
+// re-encrypt route, whatever their paths: of the two the older wins (TLS
+// to the host goes to one place by SNI). Unsecured routes may share the
+// host with a passthrough route.
 func claimHosts(routes []*routev1.Route, disableNS bool, results map[Key]Result) []*routev1.Route {
 	hosts := make(map[string]*claim, len(routes))
 	admitted := routes[:0:0]
@@ -122,8 +124,9 @@ type claim struct {
 	owner *routev1.Route
 	// paths holds the route of each (normalised) path.
 	paths map[string]*routev1.Route
-	// passthrough is the oldest passthrough route, if any.
-	passthrough *routev1.Route
+	// passthrough is the oldest passthrough route, if any, and tls the
+	// oldest TLS route of any termination (host claims only).
+	passthrough, tls *routev1.Route
 }
 
 func newClaim(owner *routev1.Route) *claim {
@@ -138,18 +141,29 @@ func (c *claim) conflict(r *routev1.Route, disableNS bool) *routev1.Route {
 	if holder, ok := c.paths[normalizedPath(r)]; ok {
 		return holder
 	}
-	if c.passthrough != nil && r.Spec.TLS != nil {
-		return c.passthrough
+	if r.Spec.TLS != nil {
+		if c.passthrough != nil {
+			return c.passthrough
+		}
+		if c.tls != nil && r.Spec.TLS.Termination == routev1.TLSTerminationPassthrough {
+			return c.tls
+		}
 	}
 	return nil
 }
 
-// add adds r to c; with passthroughBlocks, a passthrough route keeps
-// younger TLS routes out of c (OpenShift applies this to hosts, not to
-// subdomains).
+// add adds r to c; with passthroughBlocks, a passthrough route and TLS
+// routes keep each other out of c (OpenShift applies this to hosts, not
+// to subdomains).
 func (c *claim) add(r *routev1.Route, passthroughBlocks bool) {
 	c.paths[normalizedPath(r)] = r
-	if passthroughBlocks && c.passthrough == nil && r.Spec.TLS != nil && r.Spec.TLS.Termination == routev1.TLSTerminationPassthrough {
+	if !passthroughBlocks || r.Spec.TLS == nil {
+		return
+	}
+	if c.tls == nil {
+		c.tls = r
+	}
+	if c.passthrough == nil && r.Spec.TLS.Termination == routev1.TLSTerminationPassthrough {
 		c.passthrough = r
 	}
 }

@@ -31,8 +31,7 @@ const MaxWeight = 256
 const (
 	msgNoHostValue = "no host value was defined for the route"
 	msgInvalidHost = "host name validation errors: "
-	msgDNSHost     = "host must conform to DNS 1123 naming conventions: "
-	msgTrailingDot = "host must not end with a dot (requests are matched on the host without it)"
+	msgDNSHost     = "host must conform to DNS 952 subdomain conventions"
 	msgServiceKind = "must reference a Service"
 )
 
@@ -53,47 +52,74 @@ func hostCheck(r *routev1.Route) (Result, bool) {
 	return Result{}, true
 }
 
-// ValidateHost checks a (lower-cased) route host as OpenShift's router does:
-// a fully qualified DNS name of at least two labels, each label at most 63
-// characters of [a-z0-9-] starting and ending with a letter or digit, at
-// most 253 characters in all. A trailing dot, which OpenShift tolerates, is
-// refused: the router matches requests on the host without it.
+// ValidateHost checks a (lower-cased) route host as OpenShift's router
+// does: a DNS-1123 subdomain (at most 253 characters of [a-z0-9-.]) whose
+// labels are DNS-1123 labels (1 to 63 characters of [a-z0-9-], starting
+// and ending with a letter or digit). A single label ("intranet") is a
+// valid host; a trailing dot is not (it makes an empty label).
 func ValidateHost(host string) field.ErrorList {
 	p := field.NewPath("spec", "host")
-	if strings.HasSuffix(host, ".") {
-		return field.ErrorList{field.Invalid(p, host, msgTrailingDot)}
+	var errs field.ErrorList
+	if len(validation.IsDNS1123Subdomain(host)) > 0 {
+		errs = append(errs, field.Invalid(p, host, msgDNSHost))
 	}
-	if errs := validation.IsFullyQualifiedDomainName(p, host); len(errs) > 0 {
-		details := make([]string, len(errs))
-		for i, e := range errs {
-			details[i] = e.Detail
-			if v, ok := e.BadValue.(string); ok && v != host {
-				details[i] = quoteForMessage(v) + ": " + e.Detail
-			}
+	for _, label := range strings.Split(host, ".") {
+		for _, msg := range validation.IsDNS1123Label(label) {
+			errs = append(errs, field.Invalid(p, host, msg))
 		}
-		return field.ErrorList{field.Invalid(p, host, msgDNSHost+strings.Join(details, "; "))}
 	}
-	return nil
+	return errs
 }
 
 // validationCheck is the validation step: any invalid field rejects the
-// route with ExtendedValidationFailed and a message naming the fields.
-func validationCheck(extended bool) check {
+// route with ExtendedValidationFailed and a message naming the fields; a
+// certificate HAProxy could not load rejects it with
+// CertificateNotLoadable. The TLS configuration an admitted edge or
+// re-encrypt route is served with (its sanitised certificates) is put in
+// served.
+func validationCheck(extended bool, served map[Key]*routev1.TLSConfig) check {
 	return func(r *routev1.Route) (Result, bool) {
-		if errs := Validate(r, extended); len(errs) > 0 {
-			return Result{Reason: ReasonExtendedValidationFailed, Message: errs.ToAggregate().Error()}, false
+		v := validate(r, extended)
+		switch {
+		case len(v.invalid) > 0:
+			return Result{Reason: ReasonExtendedValidationFailed, Message: v.invalid.ToAggregate().Error()}, false
+		case len(v.unloadable) > 0:
+			return Result{Reason: ReasonCertificateNotLoadable, Message: v.unloadable.ToAggregate().Error()}, false
+		}
+		if v.tls != nil {
+			served[KeyOf(r)] = v.tls
 		}
 		return Result{}, true
 	}
 }
 
-// Validate checks a route's fields other than its host. The structural
-// checks always run: they are OpenShift's API validation (path, targets,
-// weights, TLS fields, PEM structure) plus this router's guarantee that no
-// route value can break out of its token in haproxy.config or a map file.
-// With extended set (EXTENDED_VALIDATION) certificates and keys are also
-// parsed and checked (see validateCertificates).
+// validated is the outcome of validating one route.
+type validated struct {
+	// invalid are OpenShift's validation errors (ExtendedValidationFailed).
+	invalid field.ErrorList
+	// unloadable are this router's: certificates HAProxy could not load.
+	unloadable field.ErrorList
+	// tls is the sanitised TLS configuration of an edge or re-encrypt
+	// route, to be served instead of the route's own.
+	tls *routev1.TLSConfig
+}
+
+// Validate checks a route's fields other than its host and returns every
+// reason to reject it (see validate).
 func Validate(r *routev1.Route, extended bool) field.ErrorList {
+	v := validate(r, extended)
+	return append(v.invalid, v.unloadable...)
+}
+
+// validate checks a route's fields other than its host. The structural
+// checks always run: they are OpenShift's API validation (path, targets,
+// weights, TLS fields) plus this router's guarantee that no route value
+// can break out of its token in haproxy.config or a map file. The
+// certificate fields of edge and re-encrypt routes are checked by
+// checkCertificates: OpenShift's extended validation with extended
+// (EXTENDED_VALIDATION), and always whether HAProxy can load them.
+func validate(r *routev1.Route, extended bool) validated {
+	var v validated
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
 	meta := field.NewPath("metadata")
@@ -145,9 +171,16 @@ func Validate(r *routev1.Route, extended bool) field.ErrorList {
 		errs = append(errs, validateTargetPort(spec.Child("port", "targetPort"), r.Spec.Port.TargetPort)...)
 	}
 	if r.Spec.TLS != nil {
-		errs = append(errs, validateTLS(spec.Child("tls"), r.Spec.TLS, extended)...)
+		errs = append(errs, validateTLS(spec.Child("tls"), r.Spec.TLS)...)
+		if t := r.Spec.TLS.Termination; t == routev1.TLSTerminationEdge || t == routev1.TLSTerminationReencrypt {
+			served, invalid, unloadable := checkCertificates(spec.Child("tls"), r.Spec.TLS, extended)
+			errs = append(errs, invalid...)
+			v.unloadable = unloadable
+			v.tls = served.apply(r.Spec.TLS)
+		}
 	}
-	return errs
+	v.invalid = errs
+	return v
 }
 
 func validateBackend(p *field.Path, b routev1.RouteTargetReference) field.ErrorList {
@@ -156,12 +189,10 @@ func validateBackend(p *field.Path, b routev1.RouteTargetReference) field.ErrorL
 	if b.Kind != "" && b.Kind != "Service" {
 		errs = append(errs, field.Invalid(p.Child("kind"), b.Kind, msgServiceKind))
 	}
+	// Only required, as by the Route API: a name no service can have
+	// simply has no endpoints.
 	if b.Name == "" {
 		errs = append(errs, field.Required(p.Child("name"), ""))
-	} else {
-		for _, msg := range validation.IsDNS1123Subdomain(b.Name) {
-			errs = append(errs, field.Invalid(p.Child("name"), b.Name, msg))
-		}
 	}
 	if b.Weight != nil && (*b.Weight < 0 || *b.Weight > MaxWeight) {
 		errs = append(errs, field.Invalid(p.Child("weight"), *b.Weight, "weight must be an integer between 0 and 256"))
@@ -181,7 +212,7 @@ func validateTargetPort(p *field.Path, tp intstr.IntOrString) field.ErrorList {
 	return nil
 }
 
-func validateTLS(p *field.Path, tls *routev1.TLSConfig, extended bool) field.ErrorList {
+func validateTLS(p *field.Path, tls *routev1.TLSConfig) field.ErrorList {
 	var errs field.ErrorList
 	switch tls.Termination {
 	case routev1.TLSTerminationReencrypt:
@@ -206,18 +237,7 @@ func validateTLS(p *field.Path, tls *routev1.TLSConfig, extended bool) field.Err
 		errs = append(errs, field.NotSupported(p.Child("termination"), tls.Termination, []string{"edge", "passthrough", "reencrypt"}))
 		return errs
 	}
-	errs = append(errs, validateInsecurePolicy(p.Child("insecureEdgeTerminationPolicy"), tls)...)
-	if tls.Termination == routev1.TLSTerminationPassthrough {
-		return errs
-	}
-	// Edge and re-encrypt: the PEM data must be well formed even without
-	// extended validation, since it is written to files HAProxy loads.
-	pems, pemErrs := splitTLSPEM(p, tls)
-	errs = append(errs, pemErrs...)
-	if len(pemErrs) == 0 && extended {
-		errs = append(errs, validateCertificates(p, pems)...)
-	}
-	return errs
+	return append(errs, validateInsecurePolicy(p.Child("insecureEdgeTerminationPolicy"), tls)...)
 }
 
 // validateInsecurePolicy checks insecureEdgeTerminationPolicy: None, Allow

@@ -220,6 +220,11 @@ func buildServiceUnit(v store.View, namespace, name string, watchEndpoints bool)
 		Name:     namespace + "/" + name,
 		Hostname: name + "." + namespace + ".svc",
 	}
+	// Admission only requires a name (as OpenShift does): a name no
+	// service can have has no endpoints, and never reaches the config.
+	if len(validation.IsDNS1123Label(name)) > 0 {
+		return su
+	}
 	seen := map[string]bool{}
 	add := func(ip string, port int32, portName string, ref *corev1.ObjectReference) {
 		addr, err := netip.ParseAddr(ip)
@@ -263,7 +268,9 @@ func buildServiceUnit(v store.View, namespace, name string, watchEndpoints bool)
 		}
 	} else {
 		for _, slice := range v.EndpointSlices(namespace, name) {
-			if slice.AddressType == discoveryv1.AddressTypeFQDN {
+			// FQDN (and any future type) slices are skipped; the
+			// sources log them (endpointfilter).
+			if slice.AddressType != discoveryv1.AddressTypeIPv4 && slice.AddressType != discoveryv1.AddressTypeIPv6 {
 				continue
 			}
 			for _, p := range slice.Ports {

@@ -28,6 +28,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/openshift-router-go/router/router/source/endpointfilter"
 	"github.com/openshift-router-go/router/router/store"
 )
 
@@ -70,6 +71,9 @@ func New(o Options) *Source {
 	if o.RouteFields == nil {
 		o.RouteFields = fields.Everything()
 	}
+	// Restricted endpoint addresses (loopback, link-local, cloud
+	// metadata, ...) never reach the store.
+	o.Sink = endpointfilter.Sink(o.Sink, endpointfilter.Options{}, o.Logger)
 	return &Source{o: o, selected: map[string]bool{}}
 }
 

@@ -65,6 +65,7 @@ import (
 	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/openshift-router-go/router/router/source/endpointfilter"
 	"github.com/openshift-router-go/router/router/store"
 )
 
@@ -102,12 +103,16 @@ type Source struct {
 	retryInterval time.Duration
 }
 
-// New returns a source reading dir into sink.
+// New returns a source reading dir into sink. Restricted endpoint
+// addresses are dropped as in every source (see endpointfilter), except
+// loopback ones: the directory is local and trusted, and its backends
+// (the demo's among them) may listen on 127.0.0.1.
 func New(dir string, sink store.Sink, logger logr.Logger) *Source {
+	log := logger.WithValues("source", SourceName, "dir", dir)
 	return &Source{
 		dir:           dir,
-		sink:          sink,
-		log:           logger.WithValues("source", SourceName, "dir", dir),
+		sink:          endpointfilter.Sink(sink, endpointfilter.Options{AllowLoopback: true}, log),
+		log:           log,
 		debounce:      defaultDebounce,
 		maxDelay:      defaultMaxDelay,
 		retryInterval: defaultRetryInterval,
