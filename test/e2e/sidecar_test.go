@@ -29,26 +29,21 @@ type sidecar struct {
 	done      chan struct{}
 }
 
-// startSidecarHAProxy writes a placeholder configuration (as the image's
-// files are, before the router writes its own) whose frontend answers 503
-// on httpPort, and starts HAProxy on it, first in the pod as the operator's
-// native sidecar is. It is ended by PID at cleanup.
+// startSidecarHAProxy starts HAProxy on dir/conf/haproxy.config. With
+// httpPort non-zero it first writes a placeholder configuration (as the
+// image's files are, before the router writes its own) whose frontend
+// answers 503 on httpPort: HAProxy then starts first in the pod, as the
+// operator's native sidecar does. With 0 the configuration must exist. It
+// is ended by PID at cleanup.
 func startSidecarHAProxy(t *testing.T, dir string, httpPort int) *sidecar {
 	t.Helper()
 	for _, d := range []string{"conf", "run"} {
 		must(t, os.MkdirAll(filepath.Join(dir, d), 0o755))
 	}
 	cfg := filepath.Join(dir, "conf", "haproxy.config")
-	must(t, os.WriteFile(cfg, []byte(fmt.Sprintf(`global
-defaults
-  mode http
-  timeout connect 5s
-  timeout client 30s
-  timeout server 30s
-frontend placeholder
-  bind 127.0.0.1:%d
-  http-request return status 503 content-type text/plain string placeholder
-`, httpPort)), 0o644))
+	if httpPort != 0 {
+		writePlaceholderConfig(t, cfg, httpPort)
+	}
 	s := &sidecar{Dir: dir, AdminSock: filepath.Join(dir, "run", "admin.sock"), out: &syncBuffer{}, done: make(chan struct{})}
 	cmd := exec.Command("haproxy", "-W", "-db", "-S", s.AdminSock+",mode,600", "-f", cfg)
 	cmd.Stdout, cmd.Stderr = s.out, s.out
@@ -77,6 +72,20 @@ frontend placeholder
 		return err
 	})
 	return s
+}
+
+func writePlaceholderConfig(t *testing.T, path string, httpPort int) {
+	t.Helper()
+	must(t, os.WriteFile(path, []byte(fmt.Sprintf(`global
+defaults
+  mode http
+  timeout connect 5s
+  timeout client 30s
+  timeout server 30s
+frontend placeholder
+  bind 127.0.0.1:%d
+  http-request return status 503 content-type text/plain string placeholder
+`, httpPort)), 0o644))
 }
 
 // showProc returns the master's PID and reload counter and the current
@@ -357,4 +366,37 @@ func TestGracefulShutdownDelayFailsReadinessWhileServing(t *testing.T) {
 		}
 	}
 	expectLogLine(t, r, "shutdown requested", "ROUTER_GRACEFUL_SHUTDOWN_DELAY")
+}
+
+// TestSidecarStartedAfterTheRouterWroteItsConfiguration: the other start
+// order. The router comes up first, writes its configuration and waits for
+// the master CLI; HAProxy started afterwards on that configuration is
+// picked up (and reloaded once) and serves the routes.
+func TestSidecarStartedAfterTheRouterWroteItsConfiguration(t *testing.T) {
+	be := startBackend(t, "web")
+	m := newManifests(t)
+	m.Write("svc.yaml", serviceYAML("apps", "web", be))
+	m.Write("route.yaml", routeYAML("apps", "web", "web.example.com", "", "web", ""))
+	dir := shortTempDir(t, "sc")
+	env, ms := metricsEnv(t)
+	env["ROUTER_HAPROXY_ADMIN_UNIX_SOCKET"] = filepath.Join(dir, "run", "admin.sock")
+	r := startRouter(t, m.Dir, env, "--working-dir", dir)
+	cfg := filepath.Join(dir, "conf", "haproxy.config")
+	eventually(t, loadTimeout, "the router wrote haproxy.config", func() error {
+		_, err := os.Stat(cfg)
+		return err
+	})
+	expectLogLine(t, r, "waiting for the haproxy sidecar")
+	if st, _, err := ms.status("/healthz/ready", false); err == nil && st == 200 {
+		t.Fatal("ready before any HAProxy runs")
+	}
+	sc := startSidecarHAProxy(t, dir, 0)
+	expectBackend(t, loadTimeout, func() (response, error) { return r.httpGet("web.example.com", "/") }, "web")
+	waitReady(t, ms)
+	if master, reloads, _ := sc.showProc(t); master != sc.PID || reloads < 1 {
+		t.Errorf("master %d with %d reloads: want the sidecar's master %d, reloaded by the router", master, reloads, sc.PID)
+	}
+	if kids := haproxyChildren(r); len(kids) > 0 {
+		t.Errorf("the router started haproxy processes: %q", kids)
+	}
 }
