@@ -96,7 +96,7 @@ func startMetrics(ctx context.Context, cfg *config.Config, log logr.Logger, ctrl
 		TLSCertFile: mc.TLSCertFile,
 		TLSKeyFile:  mc.TLSKeyFile,
 		Live:        []server.Check{live},
-		Ready:       []server.Check{synced, {Name: "haproxy", Run: haproxyAnswers}},
+		Ready:       []server.Check{processRunningCheck(ctrl), synced, {Name: "haproxy", Run: haproxyAnswers}},
 		Logger:      log,
 	})
 	switch {

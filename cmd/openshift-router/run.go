@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
 
-	"github.com/openshift-router-go/router/haproxy/process"
 	"github.com/openshift-router-go/router/haproxy/runtimeapi"
 	"github.com/openshift-router-go/router/router/admission"
 	"github.com/openshift-router-go/router/router/config"
@@ -96,21 +95,18 @@ func run(ctx context.Context, f runFlags) error {
 		return err
 	}
 
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	sigCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	parent := ctx
+	ctx, cancelRun := context.WithCancel(ctx)
+	defer cancelRun()
 
 	st := store.New()
 	src, err := chooseSource(ctx, f, cfg, st, log)
 	if err != nil {
 		return err
 	}
-	proc := process.New(process.Options{
-		Binary:       f.haproxy,
-		ConfigPath:   templates.OutputPath(workingDir, templates.ConfigTemplateName),
-		RunDir:       runDir,
-		Logger:       log.WithName("haproxy"),
-		ReloadScript: cfg.ReloadScript,
-	})
+	proc, procProblem := newHAProxyProcess(cfg, f.haproxy, templates.OutputPath(workingDir, templates.ConfigTemplateName), runDir, log.WithName("haproxy"))
 	obs := newRouterMetrics()
 	pipe.Store = st
 	pipe.Process = proc
@@ -126,7 +122,8 @@ func run(ctx context.Context, f runFlags) error {
 	pipe.Observer = obs
 	pipe.Runtime = &runtimeapi.Client{Path: filepath.Join(runDir, "haproxy.sock")}
 	ctrl := controller.New(pipe)
-	if err := startMetrics(ctx, cfg, log.WithName("metrics"), ctrl, filepath.Join(runDir, "haproxy.sock"), obs); err != nil {
+	gate := &processGate{readiness: ctrl, problem: procProblem}
+	if err := startMetrics(ctx, cfg, log.WithName("metrics"), gate, filepath.Join(runDir, "haproxy.sock"), obs); err != nil {
 		return err
 	}
 
@@ -141,10 +138,15 @@ func run(ctx context.Context, f runFlags) error {
 
 	var runErr error
 	select {
-	case <-ctx.Done():
+	case <-sigCtx.Done():
+		stop() // a second signal ends the router at once
+		if parent.Err() == nil {
+			runErr = gate.drain(parent, log, cfg.Process.GracefulShutdownDelay, errc)
+		}
 	case runErr = <-errc:
 	}
 	stop()
+	cancelRun()
 	stopCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	if proc.Running() {

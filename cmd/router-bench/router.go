@@ -61,6 +61,7 @@ func startRouter(cfg config, dir, manifestsDir string) (*routerProc, error) {
 		fmt.Sprintf("ROUTER_SERVICE_HTTP_PORT=%d", r.HTTPPort),
 		fmt.Sprintf("ROUTER_SERVICE_HTTPS_PORT=%d", r.HTTPSPort),
 		"ROUTER_LISTEN_ADDR="+r.Metrics,
+		"ROUTER_GRACEFUL_SHUTDOWN_DELAY=0s", // no load balancer to drain from
 	)
 	if cfg.ReloadInterval != "" {
 		env = append(env, "RELOAD_INTERVAL="+cfg.ReloadInterval)

@@ -69,6 +69,8 @@ type Config struct {
 	Kube Kube
 	// HAProxy holds the router-wide HAProxy settings (haproxy.go).
 	HAProxy model.HAProxySettings
+	// Process holds the HAProxy sidecar and shutdown settings (process.go).
+	Process Process
 
 	// Warnings are values that were accepted with a change (e.g. a time
 	// clipped to HAProxy's maximum); the router logs them at start.
@@ -126,6 +128,7 @@ func FromEnv(getenv Getenv) (*Config, error) {
 	c.Metrics = p.metrics()
 	c.Kube = p.kube()
 	c.HAProxy = p.haproxy()
+	c.Process = p.process()
 	if c.HTTPPort == c.HTTPSPort && c.HTTPPort != 0 {
 		p.errs = append(p.errs, fmt.Errorf("ROUTER_SERVICE_HTTP_PORT and ROUTER_SERVICE_HTTPS_PORT must differ (both %d)", c.HTTPPort))
 	}

@@ -142,6 +142,8 @@ func startRouterWith(t *testing.T, manifestsDir string, env map[string]string, a
 		fmt.Sprintf("ROUTER_SERVICE_HTTP_PORT=%d", r.HTTPPort),
 		fmt.Sprintf("ROUTER_SERVICE_HTTPS_PORT=%d", r.HTTPSPort),
 		"RELOAD_INTERVAL=1s",
+		// No load balancer to drain from; tests of the delay set their own.
+		"ROUTER_GRACEFUL_SHUTDOWN_DELAY=0s",
 	)
 	if _, ok := env["ROUTER_LISTEN_ADDR"]; !ok {
 		// The metrics server's default 0.0.0.0:1936 would collide between

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+
+	"github.com/openshift-router-go/router/haproxy/process"
+	"github.com/openshift-router-go/router/metrics/server"
+	"github.com/openshift-router-go/router/router/config"
+	"github.com/openshift-router-go/router/router/controller"
+)
+
+// haproxyProcess is HAProxy as the router drives it: started and supervised
+// by the router (process.Manager) or running as a sidecar reloaded through
+// its master CLI (process.Sidecar).
+type haproxyProcess interface {
+	controller.Process
+	Stop(ctx context.Context) error
+}
+
+// newHAProxyProcess returns the sidecar driver when
+// ROUTER_HAPROXY_ADMIN_UNIX_SOCKET is set, else the embedded HAProxy.
+func newHAProxyProcess(cfg *config.Config, binary, configPath, runDir string, log logr.Logger) (haproxyProcess, func() error) {
+	if sock := cfg.Process.HAProxyAdminSocket; sock != "" {
+		if !filepath.IsAbs(sock) {
+			if abs, err := filepath.Abs(sock); err == nil {
+				sock = abs
+			}
+		}
+		if cfg.ReloadScript != "" {
+			log.Info("RELOAD_SCRIPT is not run in sidecar mode: HAProxy is reloaded through ROUTER_HAPROXY_ADMIN_UNIX_SOCKET (as OpenShift's router)", "script", cfg.ReloadScript)
+		}
+		log.Info("sidecar mode: HAProxy runs in its own container; the router writes its files and reloads it through the master CLI", "adminSocket", sock)
+		s := process.NewSidecar(process.SidecarOptions{
+			AdminSocket: sock,
+			ConfigPath:  configPath,
+			Binary:      binary,
+			Logger:      log,
+		})
+		return s, s.Problem
+	}
+	return process.New(process.Options{
+		Binary:       binary,
+		ConfigPath:   configPath,
+		RunDir:       runDir,
+		Logger:       log,
+		ReloadScript: cfg.ReloadScript,
+	}), nil
+}
+
+// processGate adds to the controller's readiness what the process knows:
+// not ready once shutdown began (ROUTER_GRACEFUL_SHUTDOWN_DELAY) or while
+// the HAProxy sidecar's master CLI does not answer.
+type processGate struct {
+	readiness
+	draining atomic.Bool
+	problem  func() error // nil or the sidecar's Problem
+}
+
+// NotReady returns why the router must not get new traffic, or nil.
+func (g *processGate) NotReady() error {
+	if g.draining.Load() {
+		return errors.New("process is terminating (ROUTER_GRACEFUL_SHUTDOWN_DELAY)")
+	}
+	if g.problem != nil {
+		return g.problem()
+	}
+	return nil
+}
+
+// processRunningCheck is the readiness check of processGate (named as
+// OpenShift's "process-running").
+func processRunningCheck(r readiness) server.Check {
+	return server.Check{Name: "process-running", Run: func(context.Context) error {
+		if g, ok := r.(interface{ NotReady() error }); ok {
+			return g.NotReady()
+		}
+		return nil
+	}}
+}
+
+// drain fails readiness and waits delay with HAProxy still serving, so that
+// load balancers take the router out of rotation before it stops. It ends
+// early when the router fails (errc) or parent is cancelled; the returned
+// error is the router's failure, if any.
+func (g *processGate) drain(parent context.Context, log logr.Logger, delay time.Duration, errc <-chan error) error {
+	g.draining.Store(true)
+	log.Info(fmt.Sprintf("shutdown requested: readiness fails now; waiting %s (ROUTER_GRACEFUL_SHUTDOWN_DELAY) for new connections to cease while HAProxy keeps serving", delay))
+	t := time.NewTimer(delay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-parent.Done():
+		return nil
+	case err := <-errc:
+		return err
+	}
+}
