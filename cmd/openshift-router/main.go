@@ -22,7 +22,13 @@ func main() {
 }
 
 func newRootCommand() *cobra.Command {
-	var f runFlags
+	cmd, _ := newRoot()
+	return cmd
+}
+
+// newRoot returns the root command and the flags it runs with.
+func newRoot() (*cobra.Command, *runFlags) {
+	f := &runFlags{}
 	cmd := &cobra.Command{
 		Use:   "openshift-router",
 		Short: "OpenShift HAProxy template router",
@@ -36,10 +42,11 @@ Without a cluster it reads the objects from a directory of YAML manifests
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return run(cmd.Context(), f)
+			return run(cmd.Context(), *f)
 		},
 	}
 	f.register(cmd)
-	cmd.AddCommand(newAdmCommand(), newRenderCommand(), newCheckCommand(), newTemplateCommand())
-	return cmd
+	addKlogFlags(cmd)
+	cmd.AddCommand(newAdmCommand(), newRenderCommand(), newCheckCommand(), newTemplateCommand(), newVersionCommand())
+	return cmd, f
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
+
 	"github.com/openshift-router-go/router/router/config"
 	"github.com/openshift-router-go/router/test/prereq"
 )
@@ -16,7 +18,7 @@ import (
 func renderExamples(t *testing.T) string {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	f := renderFlags{manifests: "../../examples", workingDir: "/var/lib/haproxy", haproxy: "haproxy"}
+	f := renderFlags{manifests: "../../examples", haproxy: "haproxy", env: registerEnvFlags(pflag.NewFlagSet("render", pflag.ContinueOnError))}
 	if err := runRender(&out, &errOut, f); err != nil {
 		t.Fatalf("render: %v\n%s", err, errOut.String())
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math/rand"
@@ -118,25 +117,26 @@ func newPipeline(cfg *config.Config, workingDir string, log logr.Logger) (contro
 
 // renderFlags are the flags of render and check.
 type renderFlags struct {
-	manifests  string
-	template   string
-	workingDir string
-	outputDir  string
-	haproxy    string
-	verbosity  int
+	manifests string
+	outputDir string
+	haproxy   string
+	// env are the router's env-backed flags (flags.go).
+	env *envFlags
 }
 
 func (f *renderFlags) register(cmd *cobra.Command, check bool) {
 	fs := cmd.Flags()
 	fs.StringVar(&f.manifests, "manifests", os.Getenv("ROUTER_MANIFESTS_DIR"), "directory of YAML manifests (Routes, Services, EndpointSlices, Endpoints, Namespaces, Secrets) to render (env ROUTER_MANIFESTS_DIR)")
-	fs.StringVar(&f.template, "template", "", "template file (overrides TEMPLATE_FILE; default: the embedded template)")
-	fs.IntVarP(&f.verbosity, "v", "v", 0, "log verbosity")
 	if check {
+		// check renders into a temporary directory or --keep DIR.
+		f.env = registerEnvFlags(fs, "working-dir")
 		fs.StringVar(&f.haproxy, "haproxy", "haproxy", "haproxy binary")
 		fs.StringVar(&f.outputDir, "keep", "", "render into this directory (as the working directory) and keep it, instead of a temporary one")
 		return
 	}
-	fs.StringVar(&f.workingDir, "working-dir", "", "working directory the configuration refers to (overrides ROUTER_WORKING_DIR; default /var/lib/haproxy); nothing is written there")
+	// --working-dir is the directory the configuration refers to; nothing
+	// is written there.
+	f.env = registerEnvFlags(fs)
 	fs.StringVar(&f.outputDir, "output-dir", "", "also write every file (configuration, maps, certificates) under this directory, at its path relative to the working directory")
 }
 
@@ -181,11 +181,8 @@ they point at. The exit status is non-zero when anything fails.`,
 	return cmd
 }
 
-// renderLogger logs to stderr at the given verbosity.
-func renderLogger(verbosity int) logr.Logger {
-	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
-	klog.InitFlags(klogFlags)
-	_ = klogFlags.Set("v", fmt.Sprint(verbosity))
+// renderLogger logs to stderr at klog's verbosity (-v).
+func renderLogger() logr.Logger {
 	return klog.NewKlogr().WithName("render")
 }
 
@@ -194,12 +191,9 @@ func renderFiles(f renderFlags, workingDir string, log logr.Logger) ([]files.Fil
 	if f.manifests == "" {
 		return nil, admission.Decision{}, errors.New("--manifests DIR is required (a directory of YAML manifests)")
 	}
-	cfg, err := config.FromEnv(nil)
+	cfg, err := config.FromEnv(f.env.Getenv(os.LookupEnv))
 	if err != nil {
 		return nil, admission.Decision{}, err
-	}
-	if f.template != "" {
-		cfg.TemplateFile = f.template
 	}
 	fitCurves(context.Background(), cfg, f.haproxy, log)
 	opts, err := newPipeline(cfg, workingDir, log.V(1))
@@ -216,16 +210,12 @@ func renderFiles(f renderFlags, workingDir string, log logr.Logger) ([]files.Fil
 }
 
 func runRender(stdout, stderr io.Writer, f renderFlags) error {
-	log := renderLogger(f.verbosity)
-	wd := f.workingDir
-	if wd == "" {
-		cfg, err := config.FromEnv(nil)
-		if err != nil {
-			return err
-		}
-		wd = cfg.WorkingDir
+	log := renderLogger()
+	cfg, err := config.FromEnv(f.env.Getenv(os.LookupEnv))
+	if err != nil {
+		return err
 	}
-	workingDir, err := filepath.Abs(wd)
+	workingDir, err := filepath.Abs(cfg.WorkingDir)
 	if err != nil {
 		return fmt.Errorf("working directory: %w", err)
 	}
@@ -315,7 +305,7 @@ func fileBytes(fs []files.File, path string) []byte {
 }
 
 func runCheck(ctx context.Context, stdout, stderr io.Writer, f renderFlags) error {
-	log := renderLogger(f.verbosity)
+	log := renderLogger()
 	dir := f.outputDir
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "orc")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"math"
 	"os"
@@ -26,53 +25,32 @@ import (
 type runFlags struct {
 	manifests  string
 	kubeconfig string
-	resync     time.Duration
-	template   string
-	workingDir string
-	reload     string
 	haproxy    string
-	verbosity  int
+	// upstream are OpenShift's flags (flags.go).
+	upstream *upstreamFlags
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	fs.StringVar(&f.manifests, "manifests", os.Getenv("ROUTER_MANIFESTS_DIR"), "directory of YAML manifests (Routes, Services, EndpointSlices, Endpoints, Namespaces, Secrets) to serve; watched for changes (env ROUTER_MANIFESTS_DIR)")
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file of the cluster to watch (default: KUBECONFIG, then the in-cluster configuration); ignored with --manifests")
-	fs.DurationVar(&f.resync, "resync-interval", 0, "informer resync period against a cluster (overrides ROUTER_RESYNC_INTERVAL; default 30m)")
-	fs.StringVar(&f.template, "template", "", "template file (overrides TEMPLATE_FILE; default: the embedded template)")
-	fs.StringVar(&f.workingDir, "working-dir", "", "directory for haproxy.config, maps and certificates (overrides ROUTER_WORKING_DIR; default /var/lib/haproxy)")
-	fs.StringVar(&f.reload, "reload", "", "script to run instead of the built-in reload (overrides RELOAD_SCRIPT)")
 	fs.StringVar(&f.haproxy, "haproxy", "haproxy", "haproxy binary")
-	fs.IntVarP(&f.verbosity, "v", "v", 0, "log verbosity")
+	f.upstream = registerUpstreamFlags(fs)
 }
 
 // maxSocketPath is the longest unix socket path the kernel accepts, less room.
 const maxSocketPath = 100
 
 func run(ctx context.Context, f runFlags) error {
-	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
-	klog.InitFlags(klogFlags)
-	_ = klogFlags.Set("v", fmt.Sprint(f.verbosity))
 	log := klog.NewKlogr().WithName("router")
 
-	cfg, err := config.FromEnv(nil)
+	getenv := f.upstream.Getenv()
+	cfg, err := config.FromEnv(getenv)
 	if err != nil {
 		return err
 	}
-	if f.template != "" {
-		cfg.TemplateFile = f.template
-	}
-	if f.workingDir != "" {
-		cfg.WorkingDir = f.workingDir
-	}
-	if f.reload != "" {
-		cfg.ReloadScript = f.reload
-	}
-	if f.resync < 0 {
-		return fmt.Errorf("--resync-interval %s: must not be negative", f.resync)
-	}
-	if f.resync > 0 {
-		cfg.Kube.ResyncInterval = f.resync
+	if err := f.upstream.check(getenv, log); err != nil {
+		return err
 	}
 
 	workingDir, err := filepath.Abs(cfg.WorkingDir)

@@ -42,7 +42,7 @@ func chooseSource(ctx context.Context, f runFlags, cfg *config.Config, st *store
 		m := manifests.New(f.manifests, st, log.WithName("manifests"))
 		return &source{name: manifests.SourceName, run: m.Run, desc: []any{"manifests", f.manifests}}, nil
 	}
-	restConfig, where, err := clusterConfig(f.kubeconfig)
+	restConfig, where, err := f.upstream.restConfig(f.kubeconfig)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +58,8 @@ func chooseSource(ctx context.Context, f runFlags, cfg *config.Config, st *store
 	if err != nil {
 		return nil, fmt.Errorf("route client: %w", err)
 	}
-	if err := kube.CheckReachable(ctx, kc, rc, 15*time.Second); err != nil {
+	namespace := f.upstream.namespace()
+	if err := kube.CheckReachable(ctx, kc, rc, namespace, 15*time.Second); err != nil {
 		return nil, fmt.Errorf("%s (%s): %w", where, restConfig.Host, err)
 	}
 	k := cfg.Kube
@@ -70,11 +71,12 @@ func chooseSource(ctx context.Context, f runFlags, cfg *config.Config, st *store
 		RouteLabels:     k.RouteLabels,
 		RouteFields:     k.RouteFields,
 		NamespaceLabels: k.NamespaceLabels,
+		Namespace:       namespace,
 		WatchEndpoints:  cfg.WatchEndpoints,
 		Resync:          k.ResyncInterval,
 	})
 	out := &source{name: kube.SourceName, run: src.Run, desc: []any{"cluster", restConfig.Host, "routerName", k.RouterName,
-		"routeLabels", k.RouteLabels.String(), "namespaceLabels", fmt.Sprint(k.NamespaceLabels)}}
+		"routeLabels", k.RouteLabels.String(), "namespaceLabels", fmt.Sprint(k.NamespaceLabels), "namespace", namespace}}
 	if k.UpdateStatus {
 		out.status = status.New(status.Options{
 			Client:            rc,

@@ -47,6 +47,9 @@ type Options struct {
 	// NamespaceLabels, if not nil, limits routes to the namespaces it
 	// selects (NAMESPACE_LABELS / PROJECT_LABELS).
 	NamespaceLabels labels.Selector
+	// Namespace, if not empty, limits everything watched to one namespace
+	// (--namespace).
+	Namespace string
 	// WatchEndpoints reads Endpoints instead of EndpointSlices.
 	WatchEndpoints bool
 	// Resync is the informers' resync period.
@@ -79,7 +82,7 @@ func New(o Options) *Source {
 
 // CheckReachable fails clearly when the API server or the Route API cannot
 // be reached.
-func CheckReachable(ctx context.Context, kube kubernetes.Interface, routes routeclient.Interface, timeout time.Duration) error {
+func CheckReachable(ctx context.Context, kube kubernetes.Interface, routes routeclient.Interface, namespace string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	done := make(chan error, 1)
@@ -88,7 +91,7 @@ func CheckReachable(ctx context.Context, kube kubernetes.Interface, routes route
 			done <- fmt.Errorf("kubernetes API server unreachable: %w", err)
 			return
 		}
-		if _, err := routes.RouteV1().Routes(metav1.NamespaceAll).List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
+		if _, err := routes.RouteV1().Routes(namespace).List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
 			done <- fmt.Errorf("cannot list routes (is the route.openshift.io/v1 API or CRD installed, and may this router read it?): %w", err)
 			return
 		}
@@ -107,11 +110,12 @@ func CheckReachable(ctx context.Context, kube kubernetes.Interface, routes route
 func (s *Source) Run(ctx context.Context) error {
 	o := s.o
 	routeFactory := routeinformers.NewSharedInformerFactoryWithOptions(o.Routes, o.Resync,
+		routeinformers.WithNamespace(o.Namespace),
 		routeinformers.WithTweakListOptions(func(lo *metav1.ListOptions) {
 			lo.LabelSelector = o.RouteLabels.String()
 			lo.FieldSelector = o.RouteFields.String()
 		}))
-	kubeFactory := informers.NewSharedInformerFactory(o.Kube, o.Resync)
+	kubeFactory := informers.NewSharedInformerFactoryWithOptions(o.Kube, o.Resync, informers.WithNamespace(o.Namespace))
 
 	routeInformer := routeFactory.Route().V1().Routes().Informer()
 	s.routes = routeInformer.GetIndexer()
