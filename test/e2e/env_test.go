@@ -419,15 +419,46 @@ func TestEnvCipherListVersionsAndSyslog(t *testing.T) {
 	})
 }
 
-// TestEnvMalformedValuesStopTheRouter checks that malformed router-wide
-// settings are start-up errors that name the variable.
-func TestEnvMalformedValuesStopTheRouter(t *testing.T) {
-	m := newManifests(t)
-	for name, value := range map[string]string{
+// TestEnvMalformedValuesAreIgnoredOrRefusedAsOpenShiftDoes: malformed
+// router-wide settings that OpenShift's router ignores are ignored with a
+// warning (and never reach haproxy.config); those it refuses stop the router
+// with an error naming the variable.
+func TestEnvMalformedValuesAreIgnoredOrRefusedAsOpenShiftDoes(t *testing.T) {
+	be := startEnvBackend(t, "envM")
+	m := envManifests(t, be)
+	// What OpenShift's router ignores (its template falls back to the
+	// default): the router starts, serves with the defaults, warns.
+	ignored := map[string]string{
 		"ROUTER_CIPHERS":                "modern\n  bind :1",
 		"ROUTER_DEFAULT_SERVER_TIMEOUT": "30 seconds",
 		"ROUTER_STRICT_SNI":             "strict",
 		"ROUTER_LOG_LEVEL":              "loud",
+		"ROUTER_MAX_CONNECTIONS":        "plenty",
+	}
+	r := startRouter(t, m.Dir, ignored)
+	expectBackend(t, 10*time.Second, func() (response, error) { return r.httpGet("www.env.test", "/") }, "envM")
+	cfg, err := os.ReadFile(filepath.Join(r.WorkingDir, "conf", "haproxy.config"))
+	must(t, err)
+	for name, value := range ignored {
+		if !strings.Contains(r.Log(), "configuration warning: "+name) {
+			t.Errorf("no configuration warning naming %s", name)
+		}
+		if strings.Contains(string(cfg), value) {
+			t.Errorf("%s=%q reached haproxy.config", name, value)
+		}
+	}
+	for _, w := range []string{"\n  timeout server 30s\n", "ssl-default-bind-ciphers ECDHE-ECDSA-AES128-GCM-SHA256:"} {
+		if !strings.Contains(string(cfg), w) {
+			t.Errorf("haproxy.config lacks the default %q", w)
+		}
+	}
+	if strings.Contains(string(cfg), "\n  maxconn ") {
+		t.Error("ROUTER_MAX_CONNECTIONS=plenty: OpenShift leaves maxconn to HAProxy (as auto), this router wrote one")
+	}
+	// What OpenShift's router refuses: a non-zero exit naming the variable.
+	for name, value := range map[string]string{
+		"ROUTER_CAPTURE_HTTP_REQUEST_HEADERS": "Host",
+		"ROUTER_HTTP_REQUEST_HEADERS":         "X-A:b:Replace",
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := startRouter(t, m.Dir, map[string]string{name: value})
