@@ -1,27 +1,36 @@
 package main
 
 import (
+	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
 	"time"
 
-	"context"
-
 	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/openshift-router-go/router/router/deploy"
 )
 
 type admRouterFlags struct {
-	opts        deploy.Options
-	output      string
-	defaultCert string
-	template    string
-	apply       bool
-	dryRun      bool
-	kubeconfig  string
+	opts         deploy.Options
+	output       string
+	defaultCert  string
+	template     string
+	mtlsCA       string
+	mtlsCRL      string
+	metricsPort  int
+	apply        bool
+	dryRun       bool
+	kubeconfig   string
+	createNoop   bool
+	statsPortSet bool
+	metricsSet   bool
 }
 
 func newAdmCommand() *cobra.Command {
@@ -37,24 +46,36 @@ func newAdmCommand() *cobra.Command {
 func newAdmRouterCommand() *cobra.Command {
 	var f admRouterFlags
 	cmd := &cobra.Command{
-		Use:   "router NAME [flags]",
+		Use:   "router [NAME] [flags]",
 		Short: "Print (or --apply) everything needed to run a router in a cluster",
-		Long: `router prints the objects that run a router named NAME in a cluster, as
-"oc adm router" did: a ServiceAccount, the minimal ClusterRole and a
-ClusterRoleBinding, a Deployment (host networking by default; rolling updates
-never put two routers on the same host ports of a node), a Service (HTTP,
-HTTPS and the metrics port) and, with --default-cert, --stats-password or
---template, the Secret or ConfigMap they need.
+		Long: `router prints the objects that run a router named NAME (default "router") in
+a cluster, as "oc adm router" did: a ServiceAccount, the minimal ClusterRole
+and a ClusterRoleBinding, the router-monitoring ClusterRole and its binding to
+Prometheus' service account, a Deployment (host networking by default;
+rolling updates never put two routers on the same host ports of a node), a
+Service (HTTP, HTTPS and the stats/metrics port), the Secret with the stats
+password and, with --default-cert, --mutual-tls-auth-ca/-crl or --template,
+the Secret or ConfigMap they need. --monitoring adds a ServiceMonitor and a
+PrometheusRule (Prometheus Operator).
+
+--stats-port (default 1936, 0: none) is oc adm router's: the port of the
+metrics and health server (STATS_PORT, ROUTER_LISTEN_ADDR=0.0.0.0:PORT,
+ROUTER_METRICS_TYPE=haproxy); the probes use it.
 
 The output (YAML, or a JSON List with -o json) can be piped to
 "kubectl apply -f -", or created directly with --apply (server-side apply:
 running it again changes nothing). --dry-run with --apply has the API server
 validate everything without persisting it.`,
-		Args:          cobra.ExactArgs(1),
+		Args:          cobra.MaximumNArgs(1),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f.opts.Name = args[0]
+			f.opts.Name = "router"
+			if len(args) == 1 {
+				f.opts.Name = args[0]
+			}
+			f.statsPortSet = cmd.Flags().Changed("stats-port")
+			f.metricsSet = cmd.Flags().Changed("metrics-port")
 			return runAdmRouter(cmd, f)
 		},
 	}
@@ -69,10 +90,11 @@ validate everything without persisting it.`,
 	fs.StringVar(&o.Ports, "ports", "80:80,443:443", "HTTP and HTTPS ports: CONTAINERPORT[:HOSTPORT],CONTAINERPORT[:HOSTPORT]")
 	fs.BoolVar(&o.HostNetwork, "host-network", true, "run the router pods on the host network")
 	fs.BoolVar(&o.HostPorts, "host-ports", true, "without host networking, expose the HTTP and HTTPS ports on the node (hostPort)")
-	fs.IntVar(&o.MetricsPort, "metrics-port", deploy.DefaultMetricsPort, "port of the metrics and health server (ROUTER_LISTEN_ADDR; probes /healthz and /healthz/ready)")
-	fs.IntVar(&o.StatsPort, "stats-port", 0, "port of HAProxy's stats page (STATS_PORT); 0: none")
-	fs.StringVar(&o.StatsUser, "stats-user", "", "user of the stats page (STATS_USERNAME)")
-	fs.StringVar(&o.StatsPassword, "stats-password", "", "password of the stats page (STATS_PASSWORD, stored in Secret NAME-stats)")
+	fs.IntVar(&o.StatsPort, "stats-port", deploy.DefaultStatsPort, "port of the metrics and health server (STATS_PORT, ROUTER_LISTEN_ADDR, ROUTER_METRICS_TYPE=haproxy; probes /healthz and /healthz/ready); 0: none")
+	fs.IntVar(&f.metricsPort, "metrics-port", deploy.DefaultStatsPort, "the same as --stats-port")
+	_ = fs.MarkDeprecated("metrics-port", "use --stats-port (the metrics and health port, as in oc adm router)")
+	fs.StringVar(&o.StatsUser, "stats-user", deploy.DefaultStatsUser, "user for /metrics basic auth (STATS_USERNAME)")
+	fs.StringVar(&o.StatsPassword, "stats-password", "", "password for /metrics basic auth (STATS_PASSWORD, stored in Secret NAME-stats); default: the Secret's with --apply, else random")
 	fs.StringVar(&f.defaultCert, "default-cert", "", "PEM file with the default certificate (chain) and its key; stored in Secret NAME-certs, mounted at "+deploy.DefaultCertificateDir+" (DEFAULT_CERTIFICATE_DIR)")
 	fs.StringVar(&f.template, "template", "", "custom template file; stored in ConfigMap NAME-template, mounted at "+deploy.CustomTemplateDir+" (TEMPLATE_FILE)")
 	fs.StringVar(&o.Ciphers, "ciphers", "", "TLS cipher list of the frontends (ROUTER_CIPHERS)")
@@ -80,38 +102,109 @@ validate everything without persisting it.`,
 	fs.BoolVar(&o.DisableNamespaceOwnershipCheck, "disable-namespace-ownership-check", false, "let routes of different namespaces share a host (ROUTER_DISABLE_NAMESPACE_OWNERSHIP_CHECK)")
 	fs.StringVar(&o.CanonicalHostname, "router-canonical-hostname", "", "host name of the router written in route status (ROUTER_CANONICAL_HOSTNAME)")
 	fs.StringVar(&o.ServiceAccount, "service-account", "", "service account of the router pods (default NAME)")
-	fs.IntVar(&o.MaxConnections, "max-connections", 0, "HAProxy's maxconn (ROUTER_MAX_CONNECTIONS); 0: the router's default")
+	fs.StringVar(&o.MaxConnections, "max-connections", "", "HAProxy's maxconn (ROUTER_MAX_CONNECTIONS): a number or auto; empty: the router's default")
+	fs.IntVar(&o.Threads, "threads", 0, "HAProxy threads (ROUTER_THREADS); 0: HAProxy's default")
+	fs.StringVar(&o.Subdomain, "subdomain", "", "host name template for routes without a host, e.g. ${name}-${namespace}.apps.example.com (ROUTER_SUBDOMAIN)")
+	fs.StringVar(&o.ForceSubdomain, "force-subdomain", "", "like --subdomain, and override the host of every route (ROUTER_SUBDOMAIN, ROUTER_OVERRIDE_HOSTNAME=true)")
+	fs.StringVar(&o.MutualTLSAuth, "mutual-tls-auth", "none", "client certificates: required, optional or none (ROUTER_MUTUAL_TLS_AUTH)")
+	fs.StringVar(&f.mtlsCA, "mutual-tls-auth-ca", "", "PEM file of the CAs that sign client certificates; Secret NAME-mutual-tls-auth, mounted at "+deploy.MutualTLSDir+" (ROUTER_MUTUAL_TLS_AUTH_CA)")
+	fs.StringVar(&f.mtlsCRL, "mutual-tls-auth-crl", "", "PEM file of a certificate revocation list; Secret NAME-mutual-tls-auth (ROUTER_MUTUAL_TLS_AUTH_CRL)")
+	fs.StringVar(&o.MutualTLSAuthFilter, "mutual-tls-auth-filter", "", "regular expression client certificate subjects must match (ROUTER_MUTUAL_TLS_AUTH_FILTER)")
 	fs.StringVar(&o.RouteLabels, "route-labels", "", "serve only routes matching this label selector (ROUTE_LABELS)")
 	fs.StringVar(&o.NamespaceLabels, "namespace-labels", "", "serve only routes of namespaces matching this label selector (NAMESPACE_LABELS)")
 	fs.StringVar(&o.AllowedDomains, "allowed-domains", "", "comma-separated domains route hosts must be in (ROUTER_ALLOWED_DOMAINS)")
 	fs.StringVar(&o.DeniedDomains, "denied-domains", "", "comma-separated domains route hosts must not be in (ROUTER_DENIED_DOMAINS)")
+	fs.StringVar(&o.MetricsCertSecret, "metrics-cert-secret", "", "kubernetes.io/tls Secret for HTTPS on the stats port, mounted at "+deploy.MetricsCertDir+" (ROUTER_METRICS_TLS_CERT_FILE/KEY_FILE); the Service asks OpenShift's service CA for it")
+	fs.StringVar(&o.PrometheusServiceAccount, "prometheus-service-account", deploy.DefaultPrometheusServiceAccount, "NAMESPACE/NAME of the service account whose token may read /metrics (router-monitoring); empty: none")
+	fs.BoolVar(&o.Monitoring, "monitoring", false, "also print a ServiceMonitor and a PrometheusRule (HAProxyDown, HAProxyReloadFail) for the Prometheus Operator")
+	fs.StringVar(&o.MonitoringCAFile, "monitoring-ca-file", deploy.DefaultMonitoringCAFile, "with --metrics-cert-secret: the CA file, in the Prometheus pod, that checks the metrics certificate")
+	fs.BoolVar(&f.createNoop, "create", false, "no effect (oc adm router's deprecated flag)")
+	_ = fs.MarkDeprecated("create", "it has no effect; use --apply to create the objects")
 	fs.BoolVar(&f.apply, "apply", false, "create or update the objects in the cluster (server-side apply) instead of printing them")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "change nothing: print the objects; with --apply, have the API server validate them without persisting")
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig for --apply (default: KUBECONFIG, then the in-cluster configuration)")
 	return cmd
 }
 
+func readFlagFile(flag, file string) ([]byte, error) {
+	if file == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", flag, err)
+	}
+	return data, nil
+}
+
 func runAdmRouter(cmd *cobra.Command, f admRouterFlags) error {
 	if f.output != "yaml" && f.output != "json" {
 		return fmt.Errorf("--output %q: want yaml or json", f.output)
 	}
-	if f.defaultCert != "" {
-		data, err := os.ReadFile(f.defaultCert)
-		if err != nil {
-			return fmt.Errorf("--default-cert: %w", err)
+	if f.metricsSet {
+		if f.statsPortSet && f.metricsPort != f.opts.StatsPort {
+			return fmt.Errorf("--metrics-port %d and --stats-port %d: the same port, give only --stats-port", f.metricsPort, f.opts.StatsPort)
 		}
-		f.opts.DefaultCert, f.opts.DefaultCertFile = data, f.defaultCert
+		f.opts.StatsPort = f.metricsPort
 	}
-	if f.template != "" {
-		data, err := os.ReadFile(f.template)
+	var err error
+	if f.opts.DefaultCert, err = readFlagFile("--default-cert", f.defaultCert); err != nil {
+		return err
+	}
+	f.opts.DefaultCertFile = f.defaultCert
+	if f.opts.Template, err = readFlagFile("--template", f.template); err != nil {
+		return err
+	}
+	f.opts.TemplateFile = f.template
+	if f.opts.MutualTLSAuthCA, err = readFlagFile("--mutual-tls-auth-ca", f.mtlsCA); err != nil {
+		return err
+	}
+	f.opts.MutualTLSAuthCAFile = f.mtlsCA
+	if f.opts.MutualTLSAuthCRL, err = readFlagFile("--mutual-tls-auth-crl", f.mtlsCRL); err != nil {
+		return err
+	}
+	f.opts.MutualTLSAuthCRLFile = f.mtlsCRL
+
+	var client dynamic.Interface
+	var where, host string
+	if f.apply {
+		restConfig, w, err := clusterConfig(f.kubeconfig)
 		if err != nil {
-			return fmt.Errorf("--template: %w", err)
+			return err
 		}
-		f.opts.Template, f.opts.TemplateFile = data, f.template
+		if restConfig == nil {
+			return errors.New("--apply needs a cluster: give --kubeconfig FILE or set KUBECONFIG")
+		}
+		restConfig.UserAgent = "openshift-router"
+		if client, err = dynamic.NewForConfig(restConfig); err != nil {
+			return fmt.Errorf("kubernetes client: %w", err)
+		}
+		where, host = w, restConfig.Host
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
+	defer cancel()
+
+	generated := false
+	if f.opts.StatsPort != 0 && f.opts.StatsPassword == "" {
+		// Keep the password of an earlier --apply, so that re-running it
+		// changes nothing.
+		if client != nil {
+			f.opts.StatsPassword = existingStatsPassword(ctx, client, f.opts)
+		}
+		if f.opts.StatsPassword == "" {
+			if f.opts.StatsPassword, err = deploy.GeneratePassword(); err != nil {
+				return err
+			}
+			generated = true
+		}
 	}
 	objs, err := deploy.Objects(f.opts)
 	if err != nil {
 		return err
+	}
+	if generated {
+		fmt.Fprintf(cmd.ErrOrStderr(), "info: generated a random password for stats user %s (Secret %s, key password)\n",
+			f.opts.StatsUser, deploy.StatsSecretName(f.opts.Name))
 	}
 	us, err := deploy.ToUnstructured(objs)
 	if err != nil {
@@ -132,26 +225,32 @@ func runAdmRouter(cmd *cobra.Command, f admRouterFlags) error {
 		}
 		return nil
 	}
-	restConfig, where, err := clusterConfig(f.kubeconfig)
-	if err != nil {
-		return err
-	}
-	if restConfig == nil {
-		return errors.New("--apply needs a cluster: give --kubeconfig FILE or set KUBECONFIG")
-	}
-	restConfig.UserAgent = "openshift-router"
-	client, err := dynamic.NewForConfig(restConfig)
-	if err != nil {
-		return fmt.Errorf("kubernetes client: %w", err)
-	}
-	ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
-	defer cancel()
 	lines, err := deploy.Apply(ctx, client, us, f.dryRun)
 	for _, l := range lines {
 		fmt.Fprintln(cmd.OutOrStdout(), l)
 	}
 	if err != nil {
-		return fmt.Errorf("%s (%s): %w", where, restConfig.Host, err)
+		return fmt.Errorf("%s (%s): %w", where, host, err)
 	}
 	return nil
+}
+
+// existingStatsPassword returns the password in the router's stats Secret,
+// or "" when there is none (or it cannot be read: a new one is generated).
+func existingStatsPassword(ctx context.Context, client dynamic.Interface, o deploy.Options) string {
+	ns := o.Namespace
+	if ns == "" {
+		ns = "default"
+	}
+	u, err := client.Resource(schema.GroupVersionResource{Version: "v1", Resource: "secrets"}).Namespace(ns).
+		Get(ctx, deploy.StatsSecretName(o.Name), metav1.GetOptions{})
+	if err != nil {
+		return ""
+	}
+	enc, _, _ := unstructured.NestedString(u.Object, "data", "password")
+	b, err := base64.StdEncoding.DecodeString(enc)
+	if err != nil {
+		return ""
+	}
+	return string(b)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -20,6 +21,10 @@ import (
 func ToUnstructured(objs []runtime.Object) ([]*unstructured.Unstructured, error) {
 	out := make([]*unstructured.Unstructured, 0, len(objs))
 	for _, o := range objs {
+		if u, ok := o.(*unstructured.Unstructured); ok {
+			out = append(out, u.DeepCopy())
+			continue
+		}
 		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
 		if err != nil {
 			return nil, fmt.Errorf("converting %T: %w", o, err)
@@ -76,6 +81,10 @@ func Resource(u *unstructured.Unstructured) (schema.GroupVersionResource, bool, 
 		"ServiceAccount":     {"serviceaccounts", true},
 		"ClusterRole":        {"clusterroles", false},
 		"ClusterRoleBinding": {"clusterrolebindings", false},
+		"Role":               {"roles", true},
+		"RoleBinding":        {"rolebindings", true},
+		"ServiceMonitor":     {"servicemonitors", true},
+		"PrometheusRule":     {"prometheusrules", true},
 		"Secret":             {"secrets", true},
 		"ConfigMap":          {"configmaps", true},
 		"Deployment":         {"deployments", true},
@@ -88,10 +97,18 @@ func Resource(u *unstructured.Unstructured) (schema.GroupVersionResource, bool, 
 	return gv.WithResource(r.resource), r.namespaced, nil
 }
 
+// optional reports whether an object's API comes from a CRD that a
+// cluster may lack (the Prometheus Operator's).
+func optional(u *unstructured.Unstructured) bool {
+	return u.GetAPIVersion() == MonitoringAPIVersion
+}
+
 // Apply creates or updates the objects with server-side apply (field
 // manager FieldManager, forcing conflicts), so running it again changes
 // nothing. With dryRun the API server validates and admits everything but
-// persists nothing. It returns one line per object.
+// persists nothing. It returns one line per object. Objects of the
+// Prometheus Operator's API are skipped, with a line saying so, when the
+// cluster does not serve it.
 func Apply(ctx context.Context, client dynamic.Interface, objs []*unstructured.Unstructured, dryRun bool) ([]string, error) {
 	var lines []string
 	force := true
@@ -113,6 +130,15 @@ func Apply(ctx context.Context, client dynamic.Interface, objs []*unstructured.U
 		var ri dynamic.ResourceInterface = client.Resource(gvr)
 		if namespaced {
 			ri = client.Resource(gvr).Namespace(u.GetNamespace())
+		}
+		if optional(u) {
+			// Listing an unknown resource is NotFound; an unknown namespace
+			// only lists nothing.
+			if _, err := ri.List(ctx, metav1.ListOptions{Limit: 1}); apierrors.IsNotFound(err) {
+				lines = append(lines, fmt.Sprintf("%s/%s skipped: the cluster does not serve %s %s (install the Prometheus Operator's CRDs)",
+					strings.ToLower(u.GetKind()), u.GetName(), u.GetAPIVersion(), u.GetKind()))
+				continue
+			}
 		}
 		before, _ := ri.Get(ctx, u.GetName(), metav1.GetOptions{})
 		after, err := ri.Patch(ctx, u.GetName(), types.ApplyPatchType, data, opts)

@@ -7,11 +7,15 @@ package deploy
 
 import (
 	"bytes"
+	"crypto/rand"
 	"crypto/tls"
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"math/big"
+	"net"
 	"path"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -46,17 +50,39 @@ const (
 	ImageUID = 1001
 	// DefaultImage is the image used without --image.
 	DefaultImage = "ghcr.io/openshift-router-go/router:latest"
-	// DefaultMetricsPort is ROUTER_LISTEN_ADDR's default port (metrics and
-	// health probes).
-	DefaultMetricsPort = 1936
+	// DefaultStatsPort is oc adm router's --stats-port default: the port
+	// of the metrics and health server (and ROUTER_LISTEN_ADDR's default).
+	DefaultStatsPort = 1936
+	// DefaultStatsUser is oc adm router's --stats-user default.
+	DefaultStatsUser = "admin"
+	// MetricsCertDir is where a --metrics-cert-secret is mounted (oc adm
+	// router's path).
+	MetricsCertDir = "/etc/pki/tls/metrics"
+	// MutualTLSDir is where Secret NAME-mutual-tls-auth is mounted (oc adm
+	// router's path), with the keys MutualTLSCAKey and MutualTLSCRLKey.
+	MutualTLSDir    = "/etc/pki/tls/client-certs"
+	MutualTLSCAKey  = "ca.pem"
+	MutualTLSCRLKey = "crl.pem"
+	// MonitoringClusterRoleName is the ClusterRole that lets Prometheus
+	// read the router's /metrics (OpenShift's name).
+	MonitoringClusterRoleName = "router-monitoring"
+	// DefaultPrometheusServiceAccount is OpenShift's cluster Prometheus.
+	DefaultPrometheusServiceAccount = "openshift-monitoring/prometheus-k8s"
+	// DefaultMonitoringCAFile is where OpenShift's Prometheus finds the
+	// service CA that signs serving certificates.
+	DefaultMonitoringCAFile = "/etc/prometheus/configmaps/serving-certs-ca-bundle/service-ca.crt"
+	// ServiceAccountTokenFile is the bearer token Prometheus sends.
+	ServiceAccountTokenFile = "/var/run/secrets/kubernetes.io/serviceaccount/token"
 	// ClusterRoleName is the shared ClusterRole of all routers.
 	ClusterRoleName = "openshift-router"
 	// FieldManager is the server-side apply field manager.
 	FieldManager = "openshift-router"
 )
 
-// Options describe one router deployment. Empty strings and zero ports are
-// defaults.
+// Options describe one router deployment. Empty strings are defaults;
+// StatsPort is taken as given (0 disables the stats/metrics port, as with
+// oc adm router --stats-port=0): callers that want oc adm router's default
+// set it to DefaultStatsPort.
 type Options struct {
 	Name      string
 	Namespace string
@@ -70,10 +96,13 @@ type Options struct {
 	Ports       string
 	HostNetwork bool
 	HostPorts   bool
-	// MetricsPort is the port of ROUTER_LISTEN_ADDR (metrics, /healthz).
-	MetricsPort int
-	// StatsPort is HAProxy's stats listener (STATS_PORT); 0: none.
-	StatsPort      int
+	// StatsPort is oc adm router's --stats-port: the port of the health
+	// and metrics server (STATS_PORT, ROUTER_LISTEN_ADDR=0.0.0.0:PORT,
+	// ROUTER_METRICS_TYPE=haproxy; the probes). 0: none (HAProxy then
+	// answers /healthz on 1936 itself, as OpenShift's template does).
+	StatsPort int
+	// StatsUser is STATS_USERNAME (default "admin"); StatsPassword is
+	// STATS_PASSWORD, kept in Secret NAME-stats (random when empty).
 	StatsUser      string
 	StatsPassword  string
 	ServiceAccount string
@@ -89,11 +118,43 @@ type Options struct {
 	StrictSNI                      bool
 	DisableNamespaceOwnershipCheck bool
 	CanonicalHostname              string
-	MaxConnections                 int
-	RouteLabels                    string
-	NamespaceLabels                string
-	AllowedDomains                 string
-	DeniedDomains                  string
+	// MaxConnections is ROUTER_MAX_CONNECTIONS: "auto" or a positive
+	// number; empty: the router's default.
+	MaxConnections  string
+	RouteLabels     string
+	NamespaceLabels string
+	AllowedDomains  string
+	DeniedDomains   string
+	// Subdomain is ROUTER_SUBDOMAIN; ForceSubdomain also sets
+	// ROUTER_OVERRIDE_HOSTNAME=true (only one of them).
+	Subdomain      string
+	ForceSubdomain string
+	// Threads is ROUTER_THREADS (0: HAProxy's default).
+	Threads int
+	// MutualTLSAuth is ROUTER_MUTUAL_TLS_AUTH: "required", "optional" or
+	// "none" (default). MutualTLSAuthCA / CRL are PEM data kept in Secret
+	// NAME-mutual-tls-auth; MutualTLSAuthFilter is
+	// ROUTER_MUTUAL_TLS_AUTH_FILTER.
+	MutualTLSAuth        string
+	MutualTLSAuthCA      []byte
+	MutualTLSAuthCAFile  string
+	MutualTLSAuthCRL     []byte
+	MutualTLSAuthCRLFile string
+	MutualTLSAuthFilter  string
+	// MetricsCertSecret names a kubernetes.io/tls Secret served on the
+	// stats port (ROUTER_METRICS_TLS_CERT_FILE/KEY_FILE); the Service asks
+	// OpenShift's service CA for it.
+	MetricsCertSecret string
+
+	// PrometheusServiceAccount ("NAMESPACE/NAME") is bound to the
+	// router-monitoring ClusterRole (get routers/metrics); "" omits it.
+	PrometheusServiceAccount string
+	// Monitoring adds a ServiceMonitor and a PrometheusRule (and lets the
+	// Prometheus service account discover the router's endpoints).
+	Monitoring bool
+	// MonitoringCAFile is the CA file, in the Prometheus pod, that checks
+	// the metrics certificate (with MetricsCertSecret).
+	MonitoringCAFile string
 }
 
 // ClusterRoleRules are the permissions the router needs (docs/kubernetes.md,
@@ -105,6 +166,27 @@ func ClusterRoleRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{""}, Resources: []string{"services", "endpoints"}, Verbs: []string{"list", "watch"}},
 		{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"list", "watch"}},
 		{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"list", "watch"}},
+		// The bearer-token check of /metrics (TokenReview, then a
+		// SubjectAccessReview on routers/metrics), as OpenShift's router.
+		{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"tokenreviews"}, Verbs: []string{"create"}},
+		{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{"create"}},
+	}
+}
+
+// MonitoringClusterRoleRules let a scraper read the router's /metrics:
+// the router asks for "get" on route.openshift.io routers/metrics.
+func MonitoringClusterRoleRules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
+		{APIGroups: []string{"route.openshift.io"}, Resources: []string{"routers/metrics"}, Verbs: []string{"get"}},
+	}
+}
+
+// discoveryRules let Prometheus find the router's endpoints (in its
+// namespace) for a ServiceMonitor.
+func discoveryRules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"services", "endpoints", "pods"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"get", "list", "watch"}},
 	}
 }
 
@@ -277,38 +359,32 @@ func (o *Options) defaults() (ports, error) {
 	if err != nil {
 		return ports{}, err
 	}
-	if o.MetricsPort == 0 {
-		o.MetricsPort = DefaultMetricsPort
-	}
-	if o.MetricsPort < 1 || o.MetricsPort > 65535 {
-		return ports{}, fmt.Errorf("--metrics-port %d: not a port (1-65535)", o.MetricsPort)
-	}
 	if o.StatsPort < 0 || o.StatsPort > 65535 {
 		return ports{}, fmt.Errorf("--stats-port %d: not a port (1-65535, or 0 for none)", o.StatsPort)
 	}
-	used := map[int]string{p.http: "HTTP", p.https: "HTTPS"}
-	for _, q := range []struct {
-		name string
-		port int
-	}{{"--metrics-port", o.MetricsPort}, {"--stats-port", o.StatsPort}} {
-		if q.port == 0 {
-			continue
-		}
-		if other, ok := used[q.port]; ok {
-			return ports{}, fmt.Errorf("%s %d: already used by the %s port", q.name, q.port, other)
-		}
-		used[q.port] = q.name
+	if o.StatsPort == p.http || o.StatsPort == p.https {
+		return ports{}, fmt.Errorf("--stats-port %d: already used by the HTTP or HTTPS port (--ports)", o.StatsPort)
+	}
+	if o.StatsUser == "" {
+		o.StatsUser = DefaultStatsUser
 	}
 	for _, s := range []struct{ flag, v string }{{"--stats-user", o.StatsUser}, {"--stats-password", o.StatsPassword}} {
 		if strings.ContainsAny(s.v, " \t\r\n:\"'#\\") {
 			return ports{}, fmt.Errorf("%s: must not contain spaces, quotes, ':', '#' or '\\'", s.flag)
 		}
 	}
-	if (o.StatsUser != "" || o.StatsPassword != "") && o.StatsPort == 0 {
-		return ports{}, errors.New("--stats-user/--stats-password need --stats-port")
+	if o.StatsPort != 0 && o.StatsPassword == "" {
+		if o.StatsPassword, err = GeneratePassword(); err != nil {
+			return ports{}, err
+		}
 	}
-	if o.MaxConnections < 0 {
-		return ports{}, fmt.Errorf("--max-connections %d: must be positive", o.MaxConnections)
+	if o.MaxConnections != "" && o.MaxConnections != "auto" {
+		if n, err := strconv.Atoi(o.MaxConnections); err != nil || n < 1 {
+			return ports{}, fmt.Errorf("--max-connections %q: want auto or a positive whole number", o.MaxConnections)
+		}
+	}
+	if o.Threads < 0 {
+		return ports{}, fmt.Errorf("--threads %d: must not be negative", o.Threads)
 	}
 	if strings.ContainsAny(o.Ciphers, " \t\r\n") {
 		return ports{}, fmt.Errorf("--ciphers %q: a colon-separated OpenSSL cipher list without spaces", o.Ciphers)
@@ -316,6 +392,17 @@ func (o *Options) defaults() (ports, error) {
 	if o.CanonicalHostname != "" {
 		if errs := validation.IsDNS1123Subdomain(o.CanonicalHostname); len(errs) > 0 {
 			return ports{}, fmt.Errorf("--router-canonical-hostname %q: %s", o.CanonicalHostname, strings.Join(errs, "; "))
+		}
+		if net.ParseIP(o.CanonicalHostname) != nil {
+			return ports{}, fmt.Errorf("--router-canonical-hostname %q: must be a host name, not an IP address", o.CanonicalHostname)
+		}
+	}
+	if o.Subdomain != "" && o.ForceSubdomain != "" {
+		return ports{}, errors.New("only one of --subdomain, --force-subdomain can be given")
+	}
+	for _, s := range []struct{ flag, v string }{{"--subdomain", o.Subdomain}, {"--force-subdomain", o.ForceSubdomain}} {
+		if strings.ContainsAny(s.v, " \t\r\n\"'") {
+			return ports{}, fmt.Errorf("%s %q: a host name template such as ${name}-${namespace}.apps.example.com", s.flag, s.v)
 		}
 	}
 	if o.DefaultCert != nil {
@@ -326,11 +413,100 @@ func (o *Options) defaults() (ports, error) {
 	if o.Template != nil && len(bytes.TrimSpace(o.Template)) == 0 {
 		return ports{}, fmt.Errorf("--template %s: empty file", o.TemplateFile)
 	}
+	if err := o.checkMutualTLS(); err != nil {
+		return ports{}, err
+	}
+	if o.MetricsCertSecret != "" {
+		if errs := validation.IsDNS1123Subdomain(o.MetricsCertSecret); len(errs) > 0 {
+			return ports{}, fmt.Errorf("--metrics-cert-secret %q: %s", o.MetricsCertSecret, strings.Join(errs, "; "))
+		}
+		if o.StatsPort == 0 {
+			return ports{}, errors.New("--metrics-cert-secret needs --stats-port (the metrics port)")
+		}
+	}
+	if o.PrometheusServiceAccount != "" {
+		ns, name, ok := strings.Cut(o.PrometheusServiceAccount, "/")
+		if !ok || len(validation.IsDNS1123Label(ns)) > 0 || len(validation.IsDNS1123Subdomain(name)) > 0 {
+			return ports{}, fmt.Errorf("--prometheus-service-account %q: want NAMESPACE/NAME", o.PrometheusServiceAccount)
+		}
+	}
+	if o.Monitoring {
+		if o.StatsPort == 0 {
+			return ports{}, errors.New("--monitoring needs --stats-port (the metrics port)")
+		}
+		if o.PrometheusServiceAccount == "" {
+			return ports{}, errors.New("--monitoring needs --prometheus-service-account (whom /metrics lets in)")
+		}
+	}
+	if o.MonitoringCAFile == "" {
+		o.MonitoringCAFile = DefaultMonitoringCAFile
+	}
 	return p, nil
 }
 
+// checkMutualTLS validates the --mutual-tls-auth* options.
+func (o *Options) checkMutualTLS() error {
+	switch o.MutualTLSAuth {
+	case "", "none":
+		o.MutualTLSAuth = "none"
+		if o.MutualTLSAuthCA != nil || o.MutualTLSAuthCRL != nil || o.MutualTLSAuthFilter != "" {
+			return errors.New("--mutual-tls-auth-ca, -crl and -filter need --mutual-tls-auth required or optional")
+		}
+		return nil
+	case "required", "optional":
+	default:
+		return fmt.Errorf("--mutual-tls-auth %q: want required, optional or none", o.MutualTLSAuth)
+	}
+	if o.MutualTLSAuthCA != nil && !hasPEM(o.MutualTLSAuthCA, "CERTIFICATE") {
+		return fmt.Errorf("--mutual-tls-auth-ca %s: no PEM certificate", o.MutualTLSAuthCAFile)
+	}
+	if o.MutualTLSAuthCRL != nil && !hasPEM(o.MutualTLSAuthCRL, "X509 CRL") {
+		return fmt.Errorf("--mutual-tls-auth-crl %s: no PEM certificate revocation list (X509 CRL)", o.MutualTLSAuthCRLFile)
+	}
+	if o.MutualTLSAuthFilter != "" {
+		if _, err := regexp.Compile(o.MutualTLSAuthFilter); err != nil || strings.ContainsAny(o.MutualTLSAuthFilter, "\r\n\x00") {
+			return fmt.Errorf("--mutual-tls-auth-filter %q: want a regular expression on the client certificate subject", o.MutualTLSAuthFilter)
+		}
+	}
+	return nil
+}
+
+// hasPEM reports whether data holds a PEM block of type typ.
+func hasPEM(data []byte, typ string) bool {
+	rest := data
+	for i := 0; i < 10000; i++ {
+		var b *pem.Block
+		b, rest = pem.Decode(rest)
+		if b == nil {
+			return false
+		}
+		if b.Type == typ {
+			return true
+		}
+	}
+	return false
+}
+
+// GeneratePassword returns a random stats password (20 letters and
+// digits; oc adm router generated one when --stats-password was not given).
+func GeneratePassword() (string, error) {
+	const alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	b := make([]byte, 20)
+	max := big.NewInt(int64(len(alphabet)))
+	for i := range b {
+		n, err := rand.Int(rand.Reader, max)
+		if err != nil {
+			return "", fmt.Errorf("generating the stats password: %w", err)
+		}
+		b[i] = alphabet[n.Int64()]
+	}
+	return string(b), nil
+}
+
 // Objects returns the objects to create, in creation order. Options are
-// validated first; invalid ones are an error naming the flag.
+// validated first; invalid ones are an error naming the flag. With
+// StatsPort set and no StatsPassword, a random password is generated
+// (each call: pass the existing one to keep it).
 func Objects(o Options) ([]runtime.Object, error) {
 	p, err := o.defaults()
 	if err != nil {
@@ -351,28 +527,59 @@ func Objects(o Options) ([]runtime.Object, error) {
 			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: ClusterRoleName},
 			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: o.ServiceAccount, Namespace: o.Namespace}}},
 	)
+	if o.PrometheusServiceAccount != "" {
+		promNS, promName, _ := strings.Cut(o.PrometheusServiceAccount, "/")
+		prom := []rbacv1.Subject{{Kind: "ServiceAccount", Name: promName, Namespace: promNS}}
+		objs = append(objs,
+			&rbacv1.ClusterRole{TypeMeta: tm("rbac.authorization.k8s.io/v1", "ClusterRole"),
+				ObjectMeta: metav1.ObjectMeta{Name: MonitoringClusterRoleName}, Rules: MonitoringClusterRoleRules()},
+			&rbacv1.ClusterRoleBinding{TypeMeta: tm("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
+				ObjectMeta: metav1.ObjectMeta{Name: MonitoringBindingName(promNS, promName)},
+				RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: MonitoringClusterRoleName},
+				Subjects:   prom},
+		)
+		if o.Monitoring {
+			objs = append(objs,
+				&rbacv1.Role{TypeMeta: tm("rbac.authorization.k8s.io/v1", "Role"),
+					ObjectMeta: metav1.ObjectMeta{Name: MonitoringClusterRoleName, Namespace: o.Namespace}, Rules: discoveryRules()},
+				&rbacv1.RoleBinding{TypeMeta: tm("rbac.authorization.k8s.io/v1", "RoleBinding"),
+					ObjectMeta: metav1.ObjectMeta{Name: MonitoringBindingName(promNS, promName), Namespace: o.Namespace},
+					RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: MonitoringClusterRoleName},
+					Subjects:   prom},
+			)
+		}
+	}
 
 	env := []corev1.EnvVar{
 		{Name: "ROUTER_SERVICE_NAME", Value: o.Name},
 		{Name: "ROUTER_SERVICE_NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}},
 		{Name: "ROUTER_SERVICE_HTTP_PORT", Value: strconv.Itoa(p.http)},
 		{Name: "ROUTER_SERVICE_HTTPS_PORT", Value: strconv.Itoa(p.https)},
-		{Name: "ROUTER_LISTEN_ADDR", Value: "0.0.0.0:" + strconv.Itoa(o.MetricsPort)},
+		{Name: "STATS_PORT", Value: strconv.Itoa(o.StatsPort)},
 	}
 	add := func(name, value string) {
 		if value != "" {
 			env = append(env, corev1.EnvVar{Name: name, Value: value})
 		}
 	}
+	var volumes []corev1.Volume
+	var mounts []corev1.VolumeMount
 	if o.StatsPort != 0 {
-		add("STATS_PORT", strconv.Itoa(o.StatsPort))
-	}
-	add("STATS_USERNAME", o.StatsUser)
-	if o.StatsPassword != "" {
+		// oc adm router: the stats port is the metrics and health server's.
+		add("ROUTER_LISTEN_ADDR", "0.0.0.0:"+strconv.Itoa(o.StatsPort))
+		add("ROUTER_METRICS_TYPE", "haproxy")
+		add("STATS_USERNAME", o.StatsUser)
 		objs = append(objs, &corev1.Secret{TypeMeta: tm("v1", "Secret"), ObjectMeta: meta(StatsSecretName(o.Name)),
 			Type: corev1.SecretTypeOpaque, Data: map[string][]byte{"password": []byte(o.StatsPassword)}})
 		env = append(env, corev1.EnvVar{Name: "STATS_PASSWORD", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 			LocalObjectReference: corev1.LocalObjectReference{Name: StatsSecretName(o.Name)}, Key: "password"}}})
+		if o.MetricsCertSecret != "" {
+			add("ROUTER_METRICS_TLS_CERT_FILE", path.Join(MetricsCertDir, corev1.TLSCertKey))
+			add("ROUTER_METRICS_TLS_KEY_FILE", path.Join(MetricsCertDir, corev1.TLSPrivateKeyKey))
+			volumes = append(volumes, corev1.Volume{Name: "metrics-certs", VolumeSource: corev1.VolumeSource{
+				Secret: &corev1.SecretVolumeSource{SecretName: o.MetricsCertSecret}}})
+			mounts = append(mounts, corev1.VolumeMount{Name: "metrics-certs", MountPath: MetricsCertDir, ReadOnly: true})
+		}
 	}
 	add("ROUTER_CIPHERS", o.Ciphers)
 	if o.StrictSNI {
@@ -382,16 +589,40 @@ func Objects(o Options) ([]runtime.Object, error) {
 		add("ROUTER_DISABLE_NAMESPACE_OWNERSHIP_CHECK", "true")
 	}
 	add("ROUTER_CANONICAL_HOSTNAME", o.CanonicalHostname)
-	if o.MaxConnections > 0 {
-		add("ROUTER_MAX_CONNECTIONS", strconv.Itoa(o.MaxConnections))
+	add("ROUTER_MAX_CONNECTIONS", o.MaxConnections)
+	if o.Threads > 0 {
+		add("ROUTER_THREADS", strconv.Itoa(o.Threads))
+	}
+	add("ROUTER_SUBDOMAIN", o.Subdomain)
+	if o.ForceSubdomain != "" {
+		add("ROUTER_SUBDOMAIN", o.ForceSubdomain)
+		add("ROUTER_OVERRIDE_HOSTNAME", "true")
 	}
 	add("ROUTE_LABELS", o.RouteLabels)
 	add("NAMESPACE_LABELS", o.NamespaceLabels)
 	add("ROUTER_ALLOWED_DOMAINS", o.AllowedDomains)
 	add("ROUTER_DENIED_DOMAINS", o.DeniedDomains)
+	if o.MutualTLSAuth != "none" {
+		add("ROUTER_MUTUAL_TLS_AUTH", o.MutualTLSAuth)
+		if o.MutualTLSAuthCA != nil || o.MutualTLSAuthCRL != nil {
+			data := map[string][]byte{}
+			if o.MutualTLSAuthCA != nil {
+				data[MutualTLSCAKey] = o.MutualTLSAuthCA
+				add("ROUTER_MUTUAL_TLS_AUTH_CA", path.Join(MutualTLSDir, MutualTLSCAKey))
+			}
+			if o.MutualTLSAuthCRL != nil {
+				data[MutualTLSCRLKey] = o.MutualTLSAuthCRL
+				add("ROUTER_MUTUAL_TLS_AUTH_CRL", path.Join(MutualTLSDir, MutualTLSCRLKey))
+			}
+			objs = append(objs, &corev1.Secret{TypeMeta: tm("v1", "Secret"), ObjectMeta: meta(MutualTLSSecretName(o.Name)),
+				Type: corev1.SecretTypeOpaque, Data: data})
+			volumes = append(volumes, corev1.Volume{Name: "mutual-tls-auth", VolumeSource: corev1.VolumeSource{
+				Secret: &corev1.SecretVolumeSource{SecretName: MutualTLSSecretName(o.Name)}}})
+			mounts = append(mounts, corev1.VolumeMount{Name: "mutual-tls-auth", MountPath: MutualTLSDir, ReadOnly: true})
+		}
+		add("ROUTER_MUTUAL_TLS_AUTH_FILTER", o.MutualTLSAuthFilter)
+	}
 
-	var volumes []corev1.Volume
-	var mounts []corev1.VolumeMount
 	if o.DefaultCert != nil {
 		crt, key := splitPEM(o.DefaultCert)
 		objs = append(objs, &corev1.Secret{TypeMeta: tm("v1", "Secret"), ObjectMeta: meta(CertSecretName(o.Name)),
@@ -414,10 +645,9 @@ func Objects(o Options) ([]runtime.Object, error) {
 	containerPorts := []corev1.ContainerPort{
 		{Name: "http", ContainerPort: int32(p.http), Protocol: corev1.ProtocolTCP},
 		{Name: "https", ContainerPort: int32(p.https), Protocol: corev1.ProtocolTCP},
-		{Name: "metrics", ContainerPort: int32(o.MetricsPort), Protocol: corev1.ProtocolTCP},
 	}
 	if o.StatsPort != 0 {
-		containerPorts = append(containerPorts, corev1.ContainerPort{Name: "stats", ContainerPort: int32(o.StatsPort), Protocol: corev1.ProtocolTCP})
+		containerPorts = append(containerPorts, corev1.ContainerPort{Name: "metrics", ContainerPort: int32(o.StatsPort), Protocol: corev1.ProtocolTCP})
 	}
 	if usesHostPorts {
 		containerPorts[0].HostPort = int32(p.httpHost)
@@ -428,10 +658,15 @@ func Objects(o Options) ([]runtime.Object, error) {
 			}
 		}
 	}
-	metricsPort := intstr.FromInt32(int32(o.MetricsPort))
+	// Without a stats port HAProxy's own stats listener answers /healthz
+	// on 1936 (OpenShift's template); it has no readiness path.
+	probePort, readyPath := intstr.FromInt32(int32(o.StatsPort)), "/healthz/ready"
+	if o.StatsPort == 0 {
+		probePort, readyPath = intstr.FromInt32(DefaultStatsPort), "/healthz"
+	}
 	probe := func(p string, failures int32) *corev1.Probe {
 		return &corev1.Probe{
-			ProbeHandler:        corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: p, Port: metricsPort, Scheme: corev1.URISchemeHTTP}},
+			ProbeHandler:        corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: p, Port: probePort, Scheme: corev1.URISchemeHTTP}},
 			InitialDelaySeconds: 10,
 			PeriodSeconds:       10,
 			TimeoutSeconds:      1,
@@ -458,7 +693,7 @@ func Objects(o Options) ([]runtime.Object, error) {
 			Env:            env,
 			Ports:          containerPorts,
 			LivenessProbe:  probe("/healthz", 3),
-			ReadinessProbe: probe("/healthz/ready", 3),
+			ReadinessProbe: probe(readyPath, 3),
 			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
 				corev1.ResourceCPU:    resource.MustParse("100m"),
 				corev1.ResourceMemory: resource.MustParse("256Mi"),
@@ -494,23 +729,46 @@ func Objects(o Options) ([]runtime.Object, error) {
 	svcPorts := []corev1.ServicePort{
 		{Name: "http", Port: int32(p.http), TargetPort: intstr.FromInt32(int32(p.http)), Protocol: corev1.ProtocolTCP},
 		{Name: "https", Port: int32(p.https), TargetPort: intstr.FromInt32(int32(p.https)), Protocol: corev1.ProtocolTCP},
-		{Name: "metrics", Port: int32(o.MetricsPort), TargetPort: metricsPort, Protocol: corev1.ProtocolTCP},
 	}
-	objs = append(objs, &corev1.Service{TypeMeta: tm("v1", "Service"), ObjectMeta: meta(o.Name),
-		Spec: corev1.ServiceSpec{Selector: podLabels, Ports: svcPorts}})
+	if o.StatsPort != 0 {
+		svcPorts = append(svcPorts, corev1.ServicePort{Name: "metrics", Port: int32(o.StatsPort), TargetPort: probePort, Protocol: corev1.ProtocolTCP})
+	}
+	svc := &corev1.Service{TypeMeta: tm("v1", "Service"), ObjectMeta: meta(o.Name), Spec: corev1.ServiceSpec{Selector: podLabels, Ports: svcPorts}}
+	if o.MetricsCertSecret != "" {
+		// On OpenShift the service CA fills the Secret; elsewhere create it
+		// (e.g. with cert-manager) for NAME.NAMESPACE.svc.
+		svc.Annotations = map[string]string{ServingCertAnnotation: o.MetricsCertSecret}
+	}
+	objs = append(objs, svc)
+	if o.Monitoring {
+		objs = append(objs, ServiceMonitor(o, podLabels), PrometheusRule(o, podLabels))
+	}
 	return objs, nil
 }
+
+// ServingCertAnnotation asks OpenShift's service CA for a serving
+// certificate Secret of the Service.
+const ServingCertAnnotation = "service.beta.openshift.io/serving-cert-secret-name"
 
 // ClusterRoleBindingName is the binding of one router's service account.
 func ClusterRoleBindingName(namespace, name string) string {
 	return "openshift-router:" + namespace + ":" + name
 }
 
+// MonitoringBindingName is the binding of a Prometheus service account
+// to the router-monitoring role.
+func MonitoringBindingName(namespace, name string) string {
+	return MonitoringClusterRoleName + ":" + namespace + ":" + name
+}
+
 // CertSecretName is the Secret holding --default-cert.
 func CertSecretName(name string) string { return name + "-certs" }
 
-// StatsSecretName is the Secret holding --stats-password.
+// StatsSecretName is the Secret holding the stats password.
 func StatsSecretName(name string) string { return name + "-stats" }
+
+// MutualTLSSecretName is the Secret holding --mutual-tls-auth-ca/-crl.
+func MutualTLSSecretName(name string) string { return name + "-mutual-tls-auth" }
 
 // TemplateConfigMapName is the ConfigMap holding --template.
 func TemplateConfigMapName(name string) string { return name + "-template" }
