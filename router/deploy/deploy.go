@@ -53,6 +53,9 @@ const (
 	// DefaultStatsPort is oc adm router's --stats-port default: the port
 	// of the metrics and health server (and ROUTER_LISTEN_ADDR's default).
 	DefaultStatsPort = 1936
+	// TerminationGracePeriodSeconds is the router pod's grace period:
+	// the 45s ROUTER_GRACEFUL_SHUTDOWN_DELAY, then HAProxy's soft stop.
+	TerminationGracePeriodSeconds = 120
 	// DefaultStatsUser is oc adm router's --stats-user default.
 	DefaultStatsUser = "admin"
 	// MetricsCertDir is where a --metrics-cert-secret is mounted (oc adm
@@ -680,7 +683,10 @@ func Objects(o Options) ([]runtime.Object, error) {
 		maxSurge = intstr.FromInt32(0)
 	}
 	replicas := o.Replicas
-	yes, uid, grace := true, int64(ImageUID), int64(30)
+	// The router waits ROUTER_GRACEFUL_SHUTDOWN_DELAY (45s) with readiness
+	// failing before it stops HAProxy, which then finishes its
+	// connections: leave room for both, as the ingress operator does.
+	yes, uid, grace := true, int64(ImageUID), int64(TerminationGracePeriodSeconds)
 	pod := corev1.PodSpec{
 		ServiceAccountName:            o.ServiceAccount,
 		HostNetwork:                   o.HostNetwork,
