@@ -63,6 +63,7 @@ func newPipeline(cfg *config.Config, workingDir string, log logr.Logger) (contro
 		log.Info("configuration warning: " + w)
 	}
 	maxConn, fdLimit := fitMaxConnections(log, cfg.MaxConnections)
+	statsPort, statsUser, statsPassword := cfg.TemplateStats()
 	layout := servers.Options{PoolSize: cfg.MaxDynamicServers}
 	if cfg.BackendProcessEndpoints == "shuffle" {
 		r := rand.New(rand.NewSource(time.Now().UnixNano()))
@@ -93,9 +94,9 @@ func newPipeline(cfg *config.Config, workingDir string, log logr.Logger) (contro
 			WatchEndpoints:       cfg.WatchEndpoints,
 			HTTPPort:             cfg.HTTPPort,
 			HTTPSPort:            cfg.HTTPSPort,
-			StatsPort:            cfg.StatsPort,
-			StatsUser:            cfg.StatsUser,
-			StatsPassword:        cfg.StatsPassword,
+			StatsPort:            statsPort,
+			StatsUser:            statsUser,
+			StatsPassword:        statsPassword,
 			BindPorts:            true,
 			DisableHTTP2:         cfg.DisableHTTP2,
 			MaxConnections:       maxConn,

@@ -17,6 +17,7 @@ import (
 
 	"github.com/openshift-router-go/router/haproxy/process"
 	"github.com/openshift-router-go/router/haproxy/runtimeapi"
+	haproxymetrics "github.com/openshift-router-go/router/metrics/haproxy"
 	"github.com/openshift-router-go/router/router/admission"
 	"github.com/openshift-router-go/router/router/config"
 	"github.com/openshift-router-go/router/router/controller"
@@ -125,7 +126,9 @@ func run(ctx context.Context, f runFlags) error {
 	pipe.Observer = obs
 	pipe.Runtime = &runtimeapi.Client{Path: filepath.Join(runDir, "haproxy.sock")}
 	ctrl := controller.New(pipe)
-	if err := startMetrics(ctx, cfg, log.WithName("metrics"), ctrl, filepath.Join(runDir, "haproxy.sock"), obs); err != nil {
+	mdeps := metricsDeps{haproxySocket: filepath.Join(runDir, "haproxy.sock"), kube: src.kube,
+		haproxyPID: haproxymetrics.FirstPID(proc.WorkerPIDs, 2*time.Second)}
+	if err := startMetrics(ctx, cfg, log.WithName("metrics"), ctrl, mdeps, obs); err != nil {
 		return err
 	}
 

@@ -263,7 +263,7 @@ func TestCollectFixtureWithServers(t *testing.T) {
 	}
 
 	// Backends get only the reduced "B" set while servers are shown.
-	wantBackend := []string{"haproxy_backend_connections_total", "haproxy_backend_current_queue", "haproxy_backend_up"}
+	wantBackend := []string{"haproxy_backend_connections_reused_total", "haproxy_backend_connections_total", "haproxy_backend_current_queue", "haproxy_backend_up"}
 	if got := g.names("haproxy_backend_"); strings.Join(got, " ") != strings.Join(wantBackend, " ") {
 		t.Errorf("backend metrics %v, want %v", got, wantBackend)
 	}
@@ -350,7 +350,8 @@ func TestServerThresholdSwitchesToBackendMetrics(t *testing.T) {
 }
 
 func TestExportedColumnsSelectMetrics(t *testing.T) {
-	c, _ := newFromFixture(t, Options{Columns: []int{7, 42}}, readFixture(t, fixture))
+	// Frontends count connections from column 79, backends and servers from 7.
+	c, _ := newFromFixture(t, Options{Columns: []int{7, 42, 79}}, readFixture(t, fixture))
 	g := gather(t, c)
 	var got []string
 	for _, prefix := range []string{"haproxy_frontend_", "haproxy_backend_", "haproxy_server_"} {

@@ -43,7 +43,7 @@ func TestMalformedValuesNameTheVariable(t *testing.T) {
 		"RELOAD_INTERVAL":                  "soon",
 		"EXTENDED_VALIDATION":              "perhaps",
 		"ROUTER_BACKEND_PROCESS_ENDPOINTS": "sort",
-		"STATS_USERNAME":                   "a b",
+		"STATS_PORT":                       "1936x",
 		"ROUTER_MAX_DYNAMIC_SERVERS":       "257",
 	}
 	for _, v := range []string{"-1", "five"} {

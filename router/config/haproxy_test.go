@@ -120,12 +120,6 @@ func TestHAProxyMalformedValuesNameTheVariable(t *testing.T) {
 	if _, err := FromEnv(env(map[string]string{"SSL_MIN_VERSION": "TLSv1.3", "SSL_MAX_VERSION": "TLSv1.2"})); err == nil || !strings.Contains(err.Error(), "SSL_MAX_VERSION") {
 		t.Errorf("max below min: %v", err)
 	}
-	if _, err := FromEnv(env(map[string]string{"STATS_PORT": "1937"})); err == nil || !strings.Contains(err.Error(), "STATS_USERNAME") {
-		t.Errorf("stats page without credentials: %v", err)
-	}
-	if _, err := FromEnv(env(map[string]string{"STATS_PORT": "1936", "STATS_USERNAME": "a", "STATS_PASSWORD": "b"})); err == nil || !strings.Contains(err.Error(), "ROUTER_LISTEN_ADDR") {
-		t.Errorf("stats port on the metrics port: %v", err)
-	}
 }
 
 func TestHAProxyFilesCookieForwardedAndMutualTLS(t *testing.T) {
