@@ -9,7 +9,6 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"math/big"
-	"net"
 	"os"
 	"path"
 	"reflect"
@@ -301,10 +300,8 @@ func TestDockerfileAgreesWithTheBinary(t *testing.T) {
 	if got := rt["USER"]; !reflect.DeepEqual(got, []string{strconv.Itoa(ImageUID)}) {
 		t.Errorf("USER %v, want %d (Deployment runAsUser)", got, ImageUID)
 	}
-	_, metricsPort, err := net.SplitHostPort(cfg.Metrics.ListenAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The stats/metrics port when STATS_PORT and ROUTER_LISTEN_ADDR are unset.
+	metricsPort := strconv.Itoa(config.DefaultStatsPort)
 	if metricsPort != strconv.Itoa(DefaultMetricsPort) {
 		t.Errorf("metrics port: binary %s, deploy %d", metricsPort, DefaultMetricsPort)
 	}
