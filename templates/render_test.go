@@ -514,7 +514,7 @@ func TestDefaultTemplateRouterSettings(t *testing.T) {
 	for _, w := range []string{
 		"\n  bind :18080 accept-proxy\n", "\n  bind :18443 accept-proxy\n", "\n  tcp-request inspect-delay 6s\n",
 		"crt-list " + dir + "/conf/cert_config.map strict-sni alpn h2,http/1.1\n",
-		"\nlisten stats\n  bind :19360\n  mode http\n  stats enable\n  stats uri /\n  stats refresh 5s\n  stats auth admin:s3cret\n",
+		"\nlisten stats\n  bind :19360\n  mode http\n  monitor-uri /healthz\n  stats enable\n  stats hide-version\n  stats realm Haproxy\\ Statistics\n  stats uri /\n  stats auth admin:s3cret\n",
 		"backend be_http:ns:plain\n  mode http\n  option redispatch\n  option forwardfor\n  balance roundrobin",
 		"backend be_tcp:ns:pt\n  mode tcp\n  balance leastconn",
 		"server ept:svc-plain:10.0.0.1:8080 10.0.0.1:8080 cookie h10.0.0.1 weight 256 check inter 2500ms",
@@ -549,12 +549,14 @@ func TestDefaultTemplateRouterSettingsDefaults(t *testing.T) {
 		"\n  timeout connect 5s\n  timeout client 30s\n  timeout client-fin 1s\n  timeout server 30s\n  timeout server-fin 1s\n  timeout http-request 10s\n  timeout http-keep-alive 300s\n  timeout tunnel 1h\n",
 		"\n  bind :18080\n", "\n  bind :18443\n", "\n  tcp-request inspect-delay 5s\n",
 		"crt-list " + dir + "/conf/cert_config.map alpn h2,http/1.1\n",
+		// No stats port (OpenShift's template): /healthz on 1936, no page.
+		"\nlisten stats\n  bind :1936\n  mode http\n  monitor-uri /healthz\n\n",
 	} {
 		if !strings.Contains(cfg, w) {
 			t.Errorf("haproxy.config lacks %q", w)
 		}
 	}
-	for _, u := range []string{"nbthread", "hard-stop-after", "\n  log ", "log-format", "compression", "strict-sni", "accept-proxy\n", "listen stats"} {
+	for _, u := range []string{"nbthread", "hard-stop-after", "\n  log ", "log-format", "compression", "strict-sni", "accept-proxy\n", "stats enable"} {
 		if strings.Contains(cfg, u) {
 			t.Errorf("haproxy.config has %q without the setting", u)
 		}

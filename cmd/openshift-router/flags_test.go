@@ -265,7 +265,8 @@ func TestFlagValuesReachTheConfiguration(t *testing.T) {
 		{"router name", cfg.Kube.RouterName, "shard-a"},
 		{"resync", cfg.Kube.ResyncInterval, 2 * time.Minute},
 		{"update status", cfg.Kube.UpdateStatus, false},
-		{"stats port", cfg.StatsPort, 1937},
+		// ROUTER_LISTEN_ADDR's port wins over STATS_PORT, as upstream.
+		{"stats port", cfg.StatsPort, 1938},
 		{"stats user", cfg.StatsUser, "admin"},
 		{"stats password", cfg.StatsPassword, "secret"},
 		{"listen addr", cfg.Metrics.ListenAddr, "127.0.0.1:1938"},

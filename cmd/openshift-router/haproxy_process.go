@@ -22,6 +22,8 @@ import (
 type haproxyProcess interface {
 	controller.Process
 	Stop(ctx context.Context) error
+	// WorkerPIDs are the current workers (show proc), for haproxy_process_*.
+	WorkerPIDs(ctx context.Context) ([]int, error)
 }
 
 // newHAProxyProcess returns the sidecar driver when

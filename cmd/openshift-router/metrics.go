@@ -8,6 +8,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/openshift-router-go/router/haproxy/runtimeapi"
 	haproxymetrics "github.com/openshift-router-go/router/metrics/haproxy"
@@ -46,12 +47,37 @@ type readiness interface {
 	Restarts() int
 }
 
-// startMetrics binds the metrics and health server on ROUTER_LISTEN_ADDR
-// and serves it until ctx is done. HAProxy's statistics are read from its
-// runtime API socket (ROUTER_METRICS_TYPE=haproxy). An address that cannot
-// be bound or a certificate that cannot be loaded is a start-up error.
-func startMetrics(ctx context.Context, cfg *config.Config, log logr.Logger, ctrl readiness, haproxySocket string, m *routerMetrics) error {
+// metricsDeps are what the metrics server needs besides the configuration.
+type metricsDeps struct {
+	// haproxySocket is HAProxy's stats socket ("show stat", "show info").
+	haproxySocket string
+	// haproxyPID returns HAProxy's current worker PID for the
+	// haproxy_process_* metrics; ROUTER_METRICS_HAPROXY_PID_FILE overrides it.
+	haproxyPID haproxymetrics.PIDFunc
+	// kube, when the router watches a cluster, authorises /metrics by bearer
+	// token (TokenReview + SubjectAccessReview); nil otherwise.
+	kube kubernetes.Interface
+}
+
+// startMetrics starts the metrics and health server in metrics mode
+// (ROUTER_METRICS_TYPE=haproxy, or this router's none, with a stats port;
+// config.Metrics.Enabled) and serves it until ctx is done. HAProxy's
+// statistics are read from its stats socket (ROUTER_METRICS_TYPE=haproxy).
+// Outside metrics mode nothing is started: HAProxy's own stats listener
+// answers /healthz (templates). An address that cannot be bound or a
+// certificate that cannot be loaded is a start-up error.
+func startMetrics(ctx context.Context, cfg *config.Config, log logr.Logger, ctrl readiness, deps metricsDeps, m *routerMetrics) error {
 	mc := cfg.Metrics
+	if !mc.Enabled() {
+		port := cfg.StatsPort
+		if port == 0 {
+			port = config.DefaultStatsPort
+		}
+		log.Info("metrics server not started (set ROUTER_METRICS_TYPE=haproxy and STATS_PORT or ROUTER_LISTEN_ADDR for it); HAProxy's stats listener answers /healthz",
+			"statsPort", port, "statsPage", cfg.StatsPort > 0 && cfg.StatsUser != "" && cfg.StatsPassword != "")
+		return nil
+	}
+	haproxySocket := deps.haproxySocket
 	if mc.Type == config.MetricsTypeHAProxy {
 		collector, err := haproxymetrics.New(haproxymetrics.Options{
 			Source:             &runtimeapi.Client{Path: haproxySocket, Timeout: mc.HAProxyTimeout},
@@ -67,6 +93,17 @@ func startMetrics(ctx context.Context, cfg *config.Config, log logr.Logger, ctrl
 		}
 		if err := m.registry.Register(collector); err != nil {
 			return fmt.Errorf("registering HAProxy metrics: %w", err)
+		}
+		pid := deps.haproxyPID
+		if mc.HAProxyPIDFile != "" {
+			pid = haproxymetrics.PIDFile(mc.HAProxyPIDFile)
+		}
+		if pid != nil {
+			// Errors (HAProxy not running yet) leave the series out.
+			pc := collectors.NewProcessCollector(collectors.ProcessCollectorOpts{Namespace: "haproxy", PidFn: pid})
+			if err := m.registry.Register(pc); err != nil {
+				return fmt.Errorf("registering HAProxy process metrics: %w", err)
+			}
 		}
 	}
 
@@ -87,28 +124,37 @@ func startMetrics(ctx context.Context, cfg *config.Config, log logr.Logger, ctrl
 		}
 		return nil
 	}}
+	var authz server.Authorizer
+	if deps.kube != nil {
+		authz = &server.KubeAuthorizer{Client: deps.kube, RouterName: cfg.Kube.RouterName, Logger: log.WithName("authz")}
+	}
 	srv, err := server.Listen(server.Options{
-		Addr:        mc.ListenAddr,
-		Gatherer:    m.registry,
-		Registerer:  m.registry,
-		Username:    cfg.StatsUser,
-		Password:    cfg.StatsPassword,
-		TLSCertFile: mc.TLSCertFile,
-		TLSKeyFile:  mc.TLSKeyFile,
-		Live:        []server.Check{live},
-		Ready:       []server.Check{processRunningCheck(ctrl), synced, {Name: "haproxy", Run: haproxyAnswers}},
-		Logger:      log,
+		Addr:            mc.ListenAddr,
+		Network:         mc.ListenNetwork,
+		Gatherer:        m.registry,
+		Registerer:      m.registry,
+		Username:        cfg.StatsUser,
+		Password:        cfg.StatsPassword,
+		Authorizer:      authz,
+		TLSCertFile:     mc.TLSCertFile,
+		TLSKeyFile:      mc.TLSKeyFile,
+		TLSMinVersion:   mc.TLSMinVersion,
+		TLSCipherSuites: mc.TLSCipherSuites,
+		TLSCurves:       mc.TLSCurves,
+		Live:            []server.Check{live},
+		Ready:           []server.Check{processRunningCheck(ctrl), synced, {Name: "haproxy", Run: haproxyAnswers}},
+		Logger:          log,
 	})
 	switch {
 	case errors.Is(err, server.ErrListen):
-		return fmt.Errorf("ROUTER_LISTEN_ADDR=%s: %w", mc.ListenAddr, err)
+		return fmt.Errorf("ROUTER_LISTEN_ADDR=%s (or STATS_PORT): %w", mc.ListenAddr, err)
 	case errors.Is(err, server.ErrTLS):
 		return fmt.Errorf("ROUTER_METRICS_TLS_CERT_FILE/ROUTER_METRICS_TLS_KEY_FILE: %w", err)
 	case err != nil:
 		return err
 	}
 	log.Info("metrics and health server listening", "addr", srv.Addr().String(), "metricsType", mc.Type,
-		"tls", mc.TLSCertFile != "", "basicAuth", cfg.StatsUser != "" || cfg.StatsPassword != "")
+		"tls", mc.TLSCertFile != "", "basicAuth", cfg.StatsUser != "" || cfg.StatsPassword != "", "bearerTokens", authz != nil)
 	go func() {
 		if err := srv.Serve(ctx); err != nil {
 			log.Error(err, "metrics and health server stopped")

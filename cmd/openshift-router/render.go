@@ -65,6 +65,7 @@ func newPipeline(cfg *config.Config, workingDir string, log logr.Logger) (contro
 		log.Info(n)
 	}
 	maxConn, fdLimit := fitMaxConnections(log, cfg.MaxConnections)
+	statsPort, statsUser, statsPassword := cfg.TemplateStats()
 	layout := servers.Options{PoolSize: cfg.MaxDynamicServers}
 	if cfg.BackendProcessEndpoints == "shuffle" {
 		r := rand.New(rand.NewSource(time.Now().UnixNano()))
@@ -95,9 +96,9 @@ func newPipeline(cfg *config.Config, workingDir string, log logr.Logger) (contro
 			WatchEndpoints:       cfg.WatchEndpoints,
 			HTTPPort:             cfg.HTTPPort,
 			HTTPSPort:            cfg.HTTPSPort,
-			StatsPort:            cfg.StatsPort,
-			StatsUser:            cfg.StatsUser,
-			StatsPassword:        cfg.StatsPassword,
+			StatsPort:            statsPort,
+			StatsUser:            statsUser,
+			StatsPassword:        statsPassword,
 			BindPorts:            true,
 			DisableHTTP2:         cfg.DisableHTTP2,
 			MaxConnections:       maxConn,

@@ -15,6 +15,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/openshift-router-go/router/haproxy/runtimeapi"
+	haproxymetrics "github.com/openshift-router-go/router/metrics/haproxy"
 	"github.com/openshift-router-go/router/router/admission"
 	"github.com/openshift-router-go/router/router/config"
 	"github.com/openshift-router-go/router/router/controller"
@@ -101,7 +102,9 @@ func run(ctx context.Context, f runFlags) error {
 	pipe.Runtime = &runtimeapi.Client{Path: filepath.Join(runDir, "haproxy.sock")}
 	ctrl := controller.New(pipe)
 	gate := &processGate{readiness: ctrl, problem: procProblem}
-	if err := startMetrics(ctx, cfg, log.WithName("metrics"), gate, filepath.Join(runDir, "haproxy.sock"), obs); err != nil {
+	mdeps := metricsDeps{haproxySocket: filepath.Join(runDir, "haproxy.sock"), kube: src.kube,
+		haproxyPID: haproxymetrics.FirstPID(proc.WorkerPIDs, 2*time.Second)}
+	if err := startMetrics(ctx, cfg, log.WithName("metrics"), gate, mdeps, obs); err != nil {
 		return err
 	}
 

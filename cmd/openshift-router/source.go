@@ -30,6 +30,9 @@ type source struct {
 	// status writes route status (cluster only); nil otherwise.
 	status *status.Writer
 	desc   []any
+	// kube is the cluster's client (cluster only): the metrics server
+	// authorises bearer tokens with it.
+	kube kubernetes.Interface
 }
 
 // chooseSource picks the source: --manifests when given; otherwise the
@@ -75,7 +78,7 @@ func chooseSource(ctx context.Context, f runFlags, cfg *config.Config, st *store
 		WatchEndpoints:  cfg.WatchEndpoints,
 		Resync:          k.ResyncInterval,
 	})
-	out := &source{name: kube.SourceName, run: src.Run, desc: []any{"cluster", restConfig.Host, "routerName", k.RouterName,
+	out := &source{name: kube.SourceName, run: src.Run, kube: kc, desc: []any{"cluster", restConfig.Host, "routerName", k.RouterName,
 		"routeLabels", k.RouteLabels.String(), "namespaceLabels", fmt.Sprint(k.NamespaceLabels), "namespace", namespace}}
 	if k.UpdateStatus {
 		out.status = status.New(status.Options{

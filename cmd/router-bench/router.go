@@ -22,7 +22,7 @@ import (
 // controlledEnv are the variables the bench sets itself; inherited values
 // are dropped so that they cannot change what is measured unnoticed.
 var controlledEnv = []string{"KUBECONFIG", "RELOAD_INTERVAL", "ROUTER_SERVICE_HTTP_PORT",
-	"ROUTER_SERVICE_HTTPS_PORT", "ROUTER_LISTEN_ADDR", "ROUTER_MANIFESTS_DIR", "ROUTER_WORKING_DIR"}
+	"ROUTER_SERVICE_HTTPS_PORT", "ROUTER_LISTEN_ADDR", "ROUTER_METRICS_TYPE", "STATS_PORT", "ROUTER_MANIFESTS_DIR", "ROUTER_WORKING_DIR"}
 
 // routerProc is a running openshift-router.
 type routerProc struct {
@@ -62,6 +62,9 @@ func startRouter(cfg config, dir, manifestsDir string) (*routerProc, error) {
 		fmt.Sprintf("ROUTER_SERVICE_HTTPS_PORT=%d", r.HTTPSPort),
 		"ROUTER_LISTEN_ADDR="+r.Metrics,
 		"ROUTER_GRACEFUL_SHUTDOWN_DELAY=0s", // no load balancer to drain from
+		// Metrics mode: the router's own metrics and health server (else
+		// HAProxy's stats listener takes the port and /metrics is absent).
+		"ROUTER_METRICS_TYPE=haproxy",
 	)
 	if cfg.ReloadInterval != "" {
 		env = append(env, "RELOAD_INTERVAL="+cfg.ReloadInterval)

@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -75,6 +76,12 @@ type Options struct {
 	DynamicServer func(namespace, route, slot string) (string, bool)
 }
 
+// MaxConnFrontend is the frontend whose session limit (column 6, slim) is
+// reported as haproxy_max_connections.
+const MaxConnFrontend = "public"
+
+const slimColumn = 6
+
 // DynamicServerPrefix starts the names of spare server slots.
 const DynamicServerPrefix = "_dynamic-pod-"
 
@@ -107,6 +114,8 @@ type Collector struct {
 	minCols  int
 	descs    []*prometheus.Desc
 	up       *prometheus.Desc
+	haUp     *prometheus.Desc
+	maxConn  *prometheus.Desc
 	scrapes  *prometheus.Desc
 	failures *prometheus.Desc
 	interval *prometheus.Desc
@@ -120,6 +129,7 @@ type Collector struct {
 	totalScrapes uint64
 	parseFails   uint64
 	serverCount  int
+	maxConns     float64
 	metrics      []prometheus.Metric
 }
 
@@ -177,6 +187,8 @@ func New(o Options) (*Collector, error) {
 		}
 	}
 	c.up = prometheus.NewDesc("haproxy_exporter_up", "Was the last scrape of haproxy successful.", nil, nil)
+	c.haUp = prometheus.NewDesc("haproxy_up", "Was the last scrape of haproxy successful.", nil, nil)
+	c.maxConn = prometheus.NewDesc("haproxy_max_connections", "Maximum number of concurrent connections configured for the HAProxy process.", nil, nil)
 	c.scrapes = prometheus.NewDesc("haproxy_exporter_total_scrapes", "Current total HAProxy scrapes.", nil, nil)
 	c.failures = prometheus.NewDesc("haproxy_exporter_csv_parse_failures", "Number of errors while parsing CSV.", nil, nil)
 	c.interval = prometheus.NewDesc("haproxy_exporter_scrape_interval", "The time in seconds before another scrape is allowed, proportional to size of data.", nil, nil)
@@ -203,6 +215,8 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		ch <- d
 	}
 	ch <- c.up
+	ch <- c.haUp
+	ch <- c.maxConn
 	ch <- c.scrapes
 	ch <- c.failures
 	ch <- c.interval
@@ -223,6 +237,8 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		up = 1
 	}
 	ch <- prometheus.MustNewConstMetric(c.up, prometheus.GaugeValue, up)
+	ch <- prometheus.MustNewConstMetric(c.haUp, prometheus.GaugeValue, up)
+	ch <- prometheus.MustNewConstMetric(c.maxConn, prometheus.GaugeValue, c.maxConns)
 	// Counters without the _total suffix: OpenMetrics output keeps their
 	// documented names and gives them the "unknown" type.
 	ch <- prometheus.MustNewConstMetric(c.scrapes, prometheus.CounterValue, float64(c.totalScrapes))
@@ -267,8 +283,16 @@ func (c *Collector) scrape(now time.Time) {
 
 	servers := 0
 	for _, r := range rows {
-		if r.Type == typeServer {
+		switch {
+		case r.Type == typeServer:
 			servers++
+		case r.Type == typeFrontend && r.Proxy == MaxConnFrontend && len(r.Fields) > slimColumn:
+			// The HTTP frontend's session limit is the process-wide
+			// maxconn: the default template sets no frontend maxconn, so
+			// it inherits the global one (as OpenShift's router reads it).
+			if v, err := strconv.ParseFloat(r.Fields[slimColumn], 64); err == nil {
+				c.maxConns = v
+			}
 		}
 	}
 	limited := servers > c.o.ServerThreshold

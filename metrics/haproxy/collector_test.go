@@ -263,7 +263,7 @@ func TestCollectFixtureWithServers(t *testing.T) {
 	}
 
 	// Backends get only the reduced "B" set while servers are shown.
-	wantBackend := []string{"haproxy_backend_connections_total", "haproxy_backend_current_queue", "haproxy_backend_up"}
+	wantBackend := []string{"haproxy_backend_connections_reused_total", "haproxy_backend_connections_total", "haproxy_backend_current_queue", "haproxy_backend_up"}
 	if got := g.names("haproxy_backend_"); strings.Join(got, " ") != strings.Join(wantBackend, " ") {
 		t.Errorf("backend metrics %v, want %v", got, wantBackend)
 	}
@@ -350,7 +350,8 @@ func TestServerThresholdSwitchesToBackendMetrics(t *testing.T) {
 }
 
 func TestExportedColumnsSelectMetrics(t *testing.T) {
-	c, _ := newFromFixture(t, Options{Columns: []int{7, 42}}, readFixture(t, fixture))
+	// Frontends count connections from column 79, backends and servers from 7.
+	c, _ := newFromFixture(t, Options{Columns: []int{7, 42, 79}}, readFixture(t, fixture))
 	g := gather(t, c)
 	var got []string
 	for _, prefix := range []string{"haproxy_frontend_", "haproxy_backend_", "haproxy_server_"} {
@@ -448,6 +449,14 @@ func TestScrapeFailureReportsDown(t *testing.T) {
 		}
 		if got := g.value(t, "haproxy_exporter_up", nil); got != wantUp {
 			t.Errorf("scrape %d: up = %v, want %v", i, got, wantUp)
+		}
+		// OpenShift's name, which its HAProxyDown alert queries.
+		if got := g.value(t, "haproxy_up", nil); got != wantUp {
+			t.Errorf("scrape %d: haproxy_up = %v, want %v", i, got, wantUp)
+		}
+		// The public frontend's session limit, kept while HAProxy does not answer.
+		if got := g.value(t, "haproxy_max_connections", nil); got != 9500 {
+			t.Errorf("scrape %d: haproxy_max_connections = %v, want 9500 (slim of frontend public)", i, got)
 		}
 		if servers := len(g.find("haproxy_server_up", nil)); (wantUp == 1) != (servers > 0) {
 			t.Errorf("scrape %d: up %v with %d server metrics", i, wantUp, servers)
@@ -571,5 +580,62 @@ func TestNamesAreTheSameInTextAndOpenMetrics(t *testing.T) {
 	}
 	if strings.Contains(om, "_total_total") || strings.Contains(om, "haproxy_exporter_total_scrapes_total") {
 		t.Error("OpenMetrics renamed a metric")
+	}
+}
+
+// TestDefaultColumnsAreOpenShiftsWith79And85: frontends count connections
+// from column 79 (conn_tot), backends and servers report the connections
+// reused (column 85), as OpenShift's router does by default.
+func TestDefaultColumnsAreOpenShiftsWith79And85(t *testing.T) {
+	c, _ := newFromFixture(t, Options{}, readFixture(t, fixture))
+	g := gather(t, c)
+	if got := g.value(t, "haproxy_frontend_connections_total", map[string]string{"frontend": "public"}); got != 30 {
+		t.Errorf("haproxy_frontend_connections_total{frontend=public} = %v, want 30 (conn_tot)", got)
+	}
+	frontpage := map[string]string{"backend": "http", "namespace": "shop", "route": "frontpage"}
+	if n := len(g.find("haproxy_backend_connections_reused_total", frontpage)); n != 1 {
+		t.Errorf("%d haproxy_backend_connections_reused_total series for shop/frontpage, want 1", n)
+	}
+	if n := len(g.find("haproxy_server_connections_reused_total", frontpage)); n != 2 {
+		t.Errorf("%d haproxy_server_connections_reused_total series for shop/frontpage, want 2", n)
+	}
+	for _, name := range []string{"haproxy_server_http_average_queue_latency_milliseconds", "haproxy_server_http_average_connect_latency_milliseconds"} {
+		if len(g.find(name, frontpage)) == 0 {
+			t.Errorf("%s not exported by default", name)
+		}
+	}
+	if len(g.find("haproxy_frontend_http_responses_total", map[string]string{"frontend": "public", "code": "1xx"})) != 1 ||
+		len(g.find("haproxy_frontend_http_responses_total", map[string]string{"frontend": "public", "code": "other"})) != 1 {
+		t.Error("1xx and other responses not exported by default")
+	}
+}
+
+func TestPIDFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := dir + "/" + name
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if pid, err := PIDFile(write("ok", "4242\n4243\n"))(); err != nil || pid != 4242 {
+		t.Errorf("two lines: %d %v, want 4242", pid, err)
+	}
+	for name, content := range map[string]string{"empty": "", "junk": "abc\n", "zero": "0\n"} {
+		if pid, err := PIDFile(write(name, content))(); err == nil {
+			t.Errorf("%s: pid %d without an error", name, pid)
+		}
+	}
+	if _, err := PIDFile(dir + "/missing")(); err == nil {
+		t.Error("missing file: no error")
+	}
+	first := FirstPID(func(context.Context) ([]int, error) { return []int{7, 3}, nil }, time.Second)
+	if pid, err := first(); err != nil || pid != 7 {
+		t.Errorf("FirstPID: %d %v", pid, err)
+	}
+	none := FirstPID(func(context.Context) ([]int, error) { return nil, nil }, time.Second)
+	if _, err := none(); err == nil {
+		t.Error("FirstPID without workers: no error")
 	}
 }

@@ -35,15 +35,15 @@ type Column struct {
 	Counter bool
 }
 
-// columns lists every column the collector can export. The first group
-// is OpenShift's documented table (index, F/b/B/S usage, counter name);
-// the rest are further columns OpenShift's router knows, selectable with
-// ROUTER_METRICS_HAPROXY_EXPORTED.
+// columns lists every column the collector can export: the columns
+// OpenShift's router knows (index, F/b/B/S usage as in OpenShift's metrics
+// table, metric name). Frontends count connections from column 79
+// (conn_tot), not 7, as OpenShift's router does.
 var columns = []Column{
 	{Index: 2, Field: "qcur", Name: "current_queue", Help: "Current number of queued requests not assigned to any server.", Usage: "bBS"},
 	{Index: 4, Field: "scur", Name: "current_sessions", Help: "Current number of active sessions.", Usage: "FbS"},
 	{Index: 5, Field: "smax", Name: "max_sessions", Help: "Maximum observed number of active sessions.", Usage: "FbS"},
-	{Index: 7, Field: "stot", Name: "connections_total", Help: "Total number of connections.", Usage: "FbBS", Counter: true},
+	{Index: 7, Field: "stot", Name: "connections_total", Help: "Total number of connections.", Usage: "bBS", Counter: true},
 	{Index: 8, Field: "bin", Name: "bytes_in_total", Help: "Current total of incoming bytes.", Usage: "FbS", Counter: true},
 	{Index: 9, Field: "bout", Name: "bytes_out_total", Help: "Current total of outgoing bytes.", Usage: "FbS", Counter: true},
 	{Index: 13, Field: "econ", Name: "connection_errors_total", Help: "Total of connection errors.", Usage: "bS", Counter: true},
@@ -73,21 +73,19 @@ var columns = []Column{
 	{Index: 48, Field: "req_tot", Name: "http_requests_total", Help: "Total HTTP requests.", Usage: "F", Counter: true},
 	{Index: 58, Field: "qtime", Name: "http_average_queue_latency_milliseconds", Help: "Average time spent in the queue of the last 1024 requests in milliseconds.", Usage: "bS"},
 	{Index: 59, Field: "ctime", Name: "http_average_connect_latency_milliseconds", Help: "Average connect time of the last 1024 requests in milliseconds.", Usage: "bS"},
+	{Index: 79, Field: "conn_tot", Name: "connections_total", Help: "Total number of connections.", Usage: "F", Counter: true},
+	{Index: 85, Field: "reuse", Name: "connections_reused_total", Help: "Total number of connections reused.", Usage: "bBS", Counter: true},
 }
 
-// ReferenceColumns is the default column list of OpenShift's documentation
-// (ROUTER_METRICS_HAPROXY_EXPORTED example).
-var referenceColumns = []int{2, 4, 5, 7, 8, 9, 13, 14, 17, 21, 24, 33, 35, 40, 43, 60}
+// defaultColumns are the columns OpenShift's router exports by default.
+var defaultColumns = []int{2, 4, 5, 7, 8, 9, 13, 14, 17, 21, 24, 33, 35, 39, 40, 41, 42, 43, 44, 58, 59, 60, 79, 85}
 
 // DefaultColumns returns the columns exported when
-// ROUTER_METRICS_HAPROXY_EXPORTED is not set: OpenShift's documented list
-// plus 41 and 42 (3xx and 4xx responses), so that every HTTP response
-// class from 2xx to 5xx is counted.
+// ROUTER_METRICS_HAPROXY_EXPORTED is not set: OpenShift's router's default
+// list (every HTTP response class, the latencies, the frontends' connection
+// count from column 79 and the connections reused from column 85).
 func DefaultColumns() []int {
-	out := append([]int(nil), referenceColumns...)
-	out = append(out, 41, 42)
-	sort.Ints(out)
-	return out
+	return append([]int(nil), defaultColumns...)
 }
 
 // KnownColumns returns the indices that can be exported, sorted.

@@ -6,9 +6,14 @@
 //	                started, HAProxy answers on its runtime API socket
 //	/healthz/ready  readiness: the initial configuration is loaded and HAProxy answers
 //
-// With a user name or password (STATS_USERNAME, STATS_PASSWORD) every path
-// except the health checks needs HTTP basic authentication, so probes keep
-// working without credentials.
+// The health checks are open (so probes work). Every other path is
+// authorised as in OpenShift's router: a request with HTTP basic
+// authentication, when a user name or password is configured
+// (STATS_USERNAME, STATS_PASSWORD), must match them; any other request is
+// decided by the Authorizer (bearer token: TokenReview and
+// SubjectAccessReview against the cluster) when there is one. Without an
+// Authorizer (no cluster), configured credentials are required and, when
+// there are none, the paths are open.
 //
 // With a certificate and key the same port serves HTTPS as well: a
 // connection whose first byte starts a TLS handshake is served over TLS,
@@ -57,17 +62,27 @@ type Check struct {
 type Options struct {
 	// Addr is host:port to listen on.
 	Addr string
+	// Network is "tcp" (default), "tcp4" or "tcp6".
+	Network string
 	// Gatherer provides /metrics; nil serves no /metrics.
 	Gatherer prometheus.Gatherer
 	// Registerer, if set, receives promhttp's own handler metrics.
 	Registerer prometheus.Registerer
-	// Username and Password, if either is set, protect everything but the
-	// health checks with basic authentication.
+	// Username and Password are the basic authentication credentials
+	// accepted for everything but the health checks.
 	Username string
 	Password string
+	// Authorizer decides requests without basic authentication (bearer
+	// tokens); nil: see the package documentation.
+	Authorizer Authorizer
 	// TLSCertFile and TLSKeyFile, if set, enable HTTPS on the same port.
 	TLSCertFile string
 	TLSKeyFile  string
+	// TLSMinVersion (default TLS 1.2), TLSCipherSuites and TLSCurves
+	// (default Go's) configure HTTPS.
+	TLSMinVersion   uint16
+	TLSCipherSuites []uint16
+	TLSCurves       []tls.CurveID
 	// Live are the checks of /healthz; Ready those of /healthz/ready.
 	Live  []Check
 	Ready []Check
@@ -103,7 +118,14 @@ func Listen(o Options) (*Server, error) {
 		}
 		s.certs = cl
 	}
-	ln, err := net.Listen("tcp", o.Addr)
+	if o.Network == "" {
+		o.Network = "tcp"
+	}
+	if o.TLSMinVersion == 0 {
+		o.TLSMinVersion = tls.VersionTLS12
+	}
+	s.o = o
+	ln, err := net.Listen(o.Network, o.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("%w on %s: %w", ErrListen, o.Addr, err)
 	}
@@ -128,10 +150,7 @@ func (s *Server) Close() error { return s.ln.Close() }
 func (s *Server) Serve(ctx context.Context) error {
 	ln := s.ln
 	if s.certs != nil {
-		ln = newSniffListener(s.ln, &tls.Config{
-			MinVersion:     tls.VersionTLS12,
-			GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return s.certs.load() },
-		}, s.o.Logger)
+		ln = newSniffListener(s.ln, s.tlsConfig(), s.o.Logger)
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- s.srv.Serve(ln) }()
@@ -150,6 +169,18 @@ func (s *Server) Serve(ctx context.Context) error {
 		_ = s.srv.Close()
 	}
 	return nil
+}
+
+// tlsConfig is the HTTPS configuration: the operator's minimum version,
+// cipher suites (TLS 1.0-1.2; Go always enables its TLS 1.3 suites) and
+// curves, and the current certificate.
+func (s *Server) tlsConfig() *tls.Config {
+	return &tls.Config{
+		MinVersion:       s.o.TLSMinVersion,
+		CipherSuites:     s.o.TLSCipherSuites,
+		CurvePreferences: s.o.TLSCurves,
+		GetCertificate:   func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return s.certs.load() },
+	}
 }
 
 func (s *Server) handler() http.Handler {
@@ -193,16 +224,37 @@ func (s *Server) plainHTTPGuard(next http.Handler) http.Handler {
 func isHealthPath(p string) bool { return p == "/healthz" || p == "/healthz/ready" }
 
 func (s *Server) authenticated(next http.Handler) http.Handler {
-	if s.o.Username == "" && s.o.Password == "" {
-		return next
+	haveCreds := s.o.Username != "" || s.o.Password != ""
+	if !haveCreds && s.o.Authorizer == nil {
+		return next // no cluster and no credentials: open
+	}
+	unauthorized := func(w http.ResponseWriter) {
+		if haveCreds {
+			w.Header().Set("WWW-Authenticate", `Basic realm="openshift-router"`)
+		}
+		http.Error(w, "Unauthorized", http.StatusUnauthorized)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		u, p, ok := r.BasicAuth()
-		userOK := subtle.ConstantTimeCompare([]byte(u), []byte(s.o.Username)) == 1
-		passOK := subtle.ConstantTimeCompare([]byte(p), []byte(s.o.Password)) == 1
-		if !ok || !userOK || !passOK {
-			w.Header().Set("WWW-Authenticate", `Basic realm="openshift-router"`)
-			http.Error(w, "Unauthorized", http.StatusUnauthorized)
+		if u, p, ok := r.BasicAuth(); ok && haveCreds {
+			userOK := subtle.ConstantTimeCompare([]byte(u), []byte(s.o.Username)) == 1
+			passOK := subtle.ConstantTimeCompare([]byte(p), []byte(s.o.Password)) == 1
+			if !userOK || !passOK {
+				unauthorized(w)
+				return
+			}
+			next.ServeHTTP(w, r)
+			return
+		}
+		if s.o.Authorizer == nil {
+			unauthorized(w)
+			return
+		}
+		if d := s.o.Authorizer.Authorize(r); !d.Allowed() {
+			if d.Status == http.StatusUnauthorized {
+				unauthorized(w)
+				return
+			}
+			http.Error(w, d.Message, d.Status)
 			return
 		}
 		next.ServeHTTP(w, r)

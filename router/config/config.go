@@ -8,7 +8,6 @@ package config
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -57,6 +56,9 @@ type Config struct {
 	// without a reload), unless a route sets router.openshift.io/pool-size.
 	MaxDynamicServers int
 
+	// StatsPort is the stats port (ROUTER_LISTEN_ADDR's port, else
+	// STATS_PORT; 0: none); StatsUser and StatsPassword the credentials
+	// (STATS_USERNAME/STATS_PASSWORD or the *_FILE pair). See metrics.go.
 	StatsPort     int
 	StatsUser     string
 	StatsPassword string
@@ -120,33 +122,15 @@ func FromEnv(getenv Getenv) (*Config, error) {
 		DisableHTTP2:             p.boolean("ROUTER_DISABLE_HTTP2", false),
 		MaxConnections:           p.maxConnections("ROUTER_MAX_CONNECTIONS"),
 		MaxDynamicServers:        p.intRange("ROUTER_MAX_DYNAMIC_SERVERS", 5, 0, annotations.MaxPoolSize),
-		StatsPort:                p.portOrZero("STATS_PORT", 0),
-		StatsUser:                p.str("STATS_USERNAME", ""),
-		StatsPassword:            p.str("STATS_PASSWORD", ""),
 	}
 	c.Admission = p.admission()
 	c.Metrics = p.metrics()
 	c.Kube = p.kube()
 	c.HAProxy = p.haproxy()
 	c.Process = p.process()
+	p.stats(c) // metrics.go: stats port, metrics address, credentials
 	if c.HTTPPort == c.HTTPSPort && c.HTTPPort != 0 {
 		p.errs = append(p.errs, fmt.Errorf("ROUTER_SERVICE_HTTP_PORT and ROUTER_SERVICE_HTTPS_PORT must differ (both %d)", c.HTTPPort))
-	}
-	if c.StatsPort != 0 && (c.StatsPort == c.HTTPPort || c.StatsPort == c.HTTPSPort) {
-		p.errs = append(p.errs, fmt.Errorf("STATS_PORT %d collides with the HTTP/HTTPS port", c.StatsPort))
-	}
-	for _, s := range []struct{ name, v string }{{"STATS_USERNAME", c.StatsUser}, {"STATS_PASSWORD", c.StatsPassword}} {
-		if strings.ContainsAny(s.v, " \t\r\n:\"'#\\") {
-			p.errs = append(p.errs, fmt.Errorf("%s: must not contain spaces, quotes, ':', '#' or '\\'", s.name))
-		}
-	}
-	if c.StatsPort != 0 {
-		if c.StatsUser == "" || c.StatsPassword == "" {
-			p.errs = append(p.errs, fmt.Errorf("STATS_PORT=%d needs STATS_USERNAME and STATS_PASSWORD (the stats page is only served behind basic auth)", c.StatsPort))
-		}
-		if _, port, err := net.SplitHostPort(c.Metrics.ListenAddr); err == nil && port == strconv.Itoa(c.StatsPort) {
-			p.errs = append(p.errs, fmt.Errorf("STATS_PORT %d collides with ROUTER_LISTEN_ADDR %s (the metrics server)", c.StatsPort, c.Metrics.ListenAddr))
-		}
 	}
 	if len(p.errs) > 0 {
 		return nil, joinErrors(p.errs)

@@ -98,6 +98,7 @@ func TestValuesOpenShiftRefusesAreErrors(t *testing.T) {
 		"ROUTER_SERVICE_HTTP_PORT":  "443", // equal to HTTPS: HAProxy could not bind both
 		"ROUTER_CANONICAL_HOSTNAME": "not a host",
 		"ROUTE_LABELS":              "a in (",
+		"STATS_PORT":                "1936x",
 	} {
 		if _, err := FromEnv(env(map[string]string{name: value})); err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s=%q: error %v does not name the variable", name, value, err)

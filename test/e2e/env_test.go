@@ -133,6 +133,7 @@ func TestEnvStrictSNIOldCiphersCompressionStatsAndServerTimeout(t *testing.T) {
 		"ROUTER_STRICT_SNI":             "true",
 		"ROUTER_CIPHERS":                "old",
 		"ROUTER_ENABLE_COMPRESSION":     "true",
+		"ROUTER_METRICS_TYPE":           "", // HAProxy's stats page on STATS_PORT
 		"STATS_PORT":                    fmt.Sprint(statsPort),
 		"STATS_USERNAME":                "admin",
 		"STATS_PASSWORD":                "s3cret",

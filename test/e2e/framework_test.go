@@ -145,11 +145,18 @@ func startRouterWith(t *testing.T, manifestsDir string, env map[string]string, a
 		// No load balancer to drain from; tests of the delay set their own.
 		"ROUTER_GRACEFUL_SHUTDOWN_DELAY=0s",
 	)
-	if _, ok := env["ROUTER_LISTEN_ADDR"]; !ok {
-		// The metrics server's default 0.0.0.0:1936 would collide between
-		// routers; an IPv6 loopback port cannot collide with the IPv4
-		// ports the tests pick for haproxy.
-		cmd.Env = append(cmd.Env, "ROUTER_LISTEN_ADDR="+metricsListenDefault())
+	// Metrics mode by default, as OpenShift's deployments run: the router's
+	// own metrics and health server on a port of its own (outside metrics
+	// mode HAProxy's stats listener would take 0.0.0.0:1936 in every
+	// router). A test that sets ROUTER_METRICS_TYPE (even to "") or
+	// STATS_PORT chooses the mode and port itself.
+	if _, ok := env["ROUTER_METRICS_TYPE"]; !ok {
+		cmd.Env = append(cmd.Env, "ROUTER_METRICS_TYPE=haproxy")
+	}
+	_, setsListen := env["ROUTER_LISTEN_ADDR"]
+	_, setsStats := env["STATS_PORT"]
+	if !setsListen && !setsStats {
+		cmd.Env = append(cmd.Env, "ROUTER_LISTEN_ADDR="+metricsListenDefault(t))
 	}
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
@@ -173,14 +180,17 @@ func startRouterWith(t *testing.T, manifestsDir string, env map[string]string, a
 	return r
 }
 
-// metricsListenDefault is an ephemeral loopback port for routers whose
-// test does not look at metrics.
-func metricsListenDefault() string {
+// metricsListenDefault is a free loopback port for routers whose test
+// does not look at metrics (port 0 would mean "no metrics server"). An
+// IPv6 loopback port cannot collide with the IPv4 ports the tests pick for
+// haproxy.
+func metricsListenDefault(t *testing.T) string {
 	if l, err := net.Listen("tcp", "[::1]:0"); err == nil {
+		port := l.Addr().(*net.TCPAddr).Port
 		l.Close()
-		return "[::1]:0"
+		return fmt.Sprintf("[::1]:%d", port)
 	}
-	return "127.0.0.1:0"
+	return fmt.Sprintf("127.0.0.1:%d", freePort(t))
 }
 
 func withoutEnv(env []string, name string) []string {
