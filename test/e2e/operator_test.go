@@ -63,7 +63,17 @@ func ingressOperatorEnv() map[string]string {
 // host name, answers the probes over plain HTTP on STATS_PORT, and serves
 // /metrics over TLS with the operator's cipher settings to the credentials
 // from the mounted files.
+//
+// It runs twice: as release-4.22 deploys it (HAProxy in the router
+// container) and as later releases do (HAProxy in its own container,
+// started as the operator starts it, reloaded through
+// ROUTER_HAPROXY_ADMIN_UNIX_SOCKET).
 func TestIngressOperatorDefaultEnvironment(t *testing.T) {
+	t.Run("HAProxy in the router container (4.22)", func(t *testing.T) { testIngressOperatorEnvironment(t, false) })
+	t.Run("HAProxy in a sidecar container (4.23 and later)", func(t *testing.T) { testIngressOperatorEnvironment(t, true) })
+}
+
+func testIngressOperatorEnvironment(t *testing.T, sidecarMode bool) {
 	c := kubetest.Shared(t)
 	label := fmt.Sprintf("op-%d", time.Now().UnixNano()%1_000_000)
 	ns := c.CreateNamespace(t, "operator-", map[string]string{"operator-e2e": label}).Name
@@ -125,7 +135,36 @@ func TestIngressOperatorDefaultEnvironment(t *testing.T) {
 	// spec.namespaceSelector (the operator's NAMESPACE_LABELS): keeps this
 	// router to the test's namespace on the shared API server.
 	env["NAMESPACE_LABELS"] = "operator-e2e=" + label
-	r := startKubeRouter(t, c.KubeconfigPath, env)
+	curves := "X25519:P-256:P-384:P-521"
+	var r *router
+	var configPath string
+	if sidecarMode {
+		// The operator's later releases: HAProxy is started first (with
+		// a placeholder configuration) in its own container sharing
+		// /var/lib/haproxy, and the router reloads it.
+		env["ROUTER_HAPROXY_ADMIN_UNIX_SOCKET"] = "set below"
+		env["ROUTER_CURVES"] = "X25519MLKEM768:X25519:secp256r1:secp384r1"
+		curves = "X25519:secp256r1:secp384r1"
+		wd := shortTempDir(t, "op")
+		httpPort, httpsPort := freePort(t), freePort(t)
+		sc := startSidecarHAProxy(t, wd, httpPort)
+		env["ROUTER_HAPROXY_ADMIN_UNIX_SOCKET"] = sc.AdminSock
+		env["ROUTER_SERVICE_HTTP_PORT"] = fmt.Sprint(httpPort)
+		env["ROUTER_SERVICE_HTTPS_PORT"] = fmt.Sprint(httpsPort)
+		r = startKubeRouter(t, c.KubeconfigPath, env, "--working-dir", wd)
+		// r.WorkingDir stays the framework's (unused): its check that the
+		// router's HAProxy ends with it must not find the sidecar's.
+		r.HTTPPort, r.HTTPSPort = httpPort, httpsPort
+		configPath = filepath.Join(wd, "conf", "haproxy.config")
+		t.Cleanup(func() {
+			if kids := haproxyChildren(r); len(kids) > 0 {
+				t.Errorf("sidecar mode: the router started HAProxy itself: %v", kids)
+			}
+		})
+	} else {
+		r = startKubeRouter(t, c.KubeconfigPath, env)
+		configPath = filepath.Join(r.WorkingDir, "conf", "haproxy.config")
+	}
 
 	t.Run("every route type is served", func(t *testing.T) {
 		expectBackend(t, loadTimeout, func() (response, error) { return r.httpGet("www.apps.example.com", "/") }, "pod-plain")
@@ -177,9 +216,9 @@ func TestIngressOperatorDefaultEnvironment(t *testing.T) {
 				t.Errorf("unexpected warning: %s", line)
 			}
 		}
-		cfg, err := os.ReadFile(filepath.Join(r.WorkingDir, "conf", "haproxy.config"))
+		cfg, err := os.ReadFile(configPath)
 		must(t, err)
-		for _, w := range []string{"\n  nbthread 4\n", "\n  balance random\n", "\n  maxconn ", "ssl-default-bind-curves X25519:P-256:P-384:P-521\n"} {
+		for _, w := range []string{"\n  nbthread 4\n", "\n  balance random\n", "\n  maxconn ", "ssl-default-bind-curves " + curves + "\n"} {
 			if !strings.Contains(string(cfg), w) {
 				t.Errorf("haproxy.config lacks %q", w)
 			}
