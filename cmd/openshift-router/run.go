@@ -18,6 +18,7 @@ import (
 	"github.com/openshift-router-go/router/router/admission"
 	"github.com/openshift-router-go/router/router/config"
 	"github.com/openshift-router-go/router/router/controller"
+	"github.com/openshift-router-go/router/router/mtls"
 	"github.com/openshift-router-go/router/router/store"
 	"github.com/openshift-router-go/router/templates"
 )
@@ -99,6 +100,16 @@ func run(ctx context.Context, f runFlags) error {
 	}
 	pipe.Observer = obs
 	pipe.Runtime = &runtimeapi.Client{Path: filepath.Join(runDir, "haproxy.sock")}
+	if h := cfg.HAProxy; h.MutualTLSAuth != "none" && h.MutualTLSClientCA {
+		// The client CA copy and the CRLs it names (router/mtls).
+		mgr, err := mtls.New(mtls.Options{CAFile: h.MutualTLSCA, CRLFile: h.MutualTLSCRL,
+			Dir: filepath.Join(workingDir, "mtls", "latest"), Logger: log.WithName("mtls"), Changed: st.Poke})
+		if err != nil {
+			return err
+		}
+		pipe.ExtraFiles = mgr.Apply
+		go mgr.Run(ctx)
+	}
 	ctrl := controller.New(pipe)
 	gate := &processGate{readiness: ctrl, problem: procProblem}
 	if err := startMetrics(ctx, cfg, log.WithName("metrics"), gate, filepath.Join(runDir, "haproxy.sock"), obs); err != nil {
