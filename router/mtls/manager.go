@@ -389,7 +389,7 @@ func (m *Manager) round(ctx context.Context) time.Time {
 		switch {
 		case err != nil:
 			failed = true
-			m.log.Error(err, "cannot fetch the certificate revocation list; clients of this CA are refused until it is fetched", "ca", a.Cert.Subject.String(), "haveOlderList", haveOld)
+			m.log.Error(err, "cannot fetch the certificate revocation list; retrying (clients of this CA are refused while it has no current list)", "ca", a.Cert.Subject.String(), "keepingPreviousList", haveOld)
 			if haveOld {
 				// Kept even once expired: HAProxy then refuses this CA's
 				// clients rather than accept revoked certificates.
