@@ -19,6 +19,7 @@ import (
 	"github.com/openshift-router-go/router/router/admission"
 	"github.com/openshift-router-go/router/router/config"
 	"github.com/openshift-router-go/router/router/controller"
+	"github.com/openshift-router-go/router/router/mtls"
 	"github.com/openshift-router-go/router/router/store"
 	"github.com/openshift-router-go/router/templates"
 )
@@ -100,6 +101,16 @@ func run(ctx context.Context, f runFlags) error {
 	}
 	pipe.Observer = obs
 	pipe.Runtime = &runtimeapi.Client{Path: filepath.Join(runDir, "haproxy.sock")}
+	if h := cfg.HAProxy; h.MutualTLSAuth != "none" && h.MutualTLSClientCA {
+		// The client CA copy and the CRLs it names (router/mtls).
+		mgr, err := mtls.New(mtls.Options{CAFile: h.MutualTLSCA, CRLFile: h.MutualTLSCRL,
+			Dir: filepath.Join(workingDir, "mtls", "latest"), Logger: log.WithName("mtls"), Changed: st.Poke})
+		if err != nil {
+			return err
+		}
+		pipe.ExtraFiles = mgr.Apply
+		go mgr.Run(ctx)
+	}
 	ctrl := controller.New(pipe)
 	gate := &processGate{readiness: ctrl, problem: procProblem}
 	mdeps := metricsDeps{haproxySocket: filepath.Join(runDir, "haproxy.sock"), kube: src.kube,

@@ -139,6 +139,7 @@ func (p *parser) haproxy() model.HAProxySettings {
 	}
 	if h.MutualTLSAuth != "none" {
 		h.MutualTLSCA = p.pemFile("ROUTER_MUTUAL_TLS_AUTH_CA", "CERTIFICATE", false)
+		h.MutualTLSClientCA = h.MutualTLSCA != ""
 		if h.MutualTLSCA == "" {
 			h.MutualTLSCA = p.systemCABundle()
 		}

@@ -117,6 +117,12 @@ type Options struct {
 	// Runtime sends commands to the running HAProxy's runtime API; nil
 	// turns changes without reload off.
 	Runtime dynamic.Execer
+	// ExtraFiles, if set, is called on every pass with the built template
+	// data before it is rendered: it may point the data at files the
+	// router keeps besides the routes' (router/mtls: the client CA copy
+	// and CRLs) and returns them, to be written, checked and rolled back
+	// with the configuration. A change to them reloads HAProxy.
+	ExtraFiles func(td *model.TemplateData) []files.File
 	// FDLimit is the open-files limit HAProxy runs with; when set, the
 	// configuration's maxconn is lowered so that HAProxy's need (two per
 	// connection, one per health-checked server) fits in it.
@@ -723,11 +729,16 @@ func (c *Controller) exclude(keys []admission.Key, checkErr error) {
 }
 
 func (c *Controller) render(td *model.TemplateData) ([]files.File, error) {
+	var extra []files.File
+	if c.o.ExtraFiles != nil {
+		extra = c.o.ExtraFiles(td)
+	}
 	rendered, err := c.o.Renderer.Render(td)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]files.File, 0, len(rendered)+len(td.State)+1)
+	out := make([]files.File, 0, len(rendered)+len(td.State)+1+len(extra))
+	out = append(out, extra...)
 	for _, f := range rendered {
 		out = append(out, files.File{Path: f.Path, Data: f.Data})
 	}

@@ -77,6 +77,12 @@ type TemplateData struct {
 	// HAProxy holds the validated router-wide HAProxy settings from the
 	// environment (ROUTER_CIPHERS, timeouts, …; docs/env.md).
 	HAProxy HAProxySettings
+
+	// HaveClientCA and HaveCRLs are OpenShift's: ROUTER_MUTUAL_TLS_AUTH_CA
+	// is given (its copy is WORKDIR/mtls/latest/ca-bundle.pem), and
+	// WORKDIR/mtls/latest/crls.pem holds the CRLs its certificates name.
+	HaveClientCA bool
+	HaveCRLs     bool
 }
 
 // ServiceAliasConfig is one admitted route.
@@ -314,11 +320,15 @@ type HAProxySettings struct {
 	// "required"; MutualTLSCA and MutualTLSCRL are the CA bundle and CRL
 	// files (ROUTER_MUTUAL_TLS_AUTH_CA, _CRL); MutualTLSFilter
 	// (ROUTER_MUTUAL_TLS_AUTH_FILTER) is a quoted regular expression the
-	// client certificate's subject must match ("" for any).
-	MutualTLSAuth   string
-	MutualTLSCA     string
-	MutualTLSCRL    string
-	MutualTLSFilter string
+	// client certificate's subject must match ("" for any). In a running
+	// router with ROUTER_MUTUAL_TLS_AUTH_CA (MutualTLSClientCA), the CA and
+	// CRL paths are those of the copies router/mtls keeps current
+	// (WORKDIR/mtls/latest: the CA bundle and the CRLs it names).
+	MutualTLSAuth     string
+	MutualTLSCA       string
+	MutualTLSCRL      string
+	MutualTLSFilter   string
+	MutualTLSClientCA bool
 
 	// MutualTLSHeaderFilter (ROUTER_MUTUAL_TLS_HEADER_FILTER, default
 	// true) deletes the X-SSL* headers a client sends on every frontend, so
