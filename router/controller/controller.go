@@ -732,7 +732,12 @@ func (c *Controller) render(td *model.TemplateData) ([]files.File, error) {
 		out = append(out, files.File{Path: f.Path, Data: f.Data})
 	}
 	out = append(out, files.CertificateFiles(td)...)
-	out = append(out, files.AllowlistFiles(td)...)
+	for _, f := range files.AllowlistFiles(td) {
+		// A template's generateHAProxyAllowlistFile wrote it already.
+		if fileData(out, f.Path) == nil {
+			out = append(out, f)
+		}
+	}
 	if td.DefaultCertificate != "" && len(c.o.DefaultCertificate) > 0 {
 		out = append(out, files.File{Path: td.DefaultCertificate, Data: c.o.DefaultCertificate, Mode: 0o600})
 	}
