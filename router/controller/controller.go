@@ -549,7 +549,7 @@ func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, ch
 	}
 	if len(cmds) == 0 {
 		// Only comments or blank lines changed.
-		return "", parsed
+		return "", change.Running
 	}
 	began := time.Now()
 	n, err := dynamic.Apply(ctx, c.o.Runtime, cmds)
@@ -570,7 +570,9 @@ func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, ch
 		c.o.Observer.ObserveRuntimeChange("certificate")
 	}
 	c.o.Logger.V(1).Info("changes applied without a reload", "serverCommands", len(change.Commands), "certificates", certs, "took", time.Since(began).String())
-	return "", parsed
+	// What runs: the new configuration and the servers of removed lines,
+	// in maintenance until the next reload.
+	return "", change.Running
 }
 
 func (c *Controller) buildModel(prev servers.Layouts) (*model.TemplateData, admission.Decision, []model.ServiceAliasConfigKey, error) {
