@@ -146,7 +146,9 @@ func TestDiffNeedsReload(t *testing.T) {
 		{"backend option", func(s string) string { return strings.Replace(s, "balance roundrobin", "balance leastconn", 1) }, ReasonConfig},
 		{"server with a cookie added (not accepted on a dynamic server)", func(s string) string { return s + "  server c 10.0.0.3:80 cookie x\n" }, ReasonServers},
 		{"server renamed (its cookie cannot be added)", func(s string) string { return strings.Replace(s, "server a ", "server z ", 1) }, ReasonServers},
-		{"server added outside a backend", func(s string) string { return strings.Replace(s, "  mode http\n", "  mode http\n  server d 10.0.0.4:80\n", 1) }, ReasonServers},
+		{"server added outside a backend", func(s string) string {
+			return strings.Replace(s, "  mode http\n", "  mode http\n  server d 10.0.0.4:80\n", 1)
+		}, ReasonServers},
 		{"server with an unknown option added", func(s string) string { return s + "  server c 10.0.0.3:80 weight 1 frobnicate\n" }, ReasonServers},
 		{"server option", func(s string) string { return strings.Replace(s, "cookie c1", "cookie c9", 1) }, ReasonServerOptions},
 		{"health check added", func(s string) string { return strings.Replace(s, "weight 1\n", "weight 1 check\n", 1) }, ReasonServerOptions},
