@@ -94,6 +94,15 @@ func FuncMap(opts FuncOptions) template.FuncMap {
 		"generateHAProxyMap":          generateHAProxyMapFunc(""),
 		"clipHAProxyTimeoutValue":     ClipHAProxyTimeoutValue,
 		"parseIPList":                 ParseIPList,
+		"validateHAProxyAllowlist":    ValidateHAProxyAllowlist,
+		// The renderer replaces it with one that also returns the file
+		// with the rendered files (see Renderer.Render).
+		"generateHAProxyAllowlistFile": func(workingDir string, id model.ServiceAliasConfigKey, value string) string {
+			p, _ := AllowlistFile(workingDir, id, value)
+			return p
+		},
+		"processRewriteTarget": ProcessRewriteTarget,
+		"escapeSingleQuotes":   EscapeSingleQuotes,
 
 		// This router's additions.
 		"routeMapKey":      RouteMapKey,
@@ -589,6 +598,161 @@ func ParseIPList(list string) string {
 		klog.InfoS("Ignoring invalid IP address or CIDR in IP list", "entry", entry)
 	}
 	return strings.Join(valid, " ")
+}
+
+// MaxAllowlistLength is the largest number of addresses an
+// "acl allowlist src ..." line takes: HAProxy reads at most 64 words a
+// line, and "acl allowlist src" uses 3.
+const MaxAllowlistLength = 61
+
+// allowlistDir is where allowlist files go, relative to the working
+// directory (as in OpenShift).
+const allowlistDir = "router/allowlists"
+
+// ValidateHAProxyAllowlist reports whether the blank-separated list value
+// fits on one acl line (at most MaxAllowlistLength entries); a longer one
+// goes to a file (generateHAProxyAllowlistFile). It counts entries only,
+// as OpenShift does: pass it the result of parseIPList.
+func ValidateHAProxyAllowlist(value string) bool {
+	return len(strings.Fields(value)) <= MaxAllowlistLength
+}
+
+// AllowlistFile returns the path and contents of the allowlist file of
+// the route id: WorkingDir/router/allowlists/<id>.txt with one entry of
+// value a line, as OpenShift's generateHAProxyAllowlistFile writes it.
+// Entries that are no IP address or CIDR are left out (parseIPList's
+// result has none). An id that would leave the directory gives "".
+func AllowlistFile(workingDir string, id model.ServiceAliasConfigKey, value string) (string, []byte) {
+	name := string(id)
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\\\x00") || stripControl(name) != name {
+		klog.InfoS("Not writing an allowlist file for an invalid route key", "id", name)
+		return "", nil
+	}
+	var b strings.Builder
+	for _, entry := range strings.Fields(value) {
+		if net.ParseIP(entry) == nil {
+			if _, _, err := net.ParseCIDR(entry); err != nil {
+				continue
+			}
+		}
+		b.WriteString(entry)
+		b.WriteByte('\n')
+	}
+	if b.Len() == 0 {
+		b.WriteByte('\n')
+	}
+	return path.Join(workingDir, allowlistDir, name+".txt"), []byte(b.String())
+}
+
+// EscapeSingleQuotes returns val for use inside single quotes in
+// haproxy.config, as OpenShift's helper: every "'" becomes the four
+// characters quote, backslash, quote, quote (close, escaped quote,
+// reopen); carriage returns and line feeds are removed (and, here, every
+// other control character). The caller writes the enclosing quotes.
+func EscapeSingleQuotes(val string) string {
+	return strings.ReplaceAll(stripControl(val), "'", `'\''`)
+}
+
+// ProcessRewriteTarget turns the value of the
+// haproxy.router.openshift.io/rewrite-target annotation into the
+// replacement of "http-request replace-path REGEX 'REPLACEMENT'" the way
+// OpenShift's processRewriteTarget does, so that a value means what it
+// meant when OpenShift wrote it unquoted:
+//
+//   - an unescaped "#" ends the value (HAProxy's comment) and then no "\1"
+//     is appended;
+//   - unescaped double quotes are removed; unescaped single quotes are
+//     removed and escaped ones become a literal "'";
+//   - a run of an odd number of "%" has each "%" doubled (a single "%" was
+//     an error, "%%" a literal "%");
+//   - single backslashes are removed and double ones become one;
+//   - "\1" (the rest of the path after the route's path) is appended.
+//
+// Control characters are removed first (OpenShift's template only passes
+// values that have none).
+func ProcessRewriteTarget(val string) string {
+	val = stripControl(val)
+	// Up to the first unescaped "#".
+	comment := false
+	var b strings.Builder
+	escaped := false
+	for _, c := range val {
+		if c == '#' && !escaped {
+			comment = true
+			break
+		}
+		b.WriteRune(c)
+		escaped = c == '\\' && !escaped
+	}
+	val = b.String()
+	// Unescaped double quotes removed.
+	b.Reset()
+	escaped = false
+	for _, c := range val {
+		if c == '"' && !escaped {
+			escaped = false
+			continue
+		}
+		b.WriteRune(c)
+		escaped = c == '\\' && !escaped
+	}
+	val = b.String()
+	// Unescaped single quotes removed; escaped ones kept as a quoted
+	// quote whose backslash survives the backslash rules below.
+	b.Reset()
+	escaped = false
+	for _, c := range val {
+		switch {
+		case c == '\'' && !escaped:
+			continue
+		case c == '\'':
+			b.WriteString(`'\\''`)
+			escaped = false
+			continue
+		}
+		b.WriteRune(c)
+		escaped = c == '\\' && !escaped
+	}
+	val = b.String()
+	val = mapRuns(val, '%', func(n int) string {
+		if n%2 == 1 {
+			return strings.Repeat("%", 2*n)
+		}
+		return strings.Repeat("%", n)
+	})
+	val = mapRuns(val, '\\', func(n int) string {
+		if n == 1 {
+			return ""
+		}
+		return strings.Repeat(`\`, n)
+	})
+	val = strings.ReplaceAll(val, `\\`, `\`)
+	if !comment {
+		val += `\1`
+	}
+	return val
+}
+
+// mapRuns replaces every maximal run of the byte c in s by f(run length).
+func mapRuns(s string, c byte, f func(int) string) string {
+	if strings.IndexByte(s, c) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if s[i] != c {
+			b.WriteByte(s[i])
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && s[j] == c {
+			j++
+		}
+		b.WriteString(f(j - i))
+		i = j
+	}
+	return b.String()
 }
 
 // RouteMapKey returns the key of a route in this router's own longest-prefix

@@ -196,13 +196,18 @@ func certConfigMapLines(td model.TemplateData) []string {
 	// How many routes use each certificate: a certificate shared by
 	// several routes must not advertise h2, or browsers may coalesce
 	// connections across those routes.
-	uses := map[string]int{}
-	for _, cfg := range td.State {
-		if cfg.Host == "" {
-			continue
-		}
-		if cert, ok := cfg.Certificates[cfg.Host]; ok && cert.Contents != "" {
-			uses[cert.Contents]++
+	// td.CertificateIndex counts them (as OpenShift's does); data built
+	// without one is counted here.
+	uses := td.CertificateIndex
+	if uses == nil {
+		uses = map[string]int{}
+		for _, cfg := range td.State {
+			if cfg.Host == "" {
+				continue
+			}
+			if cert, ok := cfg.Certificates[cfg.Host]; ok && cert.Contents != "" {
+				uses[cert.Contents]++
+			}
 		}
 	}
 

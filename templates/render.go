@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"text/template"
 
 	"github.com/openshift-router-go/router/router/model"
@@ -41,6 +42,23 @@ type Renderer struct {
 	// executed from (a clone with generateHAProxyMap bound to that file).
 	files map[string]*template.Template
 	names []string
+
+	// mu serialises Render: generated holds, during one Render, the
+	// files the template asked for with generateHAProxyAllowlistFile.
+	mu        sync.Mutex
+	generated map[string][]byte
+}
+
+// allowlistFile is the renderer's generateHAProxyAllowlistFile: it
+// returns the path of the allowlist file, as OpenShift's helper does, and
+// records the file, which Render returns with the rendered files — the
+// router writes it with them instead of the template writing to disk.
+func (r *Renderer) allowlistFile(workingDir string, id model.ServiceAliasConfigKey, value string) string {
+	p, data := AllowlistFile(workingDir, id, value)
+	if p != "" && r.generated != nil {
+		r.generated[p] = data
+	}
+	return p
 }
 
 // isFileTemplate reports whether a defined template is a file to write:
@@ -99,7 +117,7 @@ func Parse(name, text string, funcs template.FuncMap) (*Renderer, error) {
 		if err != nil {
 			return nil, fmt.Errorf("preparing template %q: %w", n, err)
 		}
-		r.files[n] = clone.Funcs(MapFileFuncs(n))
+		r.files[n] = clone.Funcs(MapFileFuncs(n)).Funcs(template.FuncMap{"generateHAProxyAllowlistFile": r.allowlistFile})
 	}
 	return r, nil
 }
@@ -112,15 +130,35 @@ func OutputPath(workingDir, name string) string {
 	return filepath.Join(workingDir, strings.TrimPrefix(name, OpenShiftBaseDir))
 }
 
-// Render executes every file template with td.
+// Render executes every file template with td. The files the templates
+// asked for with generateHAProxyAllowlistFile follow the file templates'
+// output, sorted by path; a path a file template also writes is left to
+// the file template.
 func (r *Renderer) Render(td *model.TemplateData) ([]File, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.generated = map[string][]byte{}
+	defer func() { r.generated = nil }()
 	files := make([]File, 0, len(r.names))
+	written := map[string]bool{}
 	for _, n := range r.names {
 		var buf bytes.Buffer
 		if err := r.files[n].ExecuteTemplate(&buf, n, *td); err != nil {
 			return nil, fmt.Errorf("executing template: %w", err)
 		}
-		files = append(files, File{Path: OutputPath(td.WorkingDir, n), Data: buf.Bytes()})
+		p := OutputPath(td.WorkingDir, n)
+		written[p] = true
+		files = append(files, File{Path: p, Data: buf.Bytes()})
+	}
+	extra := make([]string, 0, len(r.generated))
+	for p := range r.generated {
+		if !written[filepath.Clean(p)] {
+			extra = append(extra, p)
+		}
+	}
+	sort.Strings(extra)
+	for _, p := range extra {
+		files = append(files, File{Path: filepath.Clean(p), Data: r.generated[p]})
 	}
 	return files, nil
 }

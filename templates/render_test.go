@@ -57,7 +57,11 @@ func unit(ns, name string, ips ...string) model.ServiceUnit {
 	su := model.ServiceUnit{Name: ns + "/" + name, Hostname: name + "." + ns + ".svc"}
 	for _, ip := range ips {
 		id := "ept:" + name + ":" + ip + ":8080"
-		su.EndpointTable = append(su.EndpointTable, model.Endpoint{ID: id, IP: ip, Port: "8080", IdHash: "h" + ip})
+		addr := ip
+		if strings.Contains(ip, ":") {
+			addr = "[" + ip + "]" // as the builder writes IPv6 addresses
+		}
+		su.EndpointTable = append(su.EndpointTable, model.Endpoint{ID: id, IP: addr, Port: "8080", IdHash: "h" + ip})
 	}
 	return su
 }
@@ -513,7 +517,7 @@ func TestDefaultTemplateRouterSettings(t *testing.T) {
 	}
 	for _, w := range []string{
 		"\n  bind :18080 accept-proxy\n", "\n  bind :18443 accept-proxy\n", "\n  tcp-request inspect-delay 6s\n",
-		"crt-list " + dir + "/conf/cert_config.map strict-sni alpn h2,http/1.1\n",
+		"crt-list " + dir + "/conf/cert_config.map strict-sni\n",
 		"\nlisten stats\n  bind :19360\n  mode http\n  monitor-uri /healthz\n  stats enable\n  stats hide-version\n  stats realm Haproxy\\ Statistics\n  stats uri /\n  stats auth admin:s3cret\n",
 		"backend be_http:ns:plain\n  mode http\n  option redispatch\n  option forwardfor\n  balance roundrobin",
 		"backend be_tcp:ns:pt\n  mode tcp\n  balance leastconn",
@@ -548,7 +552,7 @@ func TestDefaultTemplateRouterSettingsDefaults(t *testing.T) {
 		"\n  ssl-default-bind-options ssl-min-ver TLSv1.2\n",
 		"\n  timeout connect 5s\n  timeout client 30s\n  timeout client-fin 1s\n  timeout server 30s\n  timeout server-fin 1s\n  timeout http-request 10s\n  timeout http-keep-alive 300s\n  timeout tunnel 1h\n",
 		"\n  bind :18080\n", "\n  bind :18443\n", "\n  tcp-request inspect-delay 5s\n",
-		"crt-list " + dir + "/conf/cert_config.map alpn h2,http/1.1\n",
+		"crt-list " + dir + "/conf/cert_config.map\n",
 		// No stats port (OpenShift's template): /healthz on 1936, no page.
 		"\nlisten stats\n  bind :1936\n  mode http\n  monitor-uri /healthz\n\n",
 	} {
@@ -594,7 +598,7 @@ func TestDefaultTemplateMutualTLSCookieErrorFilesAndForwarded(t *testing.T) {
 	}
 	got := renderDefault(t, td, nil)
 	cfg := got["conf/haproxy.config"]
-	verify := " ca-file " + td.HAProxy.MutualTLSCA + " verify required alpn h2,http/1.1\n"
+	verify := " ca-file " + td.HAProxy.MutualTLSCA + " verify required\n"
 	for _, w := range []string{
 		"cert_config.map" + verify, "ssl crt " + td.DefaultCertificate + verify,
 		"\n  errorfile 503 " + td.HAProxy.ErrorFile503 + "\n  errorfile 404 " + td.HAProxy.ErrorFile404 + "\n",
@@ -735,10 +739,10 @@ func TestDefaultTemplateServerLines(t *testing.T) {
 	td.State["ns:one"] = single
 	td.ServiceUnits["ns/svc-one"] = unit("ns", "svc-one", "10.0.0.8")
 	cfg := renderDefault(t, td, nil)["conf/haproxy.config"]
-	opts := " weight 256 maxconn 7 ssl verify required ca-file /etc/service-ca.crt verifyhost svc-re.ns.svc check inter 5000ms"
+	opts := " weight 256 maxconn 7 ssl verify required ca-file /etc/service-ca.crt alpn h2,http/1.1 verifyhost svc-re.ns.svc check inter 5000ms"
 	for _, want := range []string{
 		"\n  server ept:svc-re:10.0.0.7:8080 10.0.0.7:8080 cookie h10.0.0.7" + opts + "\n",
-		"\n  server _dynamic-pod-1 127.0.0.1:1 cookie " + td.State["ns:re"].Servers[1].Cookie + " weight 0 maxconn 7 ssl verify required ca-file /etc/service-ca.crt verifyhost svc-re.ns.svc check inter 5000ms disabled\n",
+		"\n  server _dynamic-pod-1 127.0.0.1:1 cookie " + td.State["ns:re"].Servers[1].Cookie + " weight 0 maxconn 7 ssl verify required ca-file /etc/service-ca.crt alpn h2,http/1.1 verifyhost svc-re.ns.svc check inter 5000ms disabled\n",
 		"\n  server _dynamic-pod-2 127.0.0.1:1 cookie ",
 		"\n  server ept:svc-one:10.0.0.8:8080 10.0.0.8:8080 cookie h10.0.0.8 weight 256\n",
 	} {

@@ -58,6 +58,8 @@ func accepted(c Command, reply string) bool {
 		return strings.HasPrefix(l, "transaction created") || strings.HasPrefix(l, "transaction updated")
 	case "ssl-commit":
 		return strings.HasSuffix(r, "Success!")
+	case "add":
+		return strings.HasPrefix(r, "New server registered")
 	}
 	return r == ""
 }

@@ -6,11 +6,17 @@
 // differ only in the address, weight or maintenance state ("disabled") of
 // existing server lines, the difference is a list of runtime API commands
 // ("set server b/s addr|weight|state") that leave the running process exactly
-// as a reload on the new file would. Anything else — another line, a server
-// line added, removed, renamed, moved or with other options — needs a reload,
-// and Diff says why. Working on the rendered text makes it independent of the
-// template: a custom template that renders endpoints its own way simply gets
-// reloads.
+// as a reload on the new file would. A server line added to or removed from
+// a backend is followed too, the way OpenShift's dynamic configuration
+// manager does it, so that templates that write one line per endpoint (as
+// OpenShift's does) scale without reloads: an added line becomes
+// "add server" (then "enable server", and "enable health" with "check"),
+// when its options are ones HAProxy accepts on a dynamic server and the
+// backend's balance algorithm is dynamic; a removed line's server is put in
+// maintenance (its connections finish, no new ones come) and stays there
+// until the next reload. Anything else — another line, a server line
+// renamed or with other options, a line HAProxy could not add — needs a
+// reload, and Diff says why.
 package dynamic
 
 import (
@@ -45,6 +51,10 @@ type section struct {
 	// others hashes the section's lines other than server lines.
 	others  [sha256.Size]byte
 	servers []server
+	// staticLB is set when the section's balance algorithm does not
+	// allow servers to be added at runtime (static-rr, or a hash without
+	// "hash-type consistent").
+	staticLB bool
 }
 
 type server struct {
@@ -54,6 +64,9 @@ type server struct {
 	disabled bool
 	// options are the other words of the line, as written.
 	options string
+	// removed: the line is gone from the configuration, but the running
+	// HAProxy still has the server, in maintenance, until a reload.
+	removed bool
 }
 
 // sectionKeywords start a section of an HAProxy configuration.
@@ -68,12 +81,15 @@ func Parse(data []byte) *Config {
 	c := &Config{}
 	var cur *section
 	h := sha256.New()
+	balance, hashType := "", ""
 	flush := func() {
 		if cur != nil {
 			copy(cur.others[:], h.Sum(nil))
+			cur.staticLB = staticBalance(balance, hashType)
 			c.sections = append(c.sections, *cur)
 		}
 		h.Reset()
+		balance, hashType = "", ""
 	}
 	for len(data) > 0 {
 		var line []byte
@@ -107,11 +123,59 @@ func Parse(data []byte) *Config {
 				continue
 			}
 		}
+		if f := strings.Fields(string(trimmed)); len(f) >= 2 {
+			switch f[0] {
+			case "balance":
+				balance = f[1]
+			case "hash-type":
+				hashType = f[1]
+			}
+		}
 		h.Write(trimmed)
 		h.Write([]byte{'\n'})
 	}
 	flush()
 	return c
+}
+
+// staticBalance reports whether a balance algorithm (and hash-type)
+// refuses servers added at runtime: HAProxy adds servers only to backends
+// with a dynamic algorithm.
+func staticBalance(balance, hashType string) bool {
+	switch balance {
+	case "", "roundrobin", "leastconn", "first", "random":
+		return false
+	case "static-rr":
+		return true
+	}
+	// source, uri, url_param, hdr, rdp-cookie, hash: map-based unless
+	// consistent.
+	return hashType != "consistent"
+}
+
+// dynamicServerKeywords are the server options a server added through
+// the runtime API may have (HAProxy 2.6 refuses, among others, "cookie"
+// on dynamic servers). Each maps to the number of arguments it takes.
+var dynamicServerKeywords = map[string]int{
+	"check": 0, "no-check": 0, "inter": 1, "fastinter": 1, "downinter": 1, "rise": 1, "fall": 1,
+	"maxconn": 1, "minconn": 1, "maxqueue": 1, "ssl": 0, "no-ssl": 0, "verify": 1, "verifyhost": 1,
+	"ca-file": 1, "crl-file": 1, "alpn": 1, "proto": 1, "sni": 1, "send-proxy": 0, "send-proxy-v2": 0,
+	"check-ssl": 0, "check-sni": 1, "check-alpn": 1, "ssl-min-ver": 1, "ssl-max-ver": 1, "ciphers": 1,
+	"ciphersuites": 1, "backup": 0, "observe": 1, "error-limit": 1, "on-error": 1, "slowstart": 1,
+}
+
+// dynamicOptions reports whether a server's options are all accepted on
+// a server added at runtime.
+func dynamicOptions(options string) bool {
+	f := strings.Fields(options)
+	for i := 0; i < len(f); i++ {
+		n, ok := dynamicServerKeywords[f[i]]
+		if !ok || i+n > len(f)-1 {
+			return false
+		}
+		i += n
+	}
+	return true
 }
 
 func parseServer(line string) (server, bool) {
@@ -152,6 +216,10 @@ type Change struct {
 	// Commands bring the running process from the old configuration to
 	// the new one; empty when nothing differs.
 	Commands []Command
+	// Running is what the process runs once Commands are applied: the new
+	// configuration, plus the servers of removed lines, in maintenance.
+	// Diff the next configuration against it.
+	Running *Config
 	// Reload is true when the difference cannot be applied at runtime;
 	// Reason says why and Where names the section.
 	Reload bool
@@ -159,43 +227,109 @@ type Change struct {
 	Where  string
 }
 
-// Diff compares two parsed configurations.
+// Diff compares two parsed configurations: old as HAProxy runs it (a
+// Change's Running, or the file it loaded), new as rendered.
 func Diff(old, new *Config) Change {
 	if len(old.sections) != len(new.sections) {
 		return Change{Reload: true, Reason: ReasonConfig, Where: "sections added or removed"}
 	}
-	var cmds []Command
+	var adds, cmds, removes []Command
+	running := &Config{sections: make([]section, len(new.sections))}
 	for i := range new.sections {
 		o, n := &old.sections[i], &new.sections[i]
 		if o.header != n.header || o.others != n.others {
 			return Change{Reload: true, Reason: ReasonConfig, Where: n.header}
 		}
-		if len(o.servers) != len(n.servers) {
-			return Change{Reload: true, Reason: ReasonServers, Where: n.header}
-		}
+		run := *n
+		run.servers = append([]server(nil), n.servers...)
 		backend := ""
 		if f := strings.Fields(n.header); len(f) == 2 && (f[0] == "backend" || f[0] == "listen") {
 			backend = f[1]
 		}
+		oldByName := make(map[string]*server, len(o.servers))
+		for j := range o.servers {
+			oldByName[o.servers[j].name] = &o.servers[j]
+		}
+		newNames := make(map[string]bool, len(n.servers))
 		for j := range n.servers {
-			so, sn := &o.servers[j], &n.servers[j]
-			if so.name != sn.name {
-				return Change{Reload: true, Reason: ReasonServers, Where: n.header}
+			sn := &n.servers[j]
+			newNames[sn.name] = true
+			so, had := oldByName[sn.name]
+			if !had {
+				if backend == "" || n.staticLB || !dynamicOptions(sn.options) {
+					return Change{Reload: true, Reason: ReasonServers, Where: n.header + " server " + sn.name}
+				}
+				c, ok := addCommands(backend, sn)
+				if !ok {
+					return Change{Reload: true, Reason: ReasonServerAddress, Where: n.header + " server " + sn.name}
+				}
+				adds = append(adds, c...)
+				continue
 			}
-			if so.options != sn.options || backend == "" {
-				if *so != *sn {
+			was := *so
+			was.removed = false
+			if was.options != sn.options || backend == "" {
+				if was != *sn {
 					return Change{Reload: true, Reason: ReasonServerOptions, Where: n.header + " server " + sn.name}
 				}
 				continue
 			}
-			c, ok := serverCommands(backend, so, sn)
+			c, ok := serverCommands(backend, &was, sn)
 			if !ok {
 				return Change{Reload: true, Reason: ReasonServerAddress, Where: n.header + " server " + sn.name}
 			}
 			cmds = append(cmds, c...)
 		}
+		for j := range o.servers {
+			so := o.servers[j]
+			if newNames[so.name] {
+				continue
+			}
+			if backend == "" {
+				return Change{Reload: true, Reason: ReasonServers, Where: n.header + " server " + so.name}
+			}
+			// The server stays, in maintenance, until the next reload.
+			if !so.disabled {
+				removes = append(removes, Command{Kind: "state", Text: "set server " + backend + "/" + so.name + " state maint"})
+			}
+			so.disabled, so.removed = true, true
+			run.servers = append(run.servers, so)
+		}
+		running.sections[i] = run
 	}
-	return Change{Commands: cmds}
+	// New servers first, so that capacity is there before any goes.
+	all := append(append(adds, cmds...), removes...)
+	return Change{Commands: all, Running: running}
+}
+
+// addCommands adds server s to backend at runtime: "add server" (a
+// dynamic server starts in maintenance with health checks off), then,
+// unless the line is disabled, health checks and the server enabled.
+func addCommands(backend string, s *server) ([]Command, bool) {
+	ip, port, ok := splitAddr(s.addr)
+	if !ok {
+		return nil, false
+	}
+	w := s.weight
+	if w == "" {
+		w = "1"
+	}
+	if _, err := strconv.ParseUint(w, 10, 16); err != nil {
+		return nil, false
+	}
+	target := backend + "/" + s.name
+	text := fmt.Sprintf("add server %s %s weight %s", target, netip.AddrPortFrom(ip, port), w)
+	if s.options != "" {
+		text += " " + s.options
+	}
+	out := []Command{{Kind: "add", Text: text}}
+	if s.disabled {
+		return out, true
+	}
+	if strings.Contains(" "+s.options+" ", " check ") {
+		out = append(out, Command{Kind: "state", Text: "enable health " + target})
+	}
+	return append(out, Command{Kind: "state", Text: "enable server " + target}), true
 }
 
 func serverCommands(backend string, o, n *server) ([]Command, bool) {

@@ -83,6 +83,58 @@ func TestDiffFindsRuntimeCommands(t *testing.T) {
 	}
 }
 
+func TestDiffAddsAndRetiresServers(t *testing.T) {
+	const old = `backend be_http:ns:up
+  balance random
+  cookie k insert indirect nocache dynamic
+  server pod:a 10.0.0.1:80 weight 256 check inter 5000ms
+  server pod:b 10.0.0.2:80 weight 256 check inter 5000ms
+backend be_tcp:ns:src
+  balance source
+  hash-type consistent
+  server pod:c 10.0.0.3:443 weight 256
+`
+	next := strings.Replace(old, "  server pod:a 10.0.0.1:80 weight 256 check inter 5000ms\n", "", 1)
+	next = strings.Replace(next, "  server pod:c 10.0.0.3:443 weight 256\n", "  server pod:c 10.0.0.3:443 weight 256\n  server pod:d [fd00::4]:443 weight 256 disabled\n", 1)
+	next += "" // pod:e is added in the middle of be_http:ns:up
+	next = strings.Replace(next, "  server pod:b", "  server pod:e 10.0.0.5:8080 weight 256 check inter 5000ms ssl verify none alpn h2,http/1.1\n  server pod:b", 1)
+	got := diffText(old, next)
+	if got.Reload {
+		t.Fatalf("reload: %s at %s", got.Reason, got.Where)
+	}
+	want := []string{
+		"add server be_http:ns:up/pod:e 10.0.0.5:8080 weight 256 check inter 5000ms ssl verify none alpn h2,http/1.1",
+		"enable health be_http:ns:up/pod:e",
+		"enable server be_http:ns:up/pod:e",
+		"add server be_tcp:ns:src/pod:d [fd00::4]:443 weight 256",
+		"set server be_http:ns:up/pod:a state maint",
+	}
+	if !reflect.DeepEqual(commands(got), want) {
+		t.Fatalf("commands\n got  %q\n want %q", commands(got), want)
+	}
+	// The retired server is still there, in maintenance: when its line
+	// comes back it is enabled again, not added twice.
+	back := diffText(old, next)
+	again := Diff(back.Running, Parse([]byte(old)))
+	if again.Reload {
+		t.Fatalf("reload: %s at %s", again.Reason, again.Where)
+	}
+	// pod:d was added disabled: retiring it needs no command.
+	want = []string{
+		"set server be_http:ns:up/pod:a state ready",
+		"set server be_http:ns:up/pod:e state maint",
+	}
+	if !reflect.DeepEqual(commands(again), want) {
+		t.Errorf("commands\n got  %q\n want %q", commands(again), want)
+	}
+
+	// A map-based hash cannot take servers at runtime.
+	static := "backend h\n  balance source\n  server a 10.0.0.1:80 weight 1\n"
+	if got := diffText(static, static+"  server b 10.0.0.2:80 weight 1\n"); !got.Reload || got.Reason != ReasonServers {
+		t.Errorf("server added to balance source: reload=%v reason=%q", got.Reload, got.Reason)
+	}
+}
+
 func TestDiffNeedsReload(t *testing.T) {
 	for _, c := range []struct {
 		name   string
@@ -92,8 +144,12 @@ func TestDiffNeedsReload(t *testing.T) {
 		{"global setting", func(s string) string { return strings.Replace(s, "maxconn 100", "maxconn 101", 1) }, ReasonConfig},
 		{"new backend", func(s string) string { return s + "backend x\n  server y 10.0.0.9:1\n" }, ReasonConfig},
 		{"backend option", func(s string) string { return strings.Replace(s, "balance roundrobin", "balance leastconn", 1) }, ReasonConfig},
-		{"server added", func(s string) string { return s + "  server c 10.0.0.3:80\n" }, ReasonServers},
-		{"server renamed", func(s string) string { return strings.Replace(s, "server a ", "server z ", 1) }, ReasonServers},
+		{"server with a cookie added (not accepted on a dynamic server)", func(s string) string { return s + "  server c 10.0.0.3:80 cookie x\n" }, ReasonServers},
+		{"server renamed (its cookie cannot be added)", func(s string) string { return strings.Replace(s, "server a ", "server z ", 1) }, ReasonServers},
+		{"server added outside a backend", func(s string) string {
+			return strings.Replace(s, "  mode http\n", "  mode http\n  server d 10.0.0.4:80\n", 1)
+		}, ReasonServers},
+		{"server with an unknown option added", func(s string) string { return s + "  server c 10.0.0.3:80 weight 1 frobnicate\n" }, ReasonServers},
 		{"server option", func(s string) string { return strings.Replace(s, "cookie c1", "cookie c9", 1) }, ReasonServerOptions},
 		{"health check added", func(s string) string { return strings.Replace(s, "weight 1\n", "weight 1 check\n", 1) }, ReasonServerOptions},
 		{"address not an IP", func(s string) string { return strings.Replace(s, "[fd00::1]:80", "example.com:80", 1) }, ReasonServerAddress},

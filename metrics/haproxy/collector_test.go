@@ -199,7 +199,8 @@ func TestLabelsFromNames(t *testing.T) {
 		{"pod:web-1:web:http:127.0.0.1:19001", "127.0.0.1:19001", "web-1", "web"},
 		{"pod:web-1:web::10.0.0.1:8080", "10.0.0.1:8080", "web-1", "web"},
 		{"pod:web-1:web:http:fd00::1:8080", "fd00::1:8080", "web-1", "web"},
-		{"ept:api:127.0.0.1:19002", "127.0.0.1:19002", "", "api"},
+		{"ept:api::127.0.0.1:19002", "127.0.0.1:19002", "", "api"},
+		{"ept:api:http:fd00::2:19002", "fd00::2:19002", "", "api"},
 		{"fe_sni", "fe_sni", "", ""},
 		{"pod:broken", "pod:broken", "", ""},
 	}

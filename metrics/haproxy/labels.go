@@ -32,7 +32,7 @@ func BackendLabels(proxy string) (kind, namespace, route string) {
 // names servers after their endpoint:
 //
 //	pod:<pod>:<service>:<port name>:<ip>:<port>   endpoints of a pod
-//	ept:<service>:<ip>:<port>                     other endpoints
+//	ept:<service>:<port name>:<ip>:<port>         other endpoints
 //
 // and the "server" label is then "<ip>:<port>". Other names (e.g. fe_sni)
 // are the server label themselves, with empty pod and service.
@@ -48,8 +48,9 @@ func ServerLabels(name string) (server, pod, service string) {
 				return addr, p, svc
 			}
 		case "ept":
-			svc, addr, ok := strings.Cut(rest, ":")
-			if ok && addr != "" {
+			svc, r1, ok1 := strings.Cut(rest, ":")
+			_, addr, ok2 := strings.Cut(r1, ":") // drop the port name
+			if ok1 && ok2 && addr != "" {
 				return addr, "", svc
 			}
 		}

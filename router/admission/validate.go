@@ -170,6 +170,7 @@ func validate(r *routev1.Route, extended bool) validated {
 	if r.Spec.Port != nil {
 		errs = append(errs, validateTargetPort(spec.Child("port", "targetPort"), r.Spec.Port.TargetPort)...)
 	}
+	errs = append(errs, validateHeaderActions(spec.Child("httpHeaders"), &r.Spec)...)
 	if r.Spec.TLS != nil {
 		errs = append(errs, validateTLS(spec.Child("tls"), r.Spec.TLS)...)
 		if t := r.Spec.TLS.Termination; t == routev1.TLSTerminationEdge || t == routev1.TLSTerminationReencrypt {

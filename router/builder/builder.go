@@ -60,17 +60,89 @@ func Build(v store.View, admitted []*routev1.Route, o Options) *model.TemplateDa
 		HTTPSPort:            o.HTTPSPort,
 		MaxConnections:       o.MaxConnections,
 		HAProxy:              o.HAProxy,
+		// Endpoint changes always go through the runtime API.
+		DynamicConfigManager: &model.DynamicConfigManager{},
+		// ROUTER_MUTUAL_TLS_AUTH_CA was given (not the system bundle);
+		// router/mtls points the paths at its managed copies.
+		HaveClientCA: o.HAProxy.MutualTLSAuth != "none" && o.HAProxy.MutualTLSClientCA,
+	}
+	setEnvironmentData(td, o.HAProxy)
+	td.CertificateIndex = map[string]int{}
+	if o.DefaultCertificate != "" {
+		td.CertificateIndex[o.DefaultCertificate] = 1
 	}
 	for _, r := range admitted {
 		key := model.NewServiceAliasConfigKey(r.Namespace, r.Name)
-		td.State[key] = buildAlias(v, td, r, o)
+		cfg := buildAlias(v, td, r, o)
+		td.State[key] = cfg
+		if cert, ok := cfg.Certificates[cfg.Host]; ok {
+			td.CertificateIndex[cert.Contents]++
+		}
+		for suKey := range cfg.ServiceUnits {
+			su := td.ServiceUnits[suKey]
+			su.ServiceAliasAssociations[key] = true
+		}
 	}
 	return td
 }
 
+// setEnvironmentData fills the fields of OpenShift's template data that
+// come from the router-wide settings, in OpenShift's form.
+func setEnvironmentData(td *model.TemplateData, h model.HAProxySettings) {
+	for _, c := range h.CaptureRequestHeaders {
+		td.CaptureHTTPRequestHeaders = append(td.CaptureHTTPRequestHeaders, model.CaptureHTTPHeader{Name: c.Name, MaxLength: c.Len})
+	}
+	for _, c := range h.CaptureResponseHeaders {
+		td.CaptureHTTPResponseHeaders = append(td.CaptureHTTPResponseHeaders, model.CaptureHTTPHeader{Name: c.Name, MaxLength: c.Len})
+	}
+	if c := h.CaptureCookie; c != nil {
+		match := model.CookieMatchTypePrefix
+		if c.Exact {
+			match = model.CookieMatchTypeExact
+		}
+		td.CaptureHTTPCookie = &model.CaptureHTTPCookie{Name: c.Name, MaxLength: c.Len, MatchType: match}
+	}
+	for _, pair := range h.H1CaseAdjustPairs() {
+		td.HTTPHeaderNameCaseAdjustments = append(td.HTTPHeaderNameCaseAdjustments, model.HTTPHeaderNameCaseAdjustment{From: pair[0], To: pair[1]})
+	}
+	td.HTTPRequestHeaders = headerActions(h.HTTPRequestHeaderActions)
+	td.HTTPResponseHeaders = headerActions(h.HTTPResponseHeaderActions)
+}
+
+func headerActions(in []model.HeaderAction) []model.HTTPHeader {
+	var out []model.HTTPHeader
+	for _, a := range in {
+		h := model.HTTPHeader{Name: model.QuoteHeaderWord(a.Name), Action: routev1.RouteHTTPHeaderActionType(a.Action)}
+		if h.Action == routev1.Set {
+			h.Value = model.QuoteHeaderWord(a.RawValue)
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// routeHeaderActions returns a route's header actions (validated at
+// admission) in OpenShift's form: an action without a name, or a Set
+// without a value, is left out as OpenShift's router does.
+func routeHeaderActions(in []routev1.RouteHTTPHeader) []model.HTTPHeader {
+	var out []model.HTTPHeader
+	for _, a := range in {
+		switch {
+		case a.Name == "":
+		case a.Action.Type == routev1.Set && a.Action.Set != nil && a.Action.Set.Value != "":
+			out = append(out, model.HTTPHeader{Name: model.QuoteHeaderWord(a.Name), Value: model.QuoteHeaderWord(a.Action.Set.Value), Action: routev1.Set})
+		case a.Action.Type == routev1.Delete:
+			out = append(out, model.HTTPHeader{Name: model.QuoteHeaderWord(a.Name), Action: routev1.Delete})
+		}
+	}
+	return out
+}
+
 func buildAlias(v store.View, td *model.TemplateData, r *routev1.Route, o Options) model.ServiceAliasConfig {
 	key := model.NewServiceAliasConfigKey(r.Namespace, r.Name)
-	sum := md5.Sum([]byte(key))
+	// OpenShift hashes "<termination> <key>" before it knows the
+	// termination: the same cookie name for the same route.
+	sum := md5.Sum([]byte(" " + string(key)))
 	cfg := model.ServiceAliasConfig{
 		Name:             r.Name,
 		Namespace:        r.Namespace,
@@ -82,6 +154,14 @@ func buildAlias(v store.View, td *model.TemplateData, r *routev1.Route, o Option
 		Certificates:     map[string]model.Certificate{},
 		ServiceUnits:     map[model.ServiceUnitKey]int32{},
 		ServiceUnitNames: map[model.ServiceUnitKey]int32{},
+		EndpointTable:    map[model.ServiceUnitKey][]model.Endpoint{},
+		Status:           model.ServiceAliasConfigStatusSaved,
+
+		PrimaryServiceUnitKey: model.NewServiceUnitKey(r.Namespace, r.Spec.To.Name),
+	}
+	if h := r.Spec.HTTPHeaders; h != nil && (r.Spec.TLS == nil || r.Spec.TLS.Termination != routev1.TLSTerminationPassthrough) {
+		cfg.HTTPRequestHeaders = routeHeaderActions(h.Actions.Request)
+		cfg.HTTPResponseHeaders = routeHeaderActions(h.Actions.Response)
 	}
 	if cfg.Annotations == nil {
 		cfg.Annotations = map[string]string{}
@@ -133,6 +213,9 @@ func buildAlias(v store.View, td *model.TemplateData, r *routev1.Route, o Option
 			cfg.PreferPort = resolvePort(v.Service(r.Namespace, b.Name), su, targetPort)
 		}
 		counts[suKey] = countEndpoints(su, cfg.PreferPort)
+	}
+	for suKey := range cfg.ServiceUnits {
+		cfg.EndpointTable[suKey] = cfg.EndpointsOf(td.ServiceUnits[suKey])
 	}
 	cfg.ServiceUnitNames = endpointWeights(cfg.ServiceUnits, counts)
 	for k, w := range cfg.ServiceUnitNames {
@@ -217,8 +300,9 @@ func endpointWeights(weights map[model.ServiceUnitKey]int32, counts map[model.Se
 
 func buildServiceUnit(v store.View, namespace, name string, watchEndpoints bool) model.ServiceUnit {
 	su := model.ServiceUnit{
-		Name:     namespace + "/" + name,
-		Hostname: name + "." + namespace + ".svc",
+		Name:                     namespace + "/" + name,
+		Hostname:                 name + "." + namespace + ".svc",
+		ServiceAliasAssociations: map[model.ServiceAliasConfigKey]bool{},
 	}
 	// Admission only requires a name (as OpenShift does): a name no
 	// service can have has no endpoints, and never reaches the config.
@@ -226,7 +310,7 @@ func buildServiceUnit(v store.View, namespace, name string, watchEndpoints bool)
 		return su
 	}
 	seen := map[string]bool{}
-	add := func(ip string, port int32, portName string, ref *corev1.ObjectReference) {
+	add := func(ip string, port int32, portName string, appProtocol *string, ref *corev1.ObjectReference) {
 		addr, err := netip.ParseAddr(ip)
 		// IPv6 zones (fe80::1%eth0) have no place in a server address.
 		if err != nil || addr.Zone() != "" || port < 1 || port > 65535 {
@@ -235,14 +319,26 @@ func buildServiceUnit(v store.View, namespace, name string, watchEndpoints bool)
 		if portName != "" && len(validation.IsValidPortName(portName)) > 0 {
 			return
 		}
-		ep := model.Endpoint{IP: addr.String(), Port: strconv.Itoa(int(port)), PortName: portName}
+		// As OpenShift: IPv6 addresses in brackets, ready for a
+		// server line; the ID has the bare address.
+		bare := addr.String()
+		ep := model.Endpoint{IP: bare, Port: strconv.Itoa(int(port)), PortName: portName, TargetName: bare}
+		if addr.Is6() && !addr.Is4In6() {
+			ep.IP = "[" + bare + "]"
+		}
+		if appProtocol != nil && validAppProtocol(*appProtocol) {
+			ep.AppProtocol = *appProtocol
+		}
+		// A target name that is no object name is left out (it would be
+		// part of the server name).
 		if ref != nil && len(validation.IsDNS1123Subdomain(ref.Name)) == 0 {
 			ep.TargetName = ref.Name
+			if ref.Kind == "Pod" {
+				ep.ID = fmt.Sprintf("pod:%s:%s:%s:%s:%s", ep.TargetName, name, portName, bare, ep.Port)
+			}
 		}
-		if ref != nil && ref.Kind == "Pod" && ep.TargetName != "" {
-			ep.ID = fmt.Sprintf("pod:%s:%s:%s:%s:%s", ep.TargetName, name, portName, ep.IP, ep.Port)
-		} else {
-			ep.ID = fmt.Sprintf("ept:%s:%s:%s", name, ep.IP, ep.Port)
+		if ep.ID == "" {
+			ep.ID = fmt.Sprintf("ept:%s:%s:%s:%s", name, portName, bare, ep.Port)
 		}
 		if seen[ep.ID] {
 			return
@@ -261,7 +357,7 @@ func buildServiceUnit(v store.View, namespace, name string, watchEndpoints bool)
 					}
 					for i := range ss.Addresses {
 						a := ss.Addresses[i]
-						add(a.IP, p.Port, p.Name, a.TargetRef)
+						add(a.IP, p.Port, p.Name, p.AppProtocol, a.TargetRef)
 					}
 				}
 			}
@@ -286,7 +382,7 @@ func buildServiceUnit(v store.View, namespace, name string, watchEndpoints bool)
 						continue
 					}
 					for _, a := range e.Addresses {
-						add(a, *p.Port, portName, e.TargetRef)
+						add(a, *p.Port, portName, p.AppProtocol, e.TargetRef)
 					}
 				}
 			}
@@ -294,6 +390,22 @@ func buildServiceUnit(v store.View, namespace, name string, watchEndpoints bool)
 	}
 	sort.Slice(su.EndpointTable, func(i, j int) bool { return su.EndpointTable[i].ID < su.EndpointTable[j].ID })
 	return su
+}
+
+// validAppProtocol accepts what Kubernetes allows in appProtocol (an IANA
+// service name or a domain-prefixed name): the value reaches templates.
+func validAppProtocol(s string) bool {
+	if s == "" || len(s) > 253 {
+		return false
+	}
+	for _, c := range s {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '.', c == '/', c == '_':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // endpointReady follows the EndpointSlice contract: a nil ready condition

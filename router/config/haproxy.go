@@ -305,6 +305,7 @@ func parseHeaderAction(f string) (model.HeaderAction, error) {
 			return a, fmt.Errorf("value %q: want a non-empty URL-escaped value without line breaks", parts[1])
 		}
 		a.Value = templates.HAProxyQuote(val)
+		a.RawValue = val
 	}
 	return a, nil
 }

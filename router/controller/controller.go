@@ -555,7 +555,7 @@ func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, ch
 	}
 	if len(cmds) == 0 {
 		// Only comments or blank lines changed.
-		return "", parsed
+		return "", change.Running
 	}
 	began := time.Now()
 	n, err := dynamic.Apply(ctx, c.o.Runtime, cmds)
@@ -576,7 +576,9 @@ func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, ch
 		c.o.Observer.ObserveRuntimeChange("certificate")
 	}
 	c.o.Logger.V(1).Info("changes applied without a reload", "serverCommands", len(change.Commands), "certificates", certs, "took", time.Since(began).String())
-	return "", parsed
+	// What runs: the new configuration and the servers of removed lines,
+	// in maintenance until the next reload.
+	return "", change.Running
 }
 
 func (c *Controller) buildModel(prev servers.Layouts) (*model.TemplateData, admission.Decision, []model.ServiceAliasConfigKey, error) {
@@ -743,7 +745,12 @@ func (c *Controller) render(td *model.TemplateData) ([]files.File, error) {
 		out = append(out, files.File{Path: f.Path, Data: f.Data})
 	}
 	out = append(out, files.CertificateFiles(td)...)
-	out = append(out, files.AllowlistFiles(td)...)
+	for _, f := range files.AllowlistFiles(td) {
+		// A template's generateHAProxyAllowlistFile wrote it already.
+		if fileData(out, f.Path) == nil {
+			out = append(out, f)
+		}
+	}
 	if td.DefaultCertificate != "" && len(c.o.DefaultCertificate) > 0 {
 		out = append(out, files.File{Path: td.DefaultCertificate, Data: c.o.DefaultCertificate, Mode: 0o600})
 	}

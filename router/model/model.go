@@ -61,6 +61,43 @@ type TemplateData struct {
 	// listeners back until the initial sync.
 	BindPorts    bool
 	DisableHTTP2 bool
+	// DynamicConfigManager is non-nil when endpoint changes are applied to
+	// the running HAProxy through its runtime API rather than by a reload
+	// — always, in this router. OpenShift's templates only test it
+	// ({{ if .DynamicConfigManager }}, {{ with }}): set, they write
+	// "cookie ... dynamic" and "dynamic-cookie-key" instead of a cookie
+	// per server line, which lets servers be added at runtime.
+	DynamicConfigManager *DynamicConfigManager
+	// CaptureHTTPRequestHeaders and CaptureHTTPResponseHeaders
+	// (ROUTER_CAPTURE_HTTP_REQUEST_HEADERS, _RESPONSE_HEADERS) and
+	// CaptureHTTPCookie (ROUTER_CAPTURE_HTTP_COOKIE, nil for none) are
+	// captured into the access log.
+	CaptureHTTPRequestHeaders  []CaptureHTTPHeader
+	CaptureHTTPResponseHeaders []CaptureHTTPHeader
+	CaptureHTTPCookie          *CaptureHTTPCookie
+	// HTTPHeaderNameCaseAdjustments (ROUTER_H1_CASE_ADJUST) are the
+	// h1-case-adjust pairs.
+	HTTPHeaderNameCaseAdjustments []HTTPHeaderNameCaseAdjustment
+	// HaveClientCA is true when ROUTER_MUTUAL_TLS_AUTH_CA names a client
+	// CA bundle; the router then keeps a copy of it at
+	// WorkingDir/mtls/latest/ca-bundle.pem, as OpenShift's router does.
+	HaveClientCA bool
+	// HaveCRLs is true when WorkingDir/mtls/latest/crls.pem holds the CRLs
+	// its certificates name in their CRL distribution points (downloaded
+	// and kept current by the router, router/mtls), or the copy of
+	// ROUTER_MUTUAL_TLS_AUTH_CRL.
+	HaveCRLs bool
+	// HTTPRequestHeaders and HTTPResponseHeaders
+	// (ROUTER_HTTP_REQUEST_HEADERS, ROUTER_HTTP_RESPONSE_HEADERS) are the
+	// router-wide header actions, Name and Value quoted as OpenShift does
+	// (see HTTPHeader).
+	HTTPRequestHeaders  []HTTPHeader
+	HTTPResponseHeaders []HTTPHeader
+	// CertificateIndex counts how many routes use each certificate
+	// (keyed by its PEM contents; the default certificate's path counts
+	// once, as in OpenShift). A certificate used more than once is
+	// offered without h2 (connection coalescing).
+	CertificateIndex map[string]int
 
 	// The fields below are this router's additions to OpenShift's data
 	// model: validated settings the default template uses instead of
@@ -77,12 +114,6 @@ type TemplateData struct {
 	// HAProxy holds the validated router-wide HAProxy settings from the
 	// environment (ROUTER_CIPHERS, timeouts, …; docs/env.md).
 	HAProxy HAProxySettings
-
-	// HaveClientCA and HaveCRLs are OpenShift's: ROUTER_MUTUAL_TLS_AUTH_CA
-	// is given (its copy is WORKDIR/mtls/latest/ca-bundle.pem), and
-	// WORKDIR/mtls/latest/crls.pem holds the CRLs its certificates name.
-	HaveClientCA bool
-	HaveCRLs     bool
 }
 
 // ServiceAliasConfig is one admitted route.
@@ -104,8 +135,9 @@ type ServiceAliasConfig struct {
 	// backend's certificate against the service's DNS name (set when the
 	// service CA rather than a route destination CA is used).
 	VerifyServiceHostname bool
-	// Status is "" or "saved" in OpenShift; kept for template compatibility.
-	Status string
+	// Status is "saved" once the route's files are written (always, when
+	// a template runs), as in OpenShift.
+	Status ServiceAliasConfigStatus
 	// PreferPort is the route's spec.port.targetPort, as a string.
 	PreferPort string
 	// InsecureEdgeTerminationPolicy is "", "None", "Allow" or "Redirect".
@@ -128,6 +160,17 @@ type ServiceAliasConfig struct {
 	ActiveServiceUnits int
 	// ActiveEndpoints counts the endpoints of those services.
 	ActiveEndpoints int
+	// EndpointTable holds, for each service of the route, the endpoints
+	// the route sends traffic to (filtered by PreferPort), as
+	// endpointsForAlias returns them.
+	EndpointTable map[ServiceUnitKey][]Endpoint
+	// HTTPRequestHeaders and HTTPResponseHeaders are the route's
+	// spec.httpHeaders.actions, validated at admission, Name and Value
+	// quoted as OpenShift does (see HTTPHeader).
+	HTTPRequestHeaders  []HTTPHeader
+	HTTPResponseHeaders []HTTPHeader
+	// PrimaryServiceUnitKey is the key of the route's spec.to service.
+	PrimaryServiceUnitKey ServiceUnitKey
 
 	// The fields below are this router's additions to OpenShift's data
 	// model.
@@ -190,22 +233,110 @@ type ServiceUnit struct {
 	Hostname string
 	// EndpointTable holds the ready endpoints, sorted by ID.
 	EndpointTable []Endpoint
+	// ServiceAliasAssociations holds the keys of the admitted routes that
+	// use this service (spec.to or alternateBackends).
+	ServiceAliasAssociations map[ServiceAliasConfigKey]bool
+}
+
+// TemplateSafeName returns the service's Name with "/" replaced by "-",
+// for use where a "/" is not allowed.
+func (s ServiceUnit) TemplateSafeName() string {
+	return strings.ReplaceAll(s.Name, "/", "-")
 }
 
 // Endpoint is one backend address of a service.
 type Endpoint struct {
 	// ID is "pod:<pod>:<service>:<portName>:<ip>:<port>" for endpoints
-	// backed by a pod and "ept:<service>:<ip>:<port>" otherwise, as in
-	// OpenShift; the default template uses it as the haproxy server name.
-	ID         string
-	IP         string
-	Port       string
+	// backed by a pod and "ept:<service>:<portName>:<ip>:<port>"
+	// otherwise (the IP without brackets), as in OpenShift; templates use
+	// it as the haproxy server name.
+	ID string
+	// IP is the address as a server line takes it: an IPv6 address in
+	// brackets ("[fd00::1]"), as in OpenShift.
+	IP   string
+	Port string
+	// TargetName is the name of the endpoint's target (the pod), or its
+	// address when it has none.
 	TargetName string
 	PortName   string
 	// IdHash is an opaque hash of ID (used as the sticky cookie value so
 	// that addresses are not disclosed).
 	IdHash        string
 	NoHealthCheck bool
+	// AppProtocol is the appProtocol of the service port ("h2c" or
+	// "kubernetes.io/h2c": the backend speaks HTTP/2 without TLS).
+	AppProtocol string
+}
+
+// Addr returns the endpoint's address without brackets.
+func (e Endpoint) Addr() string {
+	return strings.TrimSuffix(strings.TrimPrefix(e.IP, "["), "]")
+}
+
+// UsesH2C reports whether the endpoint's appProtocol asks for HTTP/2
+// without TLS ("h2c" or "kubernetes.io/h2c"), as OpenShift reads it.
+func (e Endpoint) UsesH2C() bool {
+	return e.AppProtocol == "h2c" || e.AppProtocol == "kubernetes.io/h2c"
+}
+
+// ServiceAliasConfigStatus is the Status of a ServiceAliasConfig.
+type ServiceAliasConfigStatus string
+
+// ServiceAliasConfigStatusSaved: the route's files are written.
+const ServiceAliasConfigStatusSaved ServiceAliasConfigStatus = "saved"
+
+// DynamicConfigManager stands for OpenShift's dynamic configuration
+// manager in the template data: non-nil when the router changes servers
+// through HAProxy's runtime API. Templates only test it for nil.
+type DynamicConfigManager struct{}
+
+// CaptureHTTPHeader is a header captured into the access log: Name and
+// MaxLength, the number of bytes kept.
+type CaptureHTTPHeader struct {
+	Name      string
+	MaxLength int
+}
+
+// Match types of CaptureHTTPCookie.
+const (
+	CookieMatchTypeExact  = "exact"
+	CookieMatchTypePrefix = "prefix"
+)
+
+// CaptureHTTPCookie is the cookie captured into the access log: Name,
+// MaxLength and MatchType ("exact" or "prefix").
+type CaptureHTTPCookie struct {
+	Name      string
+	MaxLength int
+	MatchType string
+}
+
+// HTTPHeaderNameCaseAdjustment is one h1-case-adjust pair: From, a
+// lower-case header name, and To, the spelling HAProxy restores.
+type HTTPHeaderNameCaseAdjustment struct {
+	From string
+	To   string
+}
+
+// HTTPHeader is one header action as OpenShift's templates receive it:
+// Action "Set" or "Delete"; Name and Value (Set only) each one
+// single-quoted haproxy.config word ("'X-Frame-Options'", "'DENY'"),
+// a quote inside closed, escaped and reopened (as a shell does) — ready
+// to write after
+// "http-request set-header". Value is an HAProxy log-format string: it
+// may hold the sample fetches the Route API allows (%[req.hdr(host)]).
+type HTTPHeader struct {
+	Name   string
+	Value  string
+	Action routev1.RouteHTTPHeaderActionType
+}
+
+// QuoteHeaderWord returns s as one single-quoted haproxy.config word,
+// as OpenShift quotes header names and values: 'text', with every quote
+// inside closed, backslash-escaped and reopened. s must not contain
+// control characters.
+func QuoteHeaderWord(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // EndpointsOf returns the endpoints of su the route sends traffic to: all
@@ -393,6 +524,9 @@ type HeaderAction struct {
 	Name   string
 	Value  string
 	Action string
+	// RawValue is Value before quoting (as the variable gives it, URL
+	// unescaped), for the template data's HTTPRequestHeaders.
+	RawValue string
 }
 
 // H1CaseAdjustPairs returns, for each header of H1CaseAdjust, its
