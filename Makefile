@@ -64,7 +64,7 @@ run: build haproxy
 	@$(BIN)/demo-backends --tls-dir examples/tls & backends=$$!; \
 	trap "kill $$backends 2>/dev/null" EXIT INT TERM; \
 	ROUTER_SERVICE_HTTP_PORT=$(HTTP_PORT) ROUTER_SERVICE_HTTPS_PORT=$(HTTPS_PORT) RELOAD_INTERVAL=1s \
-	  ROUTER_METRICS_TYPE=haproxy STATS_PORT=$(STATS_PORT) \
+	  ROUTER_METRICS_TYPE=haproxy STATS_PORT=$(STATS_PORT) ROUTER_GRACEFUL_SHUTDOWN_DELAY=0s \
 	  $(BIN)/openshift-router --manifests examples --working-dir $(DEMO_DIR)
 
 # Benchmarks (numbers in README.md): render + write of 1,000 / 10,000 /
