@@ -92,6 +92,8 @@ var withoutEffect = []struct{ name, why string }{
 	{"COMMIT_INTERVAL", dcmWhy},
 	{"ROUTER_BIND_PORTS_BEFORE_SYNC", "OpenShift's router uses it only to leave its admin-socket check out of /healthz; this router's /healthz has no such check"},
 	{"UPGRADE_VALIDATION", "OpenShift's upgrade validation flags routes a future HAProxy version could not serve; this router validates against the HAProxy it runs (haproxy -c)"},
+	{"DEBUG_UPGRADE_VALIDATION_FORCE_ADD_CONDITION", "a testing switch of OpenShift's upgrade validation, which this router does not have"},
+	{"DEBUG_UPGRADE_VALIDATION_FORCE_REMOVE_CONDITION", "a testing switch of OpenShift's upgrade validation, which this router does not have"},
 }
 
 const dcmWhy = "OpenShift's dynamic configuration manager applies endpoint changes without reloads; this router always does (spare server slots, ROUTER_MAX_DYNAMIC_SERVERS, and HAProxy's runtime API)"
