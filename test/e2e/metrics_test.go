@@ -481,12 +481,17 @@ type metricsClient struct {
 
 // metricsEnv returns environment for a router whose metrics server listens
 // on a free loopback port, scraping HAProxy at most once a second.
+//
+// It sets credentials: against a cluster, /metrics without them is
+// authorised by bearer token, as in OpenShift's router.
 func metricsEnv(t *testing.T) (map[string]string, *metricsClient) {
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	return map[string]string{
 		"ROUTER_LISTEN_ADDR":                          addr,
 		"ROUTER_METRICS_HAPROXY_BASE_SCRAPE_INTERVAL": "1s",
-	}, &metricsClient{addr: addr}
+		"STATS_USERNAME":                              "e2e-scraper",
+		"STATS_PASSWORD":                              "e2e-scraper-password",
+	}, &metricsClient{addr: addr, user: "e2e-scraper", password: "e2e-scraper-password"}
 }
 
 func (c *metricsClient) status(path string, auth bool) (int, string, error) {

@@ -125,6 +125,9 @@ func TestRenderMatchesTheRunningRouter(t *testing.T) {
 
 	renderEnv := map[string]string{
 		"ROUTER_SERVICE_HTTP_PORT": fmt.Sprint(r.HTTPPort), "ROUTER_SERVICE_HTTPS_PORT": fmt.Sprint(r.HTTPSPort),
+		// The router runs in metrics mode (the framework's default):
+		// no HAProxy stats listener.
+		"ROUTER_METRICS_TYPE": "haproxy", "ROUTER_LISTEN_ADDR": "127.0.0.1:1",
 	}
 	for k, v := range env {
 		renderEnv[k] = v
