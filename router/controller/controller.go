@@ -779,7 +779,13 @@ func (c *Controller) publish(d admission.Decision) {
 		if res.Admitted {
 			c.o.Logger.V(2).Info("route admitted", "route", ks, "host", res.Host)
 		} else {
-			c.o.Logger.Info("route rejected", "route", ks, "host", res.Host, "reason", res.Reason, "message", res.Message)
+			kv := []any{"route", ks, "host", res.Host, "reason", res.Reason, "message", res.Message}
+			if res.Holder != "" {
+				// The status message does not name a route of another
+				// namespace; the log does.
+				kv = append(kv, "holder", string(res.Holder))
+			}
+			c.o.Logger.Info("route rejected", kv...)
 		}
 	}
 	c.o.Observer.ObserveAdmission(d.Results)
