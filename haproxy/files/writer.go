@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/openshift-router-go/router/router/model"
 )
 
 // File is one file to write.
@@ -21,6 +23,9 @@ type File struct {
 	Data []byte
 	// Mode defaults to 0644; certificates use 0600.
 	Mode os.FileMode
+	// Route is the route the file is written for ("" for the files of
+	// the whole configuration): a failure to write it is the route's.
+	Route model.ServiceAliasConfigKey
 }
 
 const backupSuffix = ".prev"
