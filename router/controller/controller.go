@@ -378,11 +378,14 @@ func (c *Controller) commit(ctx context.Context, allowReload bool) (outcome, err
 		if err != nil {
 			// A file that cannot be written for one route (its name, its
 			// size) rejects that route; anything else is an error.
-			if culprits := Culprits(err.Error(), nil); len(culprits) > 0 && round+1 < maxCulpritRounds {
-				c.exclude(culprits, err)
+			if found := culprits(err, fs, nil); len(found) > 0 {
+				c.exclude(found, err)
+				if round+1 >= maxCulpritRounds {
+					return outcome{}, errExcludedMore
+				}
 				continue
 			}
-			return outcome{}, err
+			return outcome{}, fmt.Errorf("writing the configuration files: %w", err)
 		}
 		c.o.Observer.ObserveWriteConfig(time.Since(began))
 		if len(changed) == 0 && !force {
@@ -435,11 +438,11 @@ func (c *Controller) commit(ctx context.Context, allowReload bool) (outcome, err
 			if rbErr := c.writer.Rollback(); rbErr != nil {
 				log.Error(rbErr, "rolling back refused configuration")
 			}
-			culprits := Culprits(err.Error(), config)
-			if len(culprits) == 0 {
+			found := culprits(err, fs, config)
+			if len(found) == 0 {
 				return outcome{}, fmt.Errorf("haproxy refused the new configuration: %w", err)
 			}
-			c.exclude(culprits, err)
+			c.exclude(found, err)
 			if round+1 >= maxCulpritRounds {
 				return outcome{}, errExcludedMore
 			}
@@ -696,8 +699,9 @@ func (c *Controller) currentExclusions(routes []*routev1.Route) map[admission.Ke
 	return out
 }
 
-func (c *Controller) exclude(keys []admission.Key, checkErr error) {
-	msg := firstAlert(checkErr.Error())
+// exclude rejects the culprits of err until they change or go away; the
+// log has err in full, each route's status only its culprit message.
+func (c *Controller) exclude(found []Culprit, err error) {
 	_ = c.o.Store.Read(func(v store.View) error {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -705,17 +709,16 @@ func (c *Controller) exclude(keys []admission.Key, checkErr error) {
 		for _, r := range v.Routes() {
 			byKey[admission.KeyOf(r)] = r
 		}
-		for _, k := range keys {
-			r, ok := byKey[k]
+		for _, cu := range found {
+			r, ok := byKey[cu.Route]
 			if !ok {
 				continue
 			}
-			c.o.Logger.Error(checkErr, "route rejected: haproxy refused the configuration it produces", "route", string(k))
-			c.excluded[k] = exclusion{
+			c.o.Logger.Error(err, "route rejected: the configuration it produces cannot be written or haproxy refuses it", "route", string(cu.Route))
+			c.excluded[cu.Route] = exclusion{
 				resourceVersion: r.ResourceVersion,
 				generation:      r.Generation,
-				result: admission.Result{Host: strings.ToLower(r.Spec.Host), Reason: admission.ReasonConfigCheckFailed,
-					Message: "haproxy refused the configuration generated for this route: " + msg},
+				result:          admission.Result{Host: strings.ToLower(r.Spec.Host), Reason: admission.ReasonConfigCheckFailed, Message: cu.Message},
 			}
 		}
 		return nil
