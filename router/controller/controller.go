@@ -117,9 +117,10 @@ type Options struct {
 	// Runtime sends commands to the running HAProxy's runtime API; nil
 	// turns changes without reload off.
 	Runtime dynamic.Execer
-	// FDLimit is the open-files limit HAProxy runs with; when set, the
-	// configuration's maxconn is lowered so that HAProxy's need (two per
-	// connection, one per health-checked server) fits in it.
+	// FDLimit is the open-files limit HAProxy runs with; when set, spare
+	// server slots share what maxconn leaves of it between namespaces and
+	// every configuration is checked against it before a start or reload
+	// (see budget.go).
 	FDLimit int
 }
 
@@ -163,10 +164,8 @@ type Controller struct {
 	// lines; both nil when unknown (before the first load, after a failure).
 	running *dynamic.Config
 	layouts servers.Layouts
-	// loggedMaxConn is the last maxconn lowered to fit the open-files limit.
-	loggedMaxConn int
-	// loggedPool is the last lowered slot count logged.
-	loggedPool int
+	// loggedPlan is the last slot plan logged (capped, short, over).
+	loggedPlan [3]int
 }
 
 // outcome says what one pass did.
@@ -210,7 +209,7 @@ func New(o Options) *Controller {
 	if o.Observer == nil {
 		o.Observer = nopObserver{}
 	}
-	return &Controller{o: o, writer: files.NewWriter(), excluded: map[admission.Key]exclusion{}, started: make(chan struct{}, 1), loggedPool: -1}
+	return &Controller{o: o, writer: files.NewWriter(), excluded: map[admission.Key]exclusion{}, started: make(chan struct{}, 1)}
 }
 
 // Ready reports whether the initial state has been loaded into HAProxy.
@@ -434,6 +433,20 @@ func (c *Controller) commit(ctx context.Context, allowReload bool) (outcome, err
 			round--
 			continue
 		}
+		if found, err := c.preflight(config); err != nil {
+			// What HAProxy would refuse at start, "haproxy -c" does not see.
+			if rbErr := c.writer.Rollback(); rbErr != nil {
+				log.Error(rbErr, "rolling back a configuration haproxy could not start")
+			}
+			if len(found) == 0 {
+				return outcome{}, err
+			}
+			c.exclude(found, err)
+			if round+1 >= maxCulpritRounds {
+				return outcome{}, errExcludedMore
+			}
+			continue
+		}
 		if err := c.o.Process.Check(ctx, configPath); err != nil {
 			if rbErr := c.writer.Rollback(); rbErr != nil {
 				log.Error(rbErr, "rolling back refused configuration")
@@ -594,79 +607,53 @@ func (c *Controller) buildModel(prev servers.Layouts) (*model.TemplateData, admi
 		return nil, decision, nil, err
 	}
 	opts := c.o.Servers
-	opts.PoolSize = c.poolSize(td)
+	opts.Pools = c.planSlots(td, &decision)
 	exhausted := servers.Assign(td, prev, opts)
-	c.fitMaxConnections(td)
 	return td, decision, exhausted, nil
 }
 
-// fdReserve is what HAProxy needs besides connections and health checks
-// (listeners, sockets, files).
-const fdReserve = 1000
-
-// minFDConnections is the maxconn spare server slots must leave room for.
-const minFDConnections = 1000
-
-// poolSize returns the router-wide number of spare slots per backend:
-// Servers.PoolSize, lowered when the health-checked slots would not fit in
-// the open-files limit (HAProxy reserves a descriptor per checked server)
-// with room left for minFDConnections connections. Backends laid out
-// before keep the slots they have (servers.Assign), so a change of this
-// number only applies to new backends and at a reload.
-func (c *Controller) poolSize(td *model.TemplateData) int {
-	want := c.o.Servers.PoolSize
-	if c.o.FDLimit <= 0 || want == 0 {
-		return want
+// planSlots shares the open-files budget between namespaces (see
+// budget.go): it returns every route's spare slots and drops from td, as
+// rejected in d, the routes whose endpoints do not fit in their
+// namespace's share (evaluated again at every pass).
+func (c *Controller) planSlots(td *model.TemplateData, d *admission.Decision) map[model.ServiceAliasConfigKey]int {
+	budget := -1
+	if c.o.FDLimit > 0 {
+		budget = serverBudget(c.o.FDLimit, td.MaxConnections)
 	}
-	minConn := td.MaxConnections
-	if minConn > minFDConnections {
-		minConn = minFDConnections
+	plan := planSlots(td, c.o.Servers.PoolSize, budget)
+	if len(plan.over) > 0 {
+		results := make(map[admission.Key]admission.Result, len(d.Results))
+		for k, v := range d.Results {
+			results[k] = v
+		}
+		drop := map[admission.Key]bool{}
+		for _, k := range plan.over {
+			ak := keyOf(k)
+			drop[ak] = true
+			res := results[ak]
+			res.Admitted, res.Reason = false, admission.ReasonConfigCheckFailed
+			res.Message = fmt.Sprintf("the %d endpoints of this route do not fit in the router's file descriptor budget for its namespace (%d health-checked servers for all namespaces)", td.State[k].ActiveEndpoints, budget)
+			results[ak] = res
+			delete(td.State, k)
+		}
+		admitted := make([]*routev1.Route, 0, len(d.Admitted))
+		for _, r := range d.Admitted {
+			if !drop[admission.KeyOf(r)] {
+				admitted = append(admitted, r)
+			}
+		}
+		d.Results, d.Admitted = results, admitted
 	}
-	budget := c.o.FDLimit - fdReserve - 2*minConn
-	routes := 0
-	for _, cfg := range td.State {
-		budget -= cfg.ActiveEndpoints
-		if cfg.Settings.PoolSize != nil {
-			budget -= *cfg.Settings.PoolSize
-		} else {
-			routes++
+	if state := [3]int{plan.capped, plan.short, len(plan.over)}; state != c.loggedPlan {
+		c.loggedPlan = state
+		if state != [3]int{} {
+			c.o.Logger.Info("spare server slots shared within the open files budget",
+				"routesCappedAtMaxSlots", plan.capped, "maxSlotsPerRoute", MaxSlotsPerRoute, "routesWithFewerSlots", plan.short,
+				"routesOverBudget", len(plan.over), "serverBudget", budget, "openFilesLimit", c.o.FDLimit, "maxconn", td.MaxConnections)
 		}
 	}
-	pool := want
-	if routes > 0 && budget/routes < pool {
-		pool = budget / routes
-		if pool < 0 {
-			pool = 0
-		}
-	}
-	if pool != want && pool != c.loggedPool {
-		c.o.Logger.Info("spare server slots per backend lowered to fit the open files limit (each health-checked server takes one)",
-			"slots", pool, "ROUTER_MAX_DYNAMIC_SERVERS", want, "routes", len(td.State), "openFilesLimit", c.o.FDLimit)
-	}
-	c.loggedPool = pool
-	return pool
-}
-
-// fitMaxConnections lowers td.MaxConnections so that HAProxy's file
-// descriptor need — two per connection and one per health-checked server —
-// fits in the open-files limit; HAProxy refuses to start otherwise.
-func (c *Controller) fitMaxConnections(td *model.TemplateData) {
-	if c.o.FDLimit <= 0 {
-		return
-	}
-	n := servers.Count(td)
-	fit := (c.o.FDLimit - fdReserve - n) / 2
-	if fit < 100 {
-		fit = 100
-	}
-	if td.MaxConnections > fit {
-		if fit != c.loggedMaxConn {
-			c.o.Logger.Info("maxconn lowered to fit the open files limit with every server's health check",
-				"maxconn", fit, "servers", n, "openFilesLimit", c.o.FDLimit)
-			c.loggedMaxConn = fit
-		}
-		td.MaxConnections = fit
-	}
+	return plan.pools
 }
 
 // currentExclusions drops exclusions of routes that changed or went away,
