@@ -12,8 +12,8 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"strconv"
 	"sort"
+	"strconv"
 	"strings"
 
 	routev1 "github.com/openshift/api/route/v1"
