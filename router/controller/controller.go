@@ -618,7 +618,13 @@ func (c *Controller) buildModel(prev servers.Layouts) (*model.TemplateData, admi
 // namespace's share (evaluated again at every pass).
 func (c *Controller) planSlots(td *model.TemplateData, d *admission.Decision) map[model.ServiceAliasConfigKey]int {
 	budget := -1
-	if c.o.FDLimit > 0 {
+	switch {
+	case c.o.FDLimit > 0 && td.MaxConnections == 0:
+		// ROUTER_MAX_CONNECTIONS=auto: HAProxy derives maxconn from what
+		// the servers leave; they get the quarter cmd/openshift-router
+		// sets aside for them.
+		budget = c.o.FDLimit / 4
+	case c.o.FDLimit > 0:
 		budget = serverBudget(c.o.FDLimit, td.MaxConnections)
 	}
 	plan := planSlots(td, c.o.Servers.PoolSize, budget)
