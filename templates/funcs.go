@@ -618,17 +618,19 @@ func ValidateHAProxyAllowlist(value string) bool {
 }
 
 // AllowlistFile returns the path and contents of the allowlist file of
-// the route id: WorkingDir/router/allowlists/<id>.txt with one entry of
-// value a line, as OpenShift's generateHAProxyAllowlistFile writes it.
-// Entries that are no IP address or CIDR are left out (parseIPList's
-// result has none). An id that would leave the directory gives "".
+// the route id: WorkingDir/router/allowlists/<id.FileName()>.txt (a bounded
+// name, whatever the route's) with a first line naming the route and then
+// one entry of value a line, as OpenShift's generateHAProxyAllowlistFile
+// writes it. Entries that are no IP address or CIDR are left out
+// (parseIPList's result has none). An id that would leave the directory
+// gives "".
 func AllowlistFile(workingDir string, id model.ServiceAliasConfigKey, value string) (string, []byte) {
-	name := string(id)
-	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\\\x00") || stripControl(name) != name {
-		klog.InfoS("Not writing an allowlist file for an invalid route key", "id", name)
-		return "", nil
+	if raw := string(id); raw == "" || raw == "." || raw == ".." || strings.ContainsAny(raw, "/\\\x00") || stripControl(raw) != raw {
+		return "", nil // not a route key
 	}
+	name := id.FileName()
 	var b strings.Builder
+	b.WriteString(id.FileHeader())
 	for _, entry := range strings.Fields(value) {
 		if net.ParseIP(entry) == nil {
 			if _, _, err := net.ParseCIDR(entry); err != nil {
@@ -636,9 +638,6 @@ func AllowlistFile(workingDir string, id model.ServiceAliasConfigKey, value stri
 			}
 		}
 		b.WriteString(entry)
-		b.WriteByte('\n')
-	}
-	if b.Len() == 0 {
 		b.WriteByte('\n')
 	}
 	return path.Join(workingDir, allowlistDir, name+".txt"), []byte(b.String())

@@ -70,8 +70,13 @@ func TestAllowlistFileIsOneEntryALineUnderRouterAllowlists(t *testing.T) {
 	if p != "/wd/router/allowlists/ns:r.txt" {
 		t.Errorf("path = %q", p)
 	}
-	if string(data) != "10.0.0.1\n192.168.0.0/16\nfd00::/8\n" {
+	if string(data) != "# route ns/r\n10.0.0.1\n192.168.0.0/16\nfd00::/8\n" {
 		t.Errorf("data = %q", data)
+	}
+	// A long key gets a bounded name.
+	long := model.ServiceAliasConfigKey(strings.Repeat("n", 63) + ":" + strings.Repeat("r", 253))
+	if p, _ := AllowlistFile("/wd", long, "10.0.0.1"); p != "/wd/router/allowlists/"+long.FileName()+".txt" || len(p) > 200 {
+		t.Errorf("long key: path %q", p)
 	}
 	for _, bad := range []model.ServiceAliasConfigKey{"", "..", "../x", "a/b", "a\nb"} {
 		if p, _ := AllowlistFile("/wd", bad, "10.0.0.1"); p != "" {

@@ -89,7 +89,7 @@ func mapEntryFuncFor(name string) mapEntryFunc {
 //   - os_sni_passthrough.map: "^<host>$ 1" for passthrough routes without a
 //     path.
 //   - cert_config.map (an HAProxy crt-list): "<WorkingDir>/router/certs/
-//     <namespace:name>.pem [alpn h2,http/1.1] <certificate host>" for edge
+//     <key.FileName()>.pem [alpn h2,http/1.1] <certificate host>" for edge
 //     and reencrypt routes with a certificate; the ALPN part is left out when
 //     td.DisableHTTP2 is set or when the route's certificate is also used by
 //     another route (to avoid HTTP/2 connection coalescing).
@@ -221,7 +221,7 @@ func certConfigMapLines(td model.TemplateData) []string {
 		if !ok || cert.Contents == "" {
 			continue
 		}
-		fields := []string{path.Join(td.WorkingDir, certConfigDir, string(key)+".pem")}
+		fields := []string{path.Join(td.WorkingDir, certConfigDir, key.FileName()+".pem")}
 		if !td.DisableHTTP2 && uses[cert.Contents] <= 1 {
 			fields = append(fields, certConfigALPN)
 		}

@@ -351,7 +351,7 @@ func runCheck(ctx context.Context, stdout, stderr io.Writer, f renderFlags) erro
 			fmt.Fprintf(stderr, "haproxy -c output:\n%s\n", strings.TrimRight(ce.Output, "\n"))
 		}
 		msg := err.Error()
-		if culprits := controller.Culprits(msg, fileBytes(fs, configPath)); len(culprits) > 0 {
+		if culprits := controller.Culprits(msg, fileBytes(fs, configPath), fs); len(culprits) > 0 {
 			names := make([]string, len(culprits))
 			for i, c := range culprits {
 				names[i] = string(c)

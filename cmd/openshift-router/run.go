@@ -171,7 +171,7 @@ func loadTemplate(cfg *config.Config) (*templates.Renderer, error) {
 // inherits it) and lowers maxconn if HAProxy could not get the file
 // descriptors it needs (about two per connection), which would make it
 // refuse to start. It also returns the limit (0 if unknown), which the
-// controller uses to leave room for health checks.
+// controller shares between namespaces for health-checked servers.
 func fitMaxConnections(log logr.Logger, want int) (int, int) {
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
@@ -184,7 +184,10 @@ func fitMaxConnections(log logr.Logger, want int) (int, int) {
 		}
 		_ = syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim)
 	}
-	const reserved = 1000 // listeners, servers, sockets, files
+	// Listeners, sockets, files (1000), and a quarter of the limit for
+	// health-checked servers: routes share it (router/controller's server
+	// budget), and maxconn never changes because of them.
+	reserved := 1000 + int64(lim.Cur)/4
 	fit := (int64(lim.Cur) - reserved) / 2
 	if fit < 100 {
 		fit = 100

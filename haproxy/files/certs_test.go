@@ -27,7 +27,7 @@ func TestAllowlistFilesOnlyAboveTheThreshold(t *testing.T) {
 	if len(got) != 1 || got[0].Path != filepath.Join("/wd", "router", "allowlists", "ns:file.txt") {
 		t.Fatalf("files %+v, want only ns:file.txt", got)
 	}
-	want := strings.Join(list(annotations.AllowlistFileThreshold), "\n") + "\n2001:db8::/32\n"
+	want := "# route ns/file\n" + strings.Join(list(annotations.AllowlistFileThreshold), "\n") + "\n2001:db8::/32\n"
 	if string(got[0].Data) != want {
 		t.Errorf("content %q, want %q", got[0].Data, want)
 	}

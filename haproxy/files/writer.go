@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/openshift-router-go/router/router/model"
 )
 
 // File is one file to write.
@@ -21,6 +23,9 @@ type File struct {
 	Data []byte
 	// Mode defaults to 0644; certificates use 0600.
 	Mode os.FileMode
+	// Route is the route the file is written for ("" for the files of
+	// the whole configuration): a failure to write it is the route's.
+	Route model.ServiceAliasConfigKey
 }
 
 const backupSuffix = ".prev"
@@ -52,6 +57,7 @@ func (w *Writer) Stage(files []File) ([]string, error) {
 	next := make(map[string][32]byte, len(files))
 	w.staged = st
 	var changed []string
+	var failed []FileError
 	for _, f := range files {
 		sum := sha256.Sum256(f.Data)
 		next[f.Path] = sum
@@ -59,11 +65,22 @@ func (w *Writer) Stage(files []File) ([]string, error) {
 			continue
 		}
 		if err := w.write(st, f); err != nil {
+			if f.Route != "" && acceptsFiles(filepath.Dir(f.Path)) {
+				// The directory takes other files: the failure is this
+				// file's own (its name, its size), hence its route's.
+				failed = append(failed, FileError{Path: f.Path, Route: f.Route, Err: err})
+				continue
+			}
 			w.current = next
 			_ = w.Rollback()
 			return nil, err
 		}
 		changed = append(changed, f.Path)
+	}
+	if len(failed) > 0 {
+		w.current = next
+		_ = w.Rollback()
+		return nil, &StageError{Files: failed}
 	}
 	for p := range st.previous {
 		if _, ok := next[p]; ok {
@@ -79,6 +96,47 @@ func (w *Writer) Stage(files []File) ([]string, error) {
 	w.current = next
 	sort.Strings(changed)
 	return changed, nil
+}
+
+// FileError is a file of a route that could not be written while its
+// directory accepts other files.
+type FileError struct {
+	Path  string
+	Route model.ServiceAliasConfigKey
+	Err   error
+}
+
+// StageError is returned by Stage when files of routes could not be
+// written (and nothing else failed); the stage was rolled back. Writing
+// the same set without those routes' files can succeed.
+type StageError struct {
+	Files []FileError
+}
+
+func (e *StageError) Error() string {
+	msgs := make([]string, len(e.Files))
+	for i, f := range e.Files {
+		msgs[i] = f.Err.Error()
+	}
+	return fmt.Sprintf("%d route file(s) could not be written: %s", len(e.Files), strings.Join(msgs, "; "))
+}
+
+// acceptsFiles reports whether a small file with a short name can be
+// created in dir: when it can, a failure to write another file there is
+// that file's own (its name or its size), not the directory's (read-only,
+// no permission, no space or inodes left).
+func acceptsFiles(dir string) bool {
+	f, err := os.CreateTemp(dir, ".probe")
+	if err != nil {
+		return false
+	}
+	name := f.Name()
+	_, err = f.Write([]byte("probe\n"))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	os.Remove(name)
+	return err == nil
 }
 
 func (w *Writer) backup(st *stage, path string) error {

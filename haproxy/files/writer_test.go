@@ -1,10 +1,13 @@
 package files
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/openshift-router-go/router/router/model"
 )
 
 func read(t *testing.T, p string) string {
@@ -83,5 +86,84 @@ func TestCertificateFilesAreOwnerOnly(t *testing.T) {
 	st, err := os.Stat(p)
 	if err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("mode %v %v", st.Mode(), err)
+	}
+}
+
+// TestStageReportsTheRouteOfAFileThatCannotBeWritten: a file of a route
+// that cannot be written while its directory accepts other files is that
+// route's failure (StageError, with every such file); a file of the whole
+// configuration that cannot be written is a plain error; either way the
+// stage is rolled back.
+func TestStageReportsTheRouteOfAFileThatCannotBeWritten(t *testing.T) {
+	tests := []struct {
+		name       string
+		route      model.ServiceAliasConfigKey
+		wantRoutes []model.ServiceAliasConfigKey
+	}{
+		{"a route's file", "ns:bad", []model.ServiceAliasConfigKey{"ns:bad", "ns:worse"}},
+		{"a file of the configuration", "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			good, bad, worse := filepath.Join(dir, "good"), filepath.Join(dir, "bad.pem"), filepath.Join(dir, "worse.pem")
+			// A directory where the file goes: renaming over it fails.
+			for _, p := range []string{bad, worse} {
+				if err := os.MkdirAll(filepath.Join(p, "x"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			worseRoute := model.ServiceAliasConfigKey("")
+			if tt.route != "" {
+				worseRoute = "ns:worse"
+			}
+			w := NewWriter()
+			_, err := w.Stage([]File{
+				{Path: good, Data: []byte("g")},
+				{Path: bad, Data: []byte("b"), Route: tt.route},
+				{Path: worse, Data: []byte("w"), Route: worseRoute},
+			})
+			var se *StageError
+			switch {
+			case err == nil:
+				t.Fatal("stage succeeded")
+			case tt.wantRoutes == nil && errors.As(err, &se):
+				t.Fatalf("a configuration file's failure was blamed on routes: %v", err)
+			case tt.wantRoutes != nil:
+				if !errors.As(err, &se) {
+					t.Fatalf("error %T %v, want *StageError", err, err)
+				}
+				var got []model.ServiceAliasConfigKey
+				for _, f := range se.Files {
+					got = append(got, f.Route)
+				}
+				if !reflect.DeepEqual(got, tt.wantRoutes) {
+					t.Fatalf("routes %v, want %v", got, tt.wantRoutes)
+				}
+			}
+			if read(t, good) != "<missing>" {
+				t.Error("the stage was not rolled back")
+			}
+			// Without the failing files the same writer stages fine.
+			if _, err := w.Stage([]File{{Path: good, Data: []byte("g")}}); err != nil {
+				t.Fatalf("stage without the failing files: %v", err)
+			}
+			w.Commit()
+		})
+	}
+}
+
+// TestStageBlamesNoRouteWhenTheDirectoryRefusesFiles: a directory that
+// takes no file (here it cannot even be created: a file holds its name)
+// is nobody's route's fault.
+func TestStageBlamesNoRouteWhenTheDirectoryRefusesFiles(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "certs")
+	if err := os.WriteFile(dir, []byte("not a directory"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := NewWriter().Stage([]File{{Path: filepath.Join(dir, "ns:a.pem"), Data: []byte("x"), Route: "ns:a"}})
+	var se *StageError
+	if err == nil || errors.As(err, &se) {
+		t.Fatalf("error %v, want a plain error", err)
 	}
 }

@@ -245,7 +245,10 @@ func (m *Manager) Check(ctx context.Context, configPath string) error {
 	if configPath == "" {
 		return errors.New("haproxy config check: no configuration path")
 	}
+	ctx, cancel := context.WithTimeout(ctx, commandTimeout)
+	defer cancel()
 	cmd := exec.CommandContext(ctx, m.opts.Binary, "-c", "-f", configPath)
+	noTerminal(cmd)
 	cmd.WaitDelay = 5 * time.Second
 	out, err := cmd.CombinedOutput()
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
@@ -361,6 +364,17 @@ func (m *Manager) validateForStart() error {
 	return nil
 }
 
+// commandTimeout bounds "haproxy -c" and the reload script.
+const commandTimeout = 2 * time.Minute
+
+// noTerminal runs cmd in its own session, without a controlling terminal,
+// stdin from /dev/null: nothing it runs (OpenSSL asking for a passphrase)
+// can wait for input.
+func noTerminal(cmd *exec.Cmd) {
+	cmd.Stdin = nil
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+}
+
 // spawn starts the master and the goroutines that read its output and reap
 // it.
 func (m *Manager) spawn(bin string, args []string) (*run, error) {
@@ -372,8 +386,10 @@ func (m *Manager) spawn(bin string, args []string) (*run, error) {
 	cmd.Env = haproxyEnv(os.Environ())
 	cmd.Stdout = pw
 	cmd.Stderr = pw
+	// Its own session (no controlling terminal: OpenSSL can never prompt
+	// for a passphrase) and so its own process group; stdin is /dev/null.
 	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Setpgid:   true,
+		Setsid:    true,
 		Pdeathsig: syscall.SIGTERM,
 	}
 	r := &run{
@@ -418,7 +434,7 @@ func (m *Manager) spawn(bin string, args []string) (*run, error) {
 // onExit runs once the master has been reaped.
 func (m *Manager) onExit(r *run, werr error) {
 	// Workers exit by themselves when their master is gone; make sure of
-	// it. The group is the master's (Setpgid), which only holds processes
+	// it. The group is the master's (Setsid), which only holds processes
 	// the master forked; ESRCH when none is left.
 	if err := syscall.Kill(-r.pid, syscall.SIGKILL); err == nil {
 		m.log.Info("killed haproxy processes left in the master's process group", "masterPID", r.pid)
@@ -581,7 +597,10 @@ func (m *Manager) Reload(ctx context.Context) error {
 
 func (m *Manager) runReloadScript(ctx context.Context) error {
 	script := m.opts.ReloadScript
+	ctx, cancel := context.WithTimeout(ctx, commandTimeout)
+	defer cancel()
 	cmd := exec.CommandContext(ctx, script)
+	noTerminal(cmd)
 	cmd.Env = append(os.Environ(), "RELOAD_CONFIG="+m.opts.ConfigPath)
 	cmd.WaitDelay = 5 * time.Second
 	started := time.Now()

@@ -95,7 +95,7 @@ func TestHostClaims(t *testing.T) {
 			name:     "another namespace is refused even for another path",
 			routes:   []*routev1.Route{route("a", "root", "www.example.com", "", 1), route("b", "test", "www.example.com", "/test", 2)},
 			admitted: []string{"a/root"},
-			rejected: map[string]string{"b/test": "a route in another namespace holds www.example.com and is older than test (held by route a/root)"},
+			rejected: map[string]string{"b/test": "a route in another namespace holds www.example.com and is older than test"},
 			holders:  map[string]Key{"b/test": "a/root"},
 		},
 		{
@@ -103,7 +103,7 @@ func TestHostClaims(t *testing.T) {
 			routes:       []*routev1.Route{route("a", "root", "www.example.com", "", 1), route("b", "test", "www.example.com", "/test", 2), route("c", "dup", "www.example.com", "/test", 3)},
 			disableOwner: true,
 			admitted:     []string{"a/root", "b/test"},
-			rejected:     map[string]string{"c/dup": "a route in another namespace holds www.example.com and is older than dup (held by route b/test)"},
+			rejected:     map[string]string{"c/dup": "a route in another namespace holds www.example.com and is older than dup"},
 			holders:      map[string]Key{"c/dup": "b/test"},
 		},
 		{
@@ -254,7 +254,53 @@ func TestClaimLostToAnotherNamespace(t *testing.T) {
 
 	d = Admit([]*routev1.Route{newer, between}, Options{})
 	expectAdmitted(t, d, "ns2/between")
-	expectRejected(t, d, "ns1/newer", ReasonHostAlreadyClaimed, "(held by route ns2/between)")
+	expectRejected(t, d, "ns1/newer", ReasonHostAlreadyClaimed, "a route in another namespace holds www.example.com")
+	if h := d.Results["ns1/newer"].Holder; h != "ns2/between" {
+		t.Errorf("holder %q, want ns2/between", h)
+	}
+}
+
+// TestRejectionMessagesNameNoRouteOfAnotherNamespace: a rejection message
+// goes into the rejected route's status, which its tenant reads; it names
+// no route of another namespace (the holder is only in Result.Holder, for
+// the router's log).
+func TestRejectionMessagesNameNoRouteOfAnotherNamespace(t *testing.T) {
+	const holderNS, holderName = "holder-secret-ns", "holder-secret-route"
+	edge := tls(routev1.TLSTerminationEdge, "")
+	pass := tls(routev1.TLSTerminationPassthrough, "")
+	tests := []struct {
+		name      string
+		holder    *routev1.Route
+		intruder  *routev1.Route
+		disableNS bool
+	}{
+		{"same host and path", route(holderNS, holderName, "h.example.com", "", 1), route("intruder", "r", "h.example.com", "", 2), false},
+		{"same host, another path", route(holderNS, holderName, "h.example.com", "/a", 1), route("intruder", "r", "h.example.com", "/b", 2), false},
+		{"same host and path without the ownership check", route(holderNS, holderName, "h.example.com", "/a", 1), route("intruder", "r", "h.example.com", "/a", 2), true},
+		{"passthrough holds the host against edge", route(holderNS, holderName, "h.example.com", "", 1, pass), route("intruder", "r", "h.example.com", "/x", 2, edge), true},
+		{"edge holds the host against passthrough", route(holderNS, holderName, "h.example.com", "/x", 1, edge), route("intruder", "r", "h.example.com", "", 2, pass), true},
+		{"a wildcard holds the subdomain", route(holderNS, holderName, "w.example.com", "", 1, wildcard), route("intruder", "r", "s.example.com", "", 2), false},
+		{"a specific host blocks a wildcard", route(holderNS, holderName, "s.example.com", "", 1), route("intruder", "r", "w.example.com", "", 2, wildcard), false},
+		{"a wildcard holds the subdomain against a wildcard", route(holderNS, holderName, "w.example.com", "", 1, wildcard), route("intruder", "r", "v.example.com", "", 2, wildcard), false},
+		{"one wildcard per path without the ownership check", route(holderNS, holderName, "w.example.com", "", 1, wildcard), route("intruder", "r", "v.example.com", "", 2, wildcard), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := Admit([]*routev1.Route{tt.intruder, tt.holder}, Options{AllowWildcardRoutes: true, DisableNamespaceOwnershipCheck: tt.disableNS})
+			res := d.Results["intruder/r"]
+			if res.Admitted || res.Reason != ReasonHostAlreadyClaimed {
+				t.Fatalf("intruder: %+v, want HostAlreadyClaimed", res)
+			}
+			if res.Holder != Key(holderNS+"/"+holderName) {
+				t.Errorf("holder %q, want %s/%s", res.Holder, holderNS, holderName)
+			}
+			for _, secret := range []string{holderNS, holderName} {
+				if strings.Contains(res.Message, secret) {
+					t.Errorf("message %q names the other namespace's route (%s)", res.Message, secret)
+				}
+			}
+		})
+	}
 }
 
 // TestNamespaceOwnership519 is §5.7.19's scenario, with the namespace
@@ -282,7 +328,7 @@ func TestNamespaceOwnership519(t *testing.T) {
 		expectAdmitted(t, d, "ns1/r1", "ns4/foo", "ns5/bar", "ns6/baz", "ns2/z")
 		expectRejected(t, d, "ns2/r2", ReasonHostAlreadyClaimed, "a route in another namespace holds www.abc.xyz and is older than r2")
 		expectRejected(t, d, "ns2/deep", ReasonHostAlreadyClaimed, "a route in another namespace holds www.abc.xyz")
-		expectRejected(t, d, "ns3/wildthing", ReasonHostAlreadyClaimed, "a route in another namespace holds host wildthing.abc.xyz (held by route ns1/r1)")
+		expectRejected(t, d, "ns3/wildthing", ReasonHostAlreadyClaimed, "a route in another namespace holds host wildthing.abc.xyz")
 		expectRejected(t, d, "ns2/rx", ReasonHostAlreadyClaimed, "a route in another namespace holds www.abc.xyz")
 		expectRejected(t, d, "ns7/rx", ReasonHostAlreadyClaimed, "a route in another namespace holds www.abc.xyz")
 	})
@@ -303,7 +349,7 @@ func TestNamespaceOwnership519(t *testing.T) {
 		// Only an identical host+path is refused, whatever the namespace.
 		expectAdmitted(t, d, "ns1/r1", "ns2/r2", "ns3/wildthing", "ns4/foo", "ns5/bar", "ns6/baz", "ns2/deep", "ns2/z")
 		expectRejected(t, d, "ns2/rx", ReasonHostAlreadyClaimed, "route r2 already exposes www.abc.xyz and is older")
-		expectRejected(t, d, "ns7/rx", ReasonHostAlreadyClaimed, "a route in another namespace holds www.abc.xyz and is older than rx (held by route ns2/r2)")
+		expectRejected(t, d, "ns7/rx", ReasonHostAlreadyClaimed, "a route in another namespace holds www.abc.xyz and is older than rx")
 	})
 }
 
@@ -339,14 +385,14 @@ func TestWildcardRoutes(t *testing.T) {
 			routes:   []*routev1.Route{route("b", "s", "specific.example.com", "", 1), route("a", "w", "wildcard.example.com", "", 2, wildcard)},
 			allow:    true,
 			admitted: []string{"b/s"},
-			rejected: map[string][2]string{"a/w": {ReasonHostAlreadyClaimed, "a route in another namespace holds host wildcard.example.com (held by route b/s)"}},
+			rejected: map[string][2]string{"a/w": {ReasonHostAlreadyClaimed, "a route in another namespace holds host wildcard.example.com"}},
 		},
 		{
 			name:     "an older wildcard blocks specific hosts of other namespaces in its subdomain",
 			routes:   []*routev1.Route{route("a", "w", "wildcard.example.com", "", 1, wildcard), route("b", "s", "specific.example.com", "", 2), route("b", "deeper", "x.specific.example.com", "", 3)},
 			allow:    true,
 			admitted: []string{"a/w", "b/deeper"},
-			rejected: map[string][2]string{"b/s": {ReasonHostAlreadyClaimed, "a route in another namespace holds host specific.example.com (held by route a/w)"}},
+			rejected: map[string][2]string{"b/s": {ReasonHostAlreadyClaimed, "a route in another namespace holds host specific.example.com"}},
 		},
 		{
 			name: "an older specific route of another namespace blocks the wildcard even behind one of its own namespace",
@@ -357,7 +403,7 @@ func TestWildcardRoutes(t *testing.T) {
 			},
 			allow:    true,
 			admitted: []string{"a/mine", "b/theirs"},
-			rejected: map[string][2]string{"a/w": {ReasonHostAlreadyClaimed, "a route in another namespace holds host wildcard.example.com (held by route b/theirs)"}},
+			rejected: map[string][2]string{"a/w": {ReasonHostAlreadyClaimed, "a route in another namespace holds host wildcard.example.com"}},
 		},
 		{
 			name: "two wildcard routes of one namespace: one per path",
@@ -383,7 +429,7 @@ func TestWildcardRoutes(t *testing.T) {
 			allow:     true,
 			disableNS: true,
 			admitted:  []string{"b/s", "a/w1", "c/w2"},
-			rejected:  map[string][2]string{"d/w3": {ReasonHostAlreadyClaimed, "a route in another namespace holds host three.example.com (held by route a/w1)"}},
+			rejected:  map[string][2]string{"d/w3": {ReasonHostAlreadyClaimed, "a route in another namespace holds host three.example.com"}},
 		},
 		{
 			name:     "a wildcard route also holds its own host",

@@ -12,6 +12,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -83,7 +84,11 @@ func checkCertificates(p *field.Path, tls *routev1.TLSConfig, extended bool) (s 
 		if len(invalid) > 0 {
 			return s, invalid, nil
 		}
-	} else {
+	}
+	if errs := pemHeaders(p, tls); len(errs) > 0 {
+		return servedTLS{}, nil, errs
+	}
+	if !extended {
 		s, unloadable = lenientCertificates(p, tls)
 		if len(unloadable) > 0 {
 			return s, nil, unloadable
@@ -294,6 +299,43 @@ func decodeLenient(data string) (certs, keys []*pem.Block, err error) {
 			keys = append(keys, b)
 		}
 	}
+}
+
+// pemHeaders refuses PEM blocks with headers ("Proc-Type: 4,ENCRYPTED",
+// "DEK-Info: ...", any other) in every certificate field: Go's decoder
+// ignores them, but OpenSSL reads them as encryption parameters and asks
+// for a passphrase (or refuses the block), so nothing an OpenSSL program
+// could prompt for is ever accepted. The message names the header keys,
+// not their values.
+func pemHeaders(p *field.Path, in *routev1.TLSConfig) field.ErrorList {
+	var errs field.ErrorList
+	for _, f := range []struct{ name, data, redacted string }{
+		{"certificate", in.Certificate, redactedCert},
+		{"key", in.Key, redactedKey},
+		{"caCertificate", in.CACertificate, redactedCA},
+		{"destinationCACertificate", in.DestinationCACertificate, redactedDestCA},
+	} {
+		rest := []byte(f.data)
+		for n := 1; ; n++ {
+			var b *pem.Block
+			if b, rest = pem.Decode(rest); b == nil {
+				break
+			}
+			if len(b.Headers) == 0 {
+				continue
+			}
+			keys := make([]string, 0, len(b.Headers))
+			for k := range b.Headers {
+				keys = append(keys, printable(k))
+			}
+			sort.Strings(keys)
+			errs = append(errs, field.Invalid(p.Child(f.name), f.redacted, fmt.Sprintf(
+				"PEM block %d (%s) has headers (%s): OpenSSL would read it as encrypted and ask for a passphrase; remove the headers (and decrypt the key)",
+				n, printable(b.Type), strings.Join(keys, ", "))))
+			break
+		}
+	}
+	return errs
 }
 
 // isEncrypted reports whether a private key block is encrypted (PKCS#8

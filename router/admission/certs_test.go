@@ -236,7 +236,13 @@ func certificateCases(t *testing.T, f *pkiFixture) []certCase {
 		{name: "certificate block that does not parse", tls: routev1.TLSConfig{Certificate: "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n", Key: f.rsaKey},
 			extended: evf, extMsg: "spec.tls.certificate", plain: cnl, plainMsg: "certificate 1 does not parse"},
 		{name: "encrypted key (legacy PEM encryption)", tls: routev1.TLSConfig{Certificate: f.rsaLeaf, Key: encryptedKey(t, f.rsaKey)},
-			extended: evf, extMsg: "block RSA PRIVATE KEY is not valid", plain: cnl, plainMsg: "private key is encrypted"},
+			extended: evf, extMsg: "block RSA PRIVATE KEY is not valid", plain: cnl, plainMsg: "PEM block 1 (RSA PRIVATE KEY) has headers (DEK-Info, Proc-Type)"},
+		{name: "certificate block with an encryption header (Go ignores it, OpenSSL asks for a passphrase)", tls: routev1.TLSConfig{Certificate: withHeaders(f.rsaLeaf, "Proc-Type: 4,ENCRYPTED"), Key: f.rsaKey},
+			extended: evf, extMsg: "data does not contain any valid RSA or ECDSA certificates", plain: cnl, plainMsg: "PEM block 1 (CERTIFICATE) has headers (Proc-Type)"},
+		{name: "key block with any header", tls: routev1.TLSConfig{Certificate: f.rsaLeaf, Key: withHeaders(f.rsaKey, "Comment: exported")},
+			extended: cnl, extMsg: "spec.tls.key", plain: cnl, plainMsg: "has headers (Comment)"},
+		{name: "CA block with a header", tls: routev1.TLSConfig{Certificate: f.rsaLeaf, Key: f.rsaKey, CACertificate: withHeaders(f.root, "Proc-Type: 4,ENCRYPTED")},
+			extended: evf, extMsg: "spec.tls.caCertificate", plain: cnl, plainMsg: "spec.tls.caCertificate"},
 		{name: "encrypted key (PKCS#8)", tls: routev1.TLSConfig{Certificate: f.rsaLeaf, Key: relabel(f.rsaKeyPKCS8, "PRIVATE KEY", "ENCRYPTED PRIVATE KEY")},
 			extended: evf, extMsg: "unrecognized PEM block ENCRYPTED PRIVATE KEY", plain: cnl, plainMsg: "private key is encrypted"},
 		{name: "CA-signed certificate using SHA1", tls: routev1.TLSConfig{Certificate: f.sha1Leaf, Key: f.sha1Key},
@@ -351,4 +357,11 @@ func TestServedCertificateKeepsTheChainOrder(t *testing.T) {
 	if got.Key != f.rsaKey {
 		t.Fatalf("served key is not the PKCS#1 form of the key:\n%s", got.Key)
 	}
+}
+
+// withHeaders adds PEM headers (lines "Key: value") to the first block of
+// pemText.
+func withHeaders(pemText string, headers ...string) string {
+	i := strings.Index(pemText, "-----\n")
+	return pemText[:i+6] + strings.Join(headers, "\n") + "\n\n" + pemText[i+6:]
 }

@@ -170,11 +170,13 @@ func (c *claim) add(r *routev1.Route, passthroughBlocks bool) {
 
 // hostClaimed returns the HostAlreadyClaimed result of r, whose claim
 // holder holds. As in OpenShift, the message is sameNS when holder is in
-// r's namespace and otherNS otherwise; this router adds the holder.
+// r's namespace and otherNS otherwise. The message goes into r's status,
+// which r's tenant reads: otherNS names no route of another namespace.
+// Holder names the holder for the router's log (see Result.Holder).
 func hostClaimed(r, holder *routev1.Route, sameNS, otherNS string) Result {
 	msg := sameNS
 	if holder.Namespace != r.Namespace {
-		msg = otherNS + " (held by route " + string(KeyOf(holder)) + ")"
+		msg = otherNS
 	}
 	return Result{Host: hostOf(r), Reason: ReasonHostAlreadyClaimed, Message: msg, Holder: KeyOf(holder)}
 }

@@ -1,7 +1,6 @@
 package admission
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -15,11 +14,6 @@ import (
 // a fixed buffer (16 KiB in 2.6) and splits longer lines, which would let a
 // long path forge a map entry for another host.
 const MaxPathLength = 4096
-
-// MaxFileNameLength is the longest certificate file name the router writes:
-// Linux's NAME_MAX (255) less the ".prev" of the copy kept while a new
-// configuration is checked.
-const MaxFileNameLength = 250
 
 // MaxAlternateBackends is the largest number of alternateBackends a route may have.
 const MaxAlternateBackends = 3
@@ -129,12 +123,8 @@ func validate(r *routev1.Route, extended bool) validated {
 	for _, msg := range validation.IsDNS1123Label(r.Namespace) {
 		errs = append(errs, field.Invalid(meta.Child("namespace"), r.Namespace, msg))
 	}
-	// Certificate files are named <namespace>:<name>.pem (as in
-	// OpenShift); the name must fit a file name.
-	if r.Spec.TLS != nil && len(r.Namespace)+1+len(r.Name)+len(".pem") > MaxFileNameLength {
-		errs = append(errs, field.Invalid(meta.Child("name"), r.Name,
-			fmt.Sprintf("namespace and name of a TLS route must be at most %d characters together (its certificate file is named namespace:name.pem)", MaxFileNameLength-len(":.pem"))))
-	}
+	// Any namespace and name the API allows are served: the files written
+	// for a route have bounded names (model.ServiceAliasConfigKey.FileName).
 
 	term := routev1.TLSTerminationType("")
 	if r.Spec.TLS != nil {

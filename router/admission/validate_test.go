@@ -249,11 +249,11 @@ func TestLimitsThatProtectTheDataPlane(t *testing.T) {
 			r.Spec.Path = "/" + long(MaxPathLength-1)
 			return r
 		}, ""},
-		{"TLS route whose certificate file name would be too long", func() *routev1.Route {
-			r := limitRoute("ns", strings.Repeat("e", 250))
+		{"TLS route with the longest namespace and name the API allows", func() *routev1.Route {
+			r := limitRoute(strings.Repeat("n", 63), strings.Repeat("e", 253))
 			r.Spec.TLS = &routev1.TLSConfig{Termination: routev1.TLSTerminationEdge}
 			return r
-		}, "metadata.name"},
+		}, ""},
 		{"long name without TLS is fine", func() *routev1.Route { return limitRoute("ns", strings.Repeat("e", 250)) }, ""},
 	}
 	for _, c := range cases {

@@ -123,9 +123,10 @@ type Options struct {
 	// and CRLs) and returns them, to be written, checked and rolled back
 	// with the configuration. A change to them reloads HAProxy.
 	ExtraFiles func(td *model.TemplateData) []files.File
-	// FDLimit is the open-files limit HAProxy runs with; when set, the
-	// configuration's maxconn is lowered so that HAProxy's need (two per
-	// connection, one per health-checked server) fits in it.
+	// FDLimit is the open-files limit HAProxy runs with; when set, spare
+	// server slots share what maxconn leaves of it between namespaces and
+	// every configuration is checked against it before a start or reload
+	// (see budget.go).
 	FDLimit int
 }
 
@@ -169,10 +170,8 @@ type Controller struct {
 	// lines; both nil when unknown (before the first load, after a failure).
 	running *dynamic.Config
 	layouts servers.Layouts
-	// loggedMaxConn is the last maxconn lowered to fit the open-files limit.
-	loggedMaxConn int
-	// loggedPool is the last lowered slot count logged.
-	loggedPool int
+	// loggedPlan is the last slot plan logged (capped, short, over).
+	loggedPlan [3]int
 }
 
 // outcome says what one pass did.
@@ -216,7 +215,7 @@ func New(o Options) *Controller {
 	if o.Observer == nil {
 		o.Observer = nopObserver{}
 	}
-	return &Controller{o: o, writer: files.NewWriter(), excluded: map[admission.Key]exclusion{}, started: make(chan struct{}, 1), loggedPool: -1}
+	return &Controller{o: o, writer: files.NewWriter(), excluded: map[admission.Key]exclusion{}, started: make(chan struct{}, 1)}
 }
 
 // Ready reports whether the initial state has been loaded into HAProxy.
@@ -384,11 +383,14 @@ func (c *Controller) commit(ctx context.Context, allowReload bool) (outcome, err
 		if err != nil {
 			// A file that cannot be written for one route (its name, its
 			// size) rejects that route; anything else is an error.
-			if culprits := Culprits(err.Error(), nil); len(culprits) > 0 && round+1 < maxCulpritRounds {
-				c.exclude(culprits, err)
+			if found := culprits(err, fs, nil); len(found) > 0 {
+				c.exclude(found, err)
+				if round+1 >= maxCulpritRounds {
+					return outcome{}, errExcludedMore
+				}
 				continue
 			}
-			return outcome{}, err
+			return outcome{}, fmt.Errorf("writing the configuration files: %w", err)
 		}
 		c.o.Observer.ObserveWriteConfig(time.Since(began))
 		if len(changed) == 0 && !force {
@@ -437,15 +439,29 @@ func (c *Controller) commit(ctx context.Context, allowReload bool) (outcome, err
 			round--
 			continue
 		}
+		if found, err := c.preflight(config); err != nil {
+			// What HAProxy would refuse at start, "haproxy -c" does not see.
+			if rbErr := c.writer.Rollback(); rbErr != nil {
+				log.Error(rbErr, "rolling back a configuration haproxy could not start")
+			}
+			if len(found) == 0 {
+				return outcome{}, err
+			}
+			c.exclude(found, err)
+			if round+1 >= maxCulpritRounds {
+				return outcome{}, errExcludedMore
+			}
+			continue
+		}
 		if err := c.o.Process.Check(ctx, configPath); err != nil {
 			if rbErr := c.writer.Rollback(); rbErr != nil {
 				log.Error(rbErr, "rolling back refused configuration")
 			}
-			culprits := Culprits(err.Error(), config)
-			if len(culprits) == 0 {
+			found := culprits(err, fs, config)
+			if len(found) == 0 {
 				return outcome{}, fmt.Errorf("haproxy refused the new configuration: %w", err)
 			}
-			c.exclude(culprits, err)
+			c.exclude(found, err)
 			if round+1 >= maxCulpritRounds {
 				return outcome{}, errExcludedMore
 			}
@@ -599,79 +615,59 @@ func (c *Controller) buildModel(prev servers.Layouts) (*model.TemplateData, admi
 		return nil, decision, nil, err
 	}
 	opts := c.o.Servers
-	opts.PoolSize = c.poolSize(td)
+	opts.Pools = c.planSlots(td, &decision)
 	exhausted := servers.Assign(td, prev, opts)
-	c.fitMaxConnections(td)
 	return td, decision, exhausted, nil
 }
 
-// fdReserve is what HAProxy needs besides connections and health checks
-// (listeners, sockets, files).
-const fdReserve = 1000
-
-// minFDConnections is the maxconn spare server slots must leave room for.
-const minFDConnections = 1000
-
-// poolSize returns the router-wide number of spare slots per backend:
-// Servers.PoolSize, lowered when the health-checked slots would not fit in
-// the open-files limit (HAProxy reserves a descriptor per checked server)
-// with room left for minFDConnections connections. Backends laid out
-// before keep the slots they have (servers.Assign), so a change of this
-// number only applies to new backends and at a reload.
-func (c *Controller) poolSize(td *model.TemplateData) int {
-	want := c.o.Servers.PoolSize
-	if c.o.FDLimit <= 0 || want == 0 {
-		return want
+// planSlots shares the open-files budget between namespaces (see
+// budget.go): it returns every route's spare slots and drops from td, as
+// rejected in d, the routes whose endpoints do not fit in their
+// namespace's share (evaluated again at every pass).
+func (c *Controller) planSlots(td *model.TemplateData, d *admission.Decision) map[model.ServiceAliasConfigKey]int {
+	budget := -1
+	switch {
+	case c.o.FDLimit > 0 && td.MaxConnections == 0:
+		// ROUTER_MAX_CONNECTIONS=auto: HAProxy derives maxconn from what
+		// the servers leave; they get the quarter cmd/openshift-router
+		// sets aside for them.
+		budget = c.o.FDLimit / 4
+	case c.o.FDLimit > 0:
+		budget = serverBudget(c.o.FDLimit, td.MaxConnections)
 	}
-	minConn := td.MaxConnections
-	if minConn > minFDConnections {
-		minConn = minFDConnections
+	plan := planSlots(td, c.o.Servers.PoolSize, budget)
+	if len(plan.over) > 0 {
+		results := make(map[admission.Key]admission.Result, len(d.Results))
+		for k, v := range d.Results {
+			results[k] = v
+		}
+		drop := map[admission.Key]bool{}
+		for _, k := range plan.over {
+			ak := keyOf(k)
+			drop[ak] = true
+			res := results[ak]
+			res.Admitted, res.Reason = false, admission.ReasonConfigCheckFailed
+			res.Message = fmt.Sprintf("the %d endpoints of this route do not fit in the router's file descriptor budget for its namespace (%d health-checked servers for all namespaces)", td.State[k].ActiveEndpoints, budget)
+			results[ak] = res
+			delete(td.State, k)
+		}
+		admitted := make([]*routev1.Route, 0, len(d.Admitted))
+		for _, r := range d.Admitted {
+			if !drop[admission.KeyOf(r)] {
+				admitted = append(admitted, r)
+			}
+		}
+		d.Results, d.Admitted = results, admitted
 	}
-	budget := c.o.FDLimit - fdReserve - 2*minConn
-	routes := 0
-	for _, cfg := range td.State {
-		budget -= cfg.ActiveEndpoints
-		if cfg.Settings.PoolSize != nil {
-			budget -= *cfg.Settings.PoolSize
-		} else {
-			routes++
+	if state := [3]int{plan.capped, plan.short, len(plan.over)}; state != c.loggedPlan {
+		c.loggedPlan = state
+		if state != [3]int{} {
+			c.o.Logger.Info("spare server slots shared within the open files budget",
+				"routesCappedAtMaxSlots", plan.capped, "maxSlotsPerRoute", MaxSlotsPerRoute, "routesWithFewerSlots", plan.short,
+				"routesOverBudget", len(plan.over), "serverBudget", budget, "openFilesLimit", c.o.FDLimit, "maxconn", td.MaxConnections)
 		}
 	}
-	pool := want
-	if routes > 0 && budget/routes < pool {
-		pool = budget / routes
-		if pool < 0 {
-			pool = 0
-		}
-	}
-	if pool != want && pool != c.loggedPool {
-		c.o.Logger.Info("spare server slots per backend lowered to fit the open files limit (each health-checked server takes one)",
-			"slots", pool, "ROUTER_MAX_DYNAMIC_SERVERS", want, "routes", len(td.State), "openFilesLimit", c.o.FDLimit)
-	}
-	c.loggedPool = pool
-	return pool
-}
-
-// fitMaxConnections lowers td.MaxConnections so that HAProxy's file
-// descriptor need — two per connection and one per health-checked server —
-// fits in the open-files limit; HAProxy refuses to start otherwise.
-func (c *Controller) fitMaxConnections(td *model.TemplateData) {
-	if c.o.FDLimit <= 0 {
-		return
-	}
-	n := servers.Count(td)
-	fit := (c.o.FDLimit - fdReserve - n) / 2
-	if fit < 100 {
-		fit = 100
-	}
-	if td.MaxConnections > fit {
-		if fit != c.loggedMaxConn {
-			c.o.Logger.Info("maxconn lowered to fit the open files limit with every server's health check",
-				"maxconn", fit, "servers", n, "openFilesLimit", c.o.FDLimit)
-			c.loggedMaxConn = fit
-		}
-		td.MaxConnections = fit
-	}
+	return plan.pools
 }
 
 // currentExclusions drops exclusions of routes that changed or went away,
@@ -704,8 +700,9 @@ func (c *Controller) currentExclusions(routes []*routev1.Route) map[admission.Ke
 	return out
 }
 
-func (c *Controller) exclude(keys []admission.Key, checkErr error) {
-	msg := firstAlert(checkErr.Error())
+// exclude rejects the culprits of err until they change or go away; the
+// log has err in full, each route's status only its culprit message.
+func (c *Controller) exclude(found []Culprit, err error) {
 	_ = c.o.Store.Read(func(v store.View) error {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -713,17 +710,16 @@ func (c *Controller) exclude(keys []admission.Key, checkErr error) {
 		for _, r := range v.Routes() {
 			byKey[admission.KeyOf(r)] = r
 		}
-		for _, k := range keys {
-			r, ok := byKey[k]
+		for _, cu := range found {
+			r, ok := byKey[cu.Route]
 			if !ok {
 				continue
 			}
-			c.o.Logger.Error(checkErr, "route rejected: haproxy refused the configuration it produces", "route", string(k))
-			c.excluded[k] = exclusion{
+			c.o.Logger.Error(err, "route rejected: the configuration it produces cannot be written or haproxy refuses it", "route", string(cu.Route))
+			c.excluded[cu.Route] = exclusion{
 				resourceVersion: r.ResourceVersion,
 				generation:      r.Generation,
-				result: admission.Result{Host: strings.ToLower(r.Spec.Host), Reason: admission.ReasonConfigCheckFailed,
-					Message: "haproxy refused the configuration generated for this route: " + msg},
+				result:          admission.Result{Host: strings.ToLower(r.Spec.Host), Reason: admission.ReasonConfigCheckFailed, Message: cu.Message},
 			}
 		}
 		return nil
@@ -797,7 +793,13 @@ func (c *Controller) publish(d admission.Decision) {
 		if res.Admitted {
 			c.o.Logger.V(2).Info("route admitted", "route", ks, "host", res.Host)
 		} else {
-			c.o.Logger.Info("route rejected", "route", ks, "host", res.Host, "reason", res.Reason, "message", res.Message)
+			kv := []any{"route", ks, "host", res.Host, "reason", res.Reason, "message", res.Message}
+			if res.Holder != "" {
+				// The status message does not name a route of another
+				// namespace; the log does.
+				kv = append(kv, "holder", string(res.Holder))
+			}
+			c.o.Logger.Info("route rejected", kv...)
 		}
 	}
 	c.o.Observer.ObserveAdmission(d.Results)

@@ -2,49 +2,124 @@ package controller
 
 import (
 	"bytes"
+	"errors"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/openshift-router-go/router/haproxy/files"
 	"github.com/openshift-router-go/router/router/admission"
+	"github.com/openshift-router-go/router/router/model"
 )
+
+// One principle, in one place: a failure that can be traced to a route —
+// a file of the route that cannot be written, a line of its backend or a
+// file of it that HAProxy refuses — rejects that route (ConfigCheckFailed,
+// with a message about that route only) and everything else is applied.
+// culprits finds the routes; Controller.exclude rejects them until they
+// change or go away.
 
 var (
 	// "[/path/conf/haproxy.config:57]" in haproxy -c output.
 	configLineRE = regexp.MustCompile(`haproxy\.config:(\d+)\]`)
-	// Certificate files are named after their route: <ns:name>.pem.
-	certFileRE = regexp.MustCompile(`/router/(?:certs|cacerts)/([a-z0-9][-a-z0-9]*):([a-z0-9][-a-z0-9.]*)\.pem`)
 	// Route backends: be_http:ns:name and the like.
 	backendRE = regexp.MustCompile(`^backend\s+be_(?:http|edge_http|secure|tcp):([^:\s]+):(\S+)`)
 )
 
-// Culprits returns the routes HAProxy's check output blames: those whose
-// certificate files it names, and those whose backend section holds a line
-// it refused. The result is sorted.
-func Culprits(checkOutput string, config []byte) []admission.Key {
-	found := map[admission.Key]bool{}
-	for _, m := range certFileRE.FindAllStringSubmatch(checkOutput, -1) {
-		found[admission.Key(m[1]+"/"+m[2])] = true
-	}
-	if len(config) > 0 {
-		lines := bytes.Split(config, []byte("\n"))
-		for _, m := range configLineRE.FindAllStringSubmatch(checkOutput, -1) {
-			n, err := strconv.Atoi(m[1])
-			if err != nil || n < 1 || n > len(lines) {
-				continue
-			}
-			if k, ok := sectionRoute(lines, n-1); ok {
-				found[k] = true
+// Culprit is a route a failure is traced to.
+type Culprit struct {
+	Route admission.Key
+	// Message is for the route's status: what failed for this route,
+	// naming nothing of another route.
+	Message string
+}
+
+// culprits returns the routes err can be traced to, sorted: the routes of
+// the files a files.StageError holds, else the routes HAProxy's check
+// output (err's text) blames — those whose files it names and those whose
+// backend section holds a line it refused. config is the configuration
+// checked, fs the files written with it.
+func culprits(err error, fs []files.File, config []byte) []Culprit {
+	found := map[admission.Key]string{}
+	var se *files.StageError
+	if errors.As(err, &se) {
+		for _, f := range se.Files {
+			k := keyOf(f.Route)
+			if _, ok := found[k]; !ok {
+				found[k] = "the router could not write a file for this route: " + f.Err.Error()
 			}
 		}
+	} else if err != nil {
+		for k, line := range blamed(err.Error(), fs, config) {
+			found[k] = "haproxy refused the configuration generated for this route: " + line
+		}
 	}
+	out := make([]Culprit, 0, len(found))
+	for k, msg := range found {
+		out = append(out, Culprit{Route: k, Message: msg})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Route < out[j].Route })
+	return out
+}
+
+// Culprits returns the routes HAProxy's check output blames, sorted (see
+// culprits).
+func Culprits(checkOutput string, config []byte, fs []files.File) []admission.Key {
+	found := blamed(checkOutput, fs, config)
 	out := make([]admission.Key, 0, len(found))
 	for k := range found {
 		out = append(out, k)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
+}
+
+// blamed returns the routes HAProxy's output blames, each with the first
+// output line that blames it.
+func blamed(output string, fs []files.File, config []byte) map[admission.Key]string {
+	routeFiles := make(map[string]model.ServiceAliasConfigKey)
+	for _, f := range fs {
+		if f.Route != "" {
+			routeFiles[f.Path] = f.Route
+		}
+	}
+	var lines [][]byte
+	if len(config) > 0 {
+		lines = bytes.Split(config, []byte("\n"))
+	}
+	found := map[admission.Key]string{}
+	blame := func(k admission.Key, line string) {
+		if _, ok := found[k]; !ok {
+			found[k] = strings.TrimSpace(line)
+		}
+	}
+	for _, line := range strings.Split(output, "\n") {
+		for _, tok := range strings.FieldsFunc(line, func(r rune) bool {
+			return r == ' ' || r == '\t' || r == '\'' || r == '"' || r == '`' || r == '[' || r == ']' || r == ','
+		}) {
+			for _, p := range []string{tok, strings.TrimRight(tok, ":.")} {
+				if k, ok := routeFiles[p]; ok {
+					blame(keyOf(k), line)
+				}
+			}
+		}
+		for _, m := range configLineRE.FindAllStringSubmatch(line, -1) {
+			n, err := strconv.Atoi(m[1])
+			if err != nil || n < 1 || n > len(lines) {
+				continue
+			}
+			if k, ok := sectionRoute(lines, n-1); ok {
+				blame(k, line)
+			}
+		}
+	}
+	return found
+}
+
+// keyOf returns the admission key of a model key ("ns:name" → "ns/name").
+func keyOf(k model.ServiceAliasConfigKey) admission.Key {
+	return admission.Key(strings.Replace(string(k), ":", "/", 1))
 }
 
 // sectionRoute finds the section that line idx belongs to and returns its
@@ -61,18 +136,4 @@ func sectionRoute(lines [][]byte, idx int) (admission.Key, bool) {
 		return "", false
 	}
 	return "", false
-}
-
-// firstAlert returns the first [ALERT] line of haproxy's output (or the
-// first line), for a route status message.
-func firstAlert(out string) string {
-	for _, l := range strings.Split(out, "\n") {
-		if strings.Contains(l, "[ALERT]") {
-			return strings.TrimSpace(l)
-		}
-	}
-	if i := strings.IndexByte(out, '\n'); i > 0 {
-		return out[:i]
-	}
-	return out
 }

@@ -31,6 +31,10 @@ type Options struct {
 	// (ROUTER_MAX_DYNAMIC_SERVERS) unless the route's pool-size annotation
 	// says otherwise.
 	PoolSize int
+	// Pools, when set, holds every route's number of spare slots (the
+	// router's plan within its open-files budget), instead of PoolSize and
+	// the annotation.
+	Pools map[model.ServiceAliasConfigKey]int
 	// Shuffle, if set, permutes a service's endpoints when a backend is laid
 	// out afresh (ROUTER_BACKEND_PROCESS_ENDPOINTS=shuffle).
 	Shuffle func([]model.Endpoint)
@@ -62,7 +66,7 @@ func Of(td *model.TemplateData) Layouts {
 func Assign(td *model.TemplateData, prev Layouts, o Options) (exhausted []model.ServiceAliasConfigKey) {
 	for k, cfg := range td.State {
 		desired := desiredServers(td, &cfg, o.Shuffle)
-		pool := poolSize(&cfg, o)
+		pool := poolSize(k, &cfg, o)
 		old, had := prev[k]
 		var lines []model.Server
 		ok := false
@@ -142,7 +146,10 @@ func serviceKeys(cfg *model.ServiceAliasConfig) []model.ServiceUnitKey {
 	return keys
 }
 
-func poolSize(cfg *model.ServiceAliasConfig, o Options) int {
+func poolSize(k model.ServiceAliasConfigKey, cfg *model.ServiceAliasConfig, o Options) int {
+	if n, ok := o.Pools[k]; ok {
+		return n
+	}
 	if cfg.Settings.PoolSize != nil {
 		return *cfg.Settings.PoolSize
 	}

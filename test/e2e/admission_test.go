@@ -87,7 +87,7 @@ func TestOldestRouteWinsTheHost(t *testing.T) {
 	})
 	t.Run("another namespace cannot take a path on the owned host", func(t *testing.T) {
 		m.Write("intruder.yaml", createdAt(routeYAML("intruder", "steal", "claim.example.com", "/steal", "other", ""), 3))
-		expectLogLine(t, r, `route="intruder/steal"`, `reason="HostAlreadyClaimed"`, `a route in another namespace holds claim.example.com and is older than steal (held by route claims/old)`)
+		expectLogLine(t, r, `route="intruder/steal"`, `reason="HostAlreadyClaimed"`, `a route in another namespace holds claim.example.com and is older than steal`, `holder="claims/old"`)
 		alwaysBackend(t, 2*time.Second, func() (response, error) { return r.httpGet("claim.example.com", "/steal") }, "old")
 	})
 	t.Run("deleting the older route serves the younger one", func(t *testing.T) {
@@ -133,7 +133,7 @@ func TestNamespaceOwnershipCheckDisabled(t *testing.T) {
 		r := startRouter(t, m.Dir, map[string]string{"ROUTER_DISABLE_NAMESPACE_OWNERSHIP_CHECK": "true"})
 		expectBackend(t, loadTimeout, func() (response, error) { return r.httpGet("www.abc.xyz", "/p1/p2/x") }, "other")
 		expectBackend(t, loadTimeout, func() (response, error) { return r.httpGet("www.abc.xyz", "/p1") }, "owner")
-		expectLogLine(t, r, `route="ns3/rx"`, `reason="HostAlreadyClaimed"`, "(held by route ns2/r2)")
+		expectLogLine(t, r, `route="ns3/rx"`, `reason="HostAlreadyClaimed"`, `holder="ns2/r2"`)
 		alwaysBackend(t, time.Second, func() (response, error) { return r.httpGet("www.abc.xyz", "/p1/p2") }, "other")
 	})
 }
@@ -244,7 +244,7 @@ func TestWildcardSubdomainOwnership(t *testing.T) {
 	}, "---\n"))
 	r := startRouter(t, m.Dir, map[string]string{"ROUTER_ALLOW_WILDCARD_ROUTES": "true"})
 	expectBackend(t, loadTimeout, func() (response, error) { return r.httpGet("any.abc.xyz", "/") }, "wild")
-	expectLogLine(t, r, `route="ns2/z"`, `reason="HostAlreadyClaimed"`, "a route in another namespace holds host z.abc.xyz (held by route ns1/w)")
+	expectLogLine(t, r, `route="ns2/z"`, `reason="HostAlreadyClaimed"`, "a route in another namespace holds host z.abc.xyz", `holder="ns1/w"`)
 	alwaysBackend(t, time.Second, func() (response, error) { return r.httpGet("z.abc.xyz", "/") }, "wild")
 }
 

@@ -205,7 +205,8 @@ func TestAnnotationH1CaseAdjustInvalidStopsTheRouter(t *testing.T) {
 }
 
 // TestAnnotationLongAllowlistFile: allowlists of more than 61 entries are
-// written to WorkingDir/router/allowlists/<namespace:name>.txt and read
+// written to WorkingDir/router/allowlists/<namespace:name>.txt (after a
+// line naming the route) and read
 // with "acl allowlist src -f": a 100-entry list with 127.0.0.1 serves the
 // test client, one without it drops the connection, a short list stays
 // inline.
@@ -245,7 +246,11 @@ func TestAnnotationLongAllowlistFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n"); strings.Join(got, " ") != strings.Join(want, " ") {
+		header, list, _ := strings.Cut(string(data), "\n")
+		if want := "# route al/" + strings.TrimSuffix(strings.TrimPrefix(name, "al:"), ".txt"); header != want {
+			t.Errorf("%s starts with %q, want %q", name, header, want)
+		}
+		if got := strings.Split(strings.TrimSuffix(list, "\n"), "\n"); strings.Join(got, " ") != strings.Join(want, " ") {
 			t.Errorf("%s holds %q, want %q", name, got, want)
 		}
 	}

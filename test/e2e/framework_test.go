@@ -128,6 +128,13 @@ func startKubeRouter(t *testing.T, kubeconfig string, env map[string]string, arg
 
 func startRouterWith(t *testing.T, manifestsDir string, env map[string]string, args ...string) *router {
 	t.Helper()
+	return startRouterWrapped(t, nil, manifestsDir, env, args...)
+}
+
+// startRouterWrapped is startRouterWith with the command line passed
+// through wrap (e.g. to run the router under a pseudo-terminal).
+func startRouterWrapped(t *testing.T, wrap func(argv []string) []string, manifestsDir string, env map[string]string, args ...string) *router {
+	t.Helper()
 	r := &router{
 		t:          t,
 		Manifests:  manifestsDir,
@@ -137,7 +144,11 @@ func startRouterWith(t *testing.T, manifestsDir string, env map[string]string, a
 		log:        &syncBuffer{},
 		done:       make(chan struct{}),
 	}
-	cmd := exec.Command(routerBin, append([]string{"--working-dir", r.WorkingDir, "-v", "2"}, args...)...)
+	argv := append([]string{routerBin, "--working-dir", r.WorkingDir, "-v", "2"}, args...)
+	if wrap != nil {
+		argv = wrap(argv)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(withoutEnv(os.Environ(), "KUBECONFIG"),
 		fmt.Sprintf("ROUTER_SERVICE_HTTP_PORT=%d", r.HTTPPort),
 		fmt.Sprintf("ROUTER_SERVICE_HTTPS_PORT=%d", r.HTTPSPort),

@@ -186,6 +186,18 @@ func TestKubeRouteLifecycle(t *testing.T) {
 			t.Errorf("message does not name the holder: %q", ing.Conditions[0].Message)
 		}
 	})
+	t.Run("a host held in another namespace is refused without naming the holder", func(t *testing.T) {
+		other := c.CreateNamespace(t, "intruder-", nil).Name
+		kubeRoute(t, c, other, "grab", "web.example.com", "web", nil)
+		ing := ingressOf(t, c, other, "grab", "public", admitted(corev1.ConditionFalse, "HostAlreadyClaimed"))
+		if msg := ing.Conditions[0].Message; strings.Contains(msg, ns) || strings.Contains(msg, "route web ") {
+			t.Errorf("status of another tenant's route names the holder %s/web: %q", ns, msg)
+		}
+		expectLogLine(t, r, `route="`+other+`/grab"`, `reason="HostAlreadyClaimed"`, `holder="`+ns+`/web"`)
+		if err := c.Routes.RouteV1().Routes(other).Delete(kctx(t), "grab", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	})
 	t.Run("deleting the route stops it", func(t *testing.T) {
 		if err := c.Routes.RouteV1().Routes(ns).Delete(kctx(t), "web", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)

@@ -1,0 +1,257 @@
+package controller
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/openshift-router-go/router/router/admission"
+	"github.com/openshift-router-go/router/router/model"
+)
+
+// File descriptors are a budget per tenant, not a global side effect.
+//
+// HAProxy refuses to start ("Cannot raise FD limit") unless its open-files
+// limit holds two descriptors per connection (global maxconn), one per
+// server line with a health check — the spare slots included, free or not
+// — and a few for listeners and sockets; "haproxy -c" does not check it.
+// The router therefore:
+//
+//   - never lowers maxconn for servers: maxconn is fixed at start from
+//     ROUTER_MAX_CONNECTIONS and the limit (cmd/openshift-router);
+//   - shares what is left for server lines (the server budget) between
+//     namespaces, max-min fair: a namespace gets what it asks for unless
+//     the budget is short, and then no less than an equal share of it
+//     (what smaller namespaces leave is shared by the others). Endpoints
+//     come first; spare slots (ROUTER_MAX_DYNAMIC_SERVERS, pool-size, at
+//     most MaxSlotsPerRoute a route) get what endpoints leave, shared the
+//     same way, so a namespace asking for many slots only gets fewer slots
+//     itself (its routes reload more often) and others keep theirs;
+//   - checks a configuration's need against the limit before every start
+//     or reload (preflight) and, where it does not fit, rejects the route
+//     with the most health-checked servers (the pass goes on without it).
+
+// MaxSlotsPerRoute caps the spare server slots of one route, whatever
+// ROUTER_MAX_DYNAMIC_SERVERS or its pool-size annotation ask for.
+const MaxSlotsPerRoute = 64
+
+// fdOverhead is what HAProxy needs besides connections and health-checked
+// servers (listeners, sockets, pollers, pipes, files), with a margin.
+const fdOverhead = 1000
+
+// serverBudget is the number of health-checked server lines HAProxy can
+// have with maxconn under an open-files limit of fdLimit.
+func serverBudget(fdLimit, maxconn int) int {
+	b := fdLimit - fdOverhead - 2*maxconn
+	if b < 0 {
+		return 0
+	}
+	return b
+}
+
+// fairShares divides budget between demands, max-min fair: each gets its
+// demand if the demands that are smaller or equal leave enough, otherwise
+// an equal share of what they leave. The result is in the order of demands.
+func fairShares(demands []int, budget int) []int {
+	out := make([]int, len(demands))
+	idx := make([]int, len(demands))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return demands[idx[a]] < demands[idx[b]] })
+	left := budget
+	for n, i := range idx {
+		share := left / (len(idx) - n)
+		if demands[i] < share {
+			share = demands[i]
+		}
+		if share < 0 {
+			share = 0
+		}
+		out[i] = share
+		left -= share
+	}
+	return out
+}
+
+// slotPlan is the spare slots of every route and the routes whose
+// endpoints alone do not fit in their namespace's share.
+type slotPlan struct {
+	pools map[model.ServiceAliasConfigKey]int
+	// over are the routes whose endpoints do not fit, largest first.
+	over []model.ServiceAliasConfigKey
+	// capped counts the routes that asked for more than MaxSlotsPerRoute,
+	// short the routes that got fewer slots than they asked for.
+	capped, short int
+}
+
+// planSlots shares budget (health-checked server lines) between the
+// namespaces of td: endpoints first, then spare slots (want for routes
+// without a pool-size annotation). With budget < 0 there is no limit.
+func planSlots(td *model.TemplateData, want, budget int) slotPlan {
+	plan := slotPlan{pools: make(map[model.ServiceAliasConfigKey]int, len(td.State))}
+	type route struct {
+		key       model.ServiceAliasConfigKey
+		endpoints int
+		slots     int
+	}
+	byNS := map[string][]route{}
+	var namespaces []string
+	for _, k := range td.SortedStateKeys() {
+		cfg := td.State[k]
+		slots := want
+		if cfg.Settings.PoolSize != nil {
+			slots = *cfg.Settings.PoolSize
+		}
+		if slots > MaxSlotsPerRoute {
+			slots = MaxSlotsPerRoute
+			plan.capped++
+		}
+		if _, ok := byNS[cfg.Namespace]; !ok {
+			namespaces = append(namespaces, cfg.Namespace)
+		}
+		byNS[cfg.Namespace] = append(byNS[cfg.Namespace], route{key: k, endpoints: cfg.ActiveEndpoints, slots: slots})
+		plan.pools[k] = slots
+	}
+	if budget < 0 {
+		return plan
+	}
+	// Endpoints.
+	epDemand := make([]int, len(namespaces))
+	for i, ns := range namespaces {
+		for _, r := range byNS[ns] {
+			epDemand[i] += r.endpoints
+		}
+	}
+	epShares := fairShares(epDemand, budget)
+	left := budget
+	for i, ns := range namespaces {
+		routes := byNS[ns]
+		used := epDemand[i]
+		if used > epShares[i] {
+			// Reject the namespace's largest routes until the rest fits.
+			sort.SliceStable(routes, func(a, b int) bool { return routes[a].endpoints > routes[b].endpoints })
+			kept := routes[:0:0]
+			for _, r := range routes {
+				if used > epShares[i] && r.endpoints > 0 {
+					used -= r.endpoints
+					plan.over = append(plan.over, r.key)
+					delete(plan.pools, r.key)
+					continue
+				}
+				kept = append(kept, r)
+			}
+			byNS[ns] = kept
+		}
+		left -= used
+	}
+	// Spare slots: what endpoints left, fair between namespaces, then
+	// between the routes of each namespace.
+	slotDemand := make([]int, len(namespaces))
+	for i, ns := range namespaces {
+		for _, r := range byNS[ns] {
+			slotDemand[i] += r.slots
+		}
+	}
+	nsShares := fairShares(slotDemand, left)
+	for i, ns := range namespaces {
+		routes := byNS[ns]
+		if nsShares[i] >= slotDemand[i] {
+			continue
+		}
+		demands := make([]int, len(routes))
+		for j, r := range routes {
+			demands[j] = r.slots
+		}
+		for j, got := range fairShares(demands, nsShares[i]) {
+			if got < routes[j].slots {
+				plan.short++
+			}
+			plan.pools[routes[j].key] = got
+		}
+	}
+	return plan
+}
+
+// fdNeed reads what a rendered configuration needs from HAProxy's
+// open-files limit: its global maxconn and its health-checked server
+// lines, per route backend.
+type fdNeed struct {
+	maxconn int
+	checked int
+	// byRoute counts the health-checked servers of route backends.
+	byRoute map[admission.Key]int
+}
+
+func (n fdNeed) total() int { return 2*n.maxconn + n.checked + fdOverhead }
+
+func readFDNeed(config []byte) fdNeed {
+	need := fdNeed{byRoute: map[admission.Key]int{}}
+	sc := bufio.NewScanner(bytes.NewReader(config))
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	section, route := "", admission.Key("")
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		if line[0] != ' ' && line[0] != '\t' {
+			section, route = strings.Fields(line)[0], ""
+			if m := backendRE.FindStringSubmatch(line); m != nil {
+				route = admission.Key(m[1] + "/" + m[2])
+			}
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		switch {
+		case section == "global" && f[0] == "maxconn" && len(f) > 1:
+			need.maxconn, _ = strconv.Atoi(f[1])
+		case f[0] == "server" && hasWord(f, "check"):
+			need.checked++
+			if route != "" {
+				need.byRoute[route]++
+			}
+		}
+	}
+	return need
+}
+
+func hasWord(f []string, w string) bool {
+	for _, x := range f {
+		if x == w {
+			return true
+		}
+	}
+	return false
+}
+
+// preflight checks that HAProxy can start config under the open-files
+// limit. When it cannot, it returns the route backend with the most
+// health-checked servers as the culprit (none if no route has any).
+func (c *Controller) preflight(config []byte) ([]Culprit, error) {
+	if c.o.FDLimit <= 0 {
+		return nil, nil
+	}
+	need := readFDNeed(config)
+	if need.total() <= c.o.FDLimit {
+		return nil, nil
+	}
+	err := fmt.Errorf("haproxy would refuse to start: it needs about %d file descriptors (maxconn %d, %d health-checked servers), the open-files limit is %d",
+		need.total(), need.maxconn, need.checked, c.o.FDLimit)
+	var worst admission.Key
+	for k, n := range need.byRoute {
+		if n > need.byRoute[worst] || (n == need.byRoute[worst] && k < worst) {
+			worst = k
+		}
+	}
+	if worst == "" {
+		return nil, err
+	}
+	return []Culprit{{Route: worst, Message: fmt.Sprintf("the %d health-checked servers of this route do not fit in the router's file descriptor budget for its namespace", need.byRoute[worst])}}, err
+}

@@ -1,0 +1,241 @@
+package controller
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	routev1 "github.com/openshift/api/route/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/openshift-router-go/router/haproxy/files"
+	"github.com/openshift-router-go/router/router/admission"
+	"github.com/openshift-router-go/router/router/annotations"
+	"github.com/openshift-router-go/router/router/model"
+	"github.com/openshift-router-go/router/router/store"
+	"github.com/openshift-router-go/router/test/freeport"
+	"github.com/openshift-router-go/router/test/prereq"
+)
+
+func TestFairShares(t *testing.T) {
+	tests := []struct {
+		name    string
+		demands []int
+		budget  int
+		want    []int
+	}{
+		{"everyone fits", []int{3, 5, 2}, 100, []int{3, 5, 2}},
+		{"the largest demand gets what the others leave", []int{10, 1000, 20}, 100, []int{10, 70, 20}},
+		{"two large demands share equally", []int{500, 10, 400}, 110, []int{50, 10, 50}},
+		{"no budget", []int{1, 2}, 0, []int{0, 0}},
+		{"nothing asked", nil, 10, []int{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := fairShares(tt.demands, tt.budget); !reflect.DeepEqual(got, tt.want) && !(len(got) == 0 && len(tt.want) == 0) {
+				t.Fatalf("fairShares(%v, %d) = %v, want %v", tt.demands, tt.budget, got, tt.want)
+			}
+		})
+	}
+}
+
+// planModel returns a model with, per namespace, routes of the given
+// endpoint counts and pool-size annotations (-1: none).
+func planModel(routes map[string][][2]int) *model.TemplateData {
+	td := &model.TemplateData{State: map[model.ServiceAliasConfigKey]model.ServiceAliasConfig{}}
+	for ns, rs := range routes {
+		for i, r := range rs {
+			cfg := model.ServiceAliasConfig{Namespace: ns, Name: fmt.Sprintf("r%d", i), ActiveEndpoints: r[0]}
+			if r[1] >= 0 {
+				n := r[1]
+				cfg.Settings = annotations.Route{PoolSize: &n}
+			}
+			td.State[model.NewServiceAliasConfigKey(ns, cfg.Name)] = cfg
+		}
+	}
+	return td
+}
+
+func TestPlanSlots(t *testing.T) {
+	greedy := make([][2]int, 85)
+	for i := range greedy {
+		greedy[i] = [2]int{2, 256}
+	}
+	tests := []struct {
+		name   string
+		routes map[string][][2]int
+		want   int // router-wide default
+		budget int
+		check  func(t *testing.T, p slotPlan)
+	}{
+		{"no limit: what is asked, capped per route", map[string][][2]int{"a": {{2, 256}, {2, -1}}}, 5, -1, func(t *testing.T, p slotPlan) {
+			if p.pools["a:r0"] != MaxSlotsPerRoute || p.pools["a:r1"] != 5 || p.capped != 1 {
+				t.Fatalf("%+v", p)
+			}
+		}},
+		{"a namespace asking for many slots gets fewer itself; others keep theirs", map[string][][2]int{"greedy": greedy, "b": {{2, -1}, {3, -1}}}, 5, 2000, func(t *testing.T, p slotPlan) {
+			if p.pools["b:r0"] != 5 || p.pools["b:r1"] != 5 {
+				t.Errorf("the other namespace lost slots: %v %v", p.pools["b:r0"], p.pools["b:r1"])
+			}
+			total := 0
+			for k, n := range p.pools {
+				if strings.HasPrefix(string(k), "greedy:") {
+					total += n + 2
+				}
+			}
+			if total > 2000-15 || total < 2000-15-85 || p.short != 85 || len(p.over) != 0 {
+				t.Errorf("greedy uses %d server lines of 2000-15, %d routes short, over %v", total, p.short, p.over)
+			}
+		}},
+		{"endpoints beyond the namespace's share reject its largest route", map[string][][2]int{"huge": {{19000, -1}, {2, -1}}, "b": {{2, -1}}}, 5, 1000, func(t *testing.T, p slotPlan) {
+			if !reflect.DeepEqual(p.over, []model.ServiceAliasConfigKey{"huge:r0"}) {
+				t.Errorf("over %v, want huge:r0", p.over)
+			}
+			if p.pools["b:r0"] != 5 || p.pools["huge:r1"] != 5 {
+				t.Errorf("pools %v", p.pools)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.check(t, planSlots(planModel(tt.routes), tt.want, tt.budget))
+		})
+	}
+}
+
+func TestReadFDNeed(t *testing.T) {
+	cfg := []byte("global\n  maxconn 7000\n\ndefaults\n  maxconn 20\n\nbackend be_http:ns:a\n  server a1 1.2.3.4:80 check inter 5s\n  server a2 1.2.3.5:80 check disabled\n\nbackend be_tcp:ns:b\n  server b 1.2.3.6:80\n\nbackend other\n  server o 1.2.3.7:80 check\n")
+	need := readFDNeed(cfg)
+	if need.maxconn != 7000 || need.checked != 3 || !reflect.DeepEqual(need.byRoute, map[admission.Key]int{"ns/a": 2}) {
+		t.Fatalf("%+v", need)
+	}
+}
+
+// TestSpareSlotsFitTheOpenFilesLimit is the second input of issue 13 with
+// the real haproxy started under the limit: 85 routes of one namespace
+// asking for 256 spare slots each and one service with 19000 endpoints in
+// another, under a 20000 open-files limit. Before, the router lowered
+// maxconn for everybody to 100 and haproxy refused to start ("Cannot
+// raise FD limit"); now maxconn stays, another namespace's route keeps its
+// slots, the service with too many endpoints is rejected, and haproxy
+// starts.
+func TestSpareSlotsFitTheOpenFilesLimit(t *testing.T) {
+	prereq.NeedBinary(t, "haproxy")
+	const fdLimit, maxconn = 20000, 7000 // what cmd/openshift-router picks for 20000
+	var routes []*routev1.Route
+	for i := 0; i < 85; i++ {
+		routes = append(routes, &routev1.Route{ObjectMeta: metav1.ObjectMeta{Namespace: "greedy", Name: fmt.Sprintf("r%d", i), ResourceVersion: "1",
+			Annotations: map[string]string{annotations.PoolSize: "256"}},
+			Spec: routev1.RouteSpec{Host: fmt.Sprintf("r%d.greedy.example.com", i), To: routev1.RouteTargetReference{Kind: "Service", Name: "svc"}}})
+	}
+	polite := &routev1.Route{ObjectMeta: metav1.ObjectMeta{Namespace: "polite", Name: "web", ResourceVersion: "1"},
+		Spec: routev1.RouteSpec{Host: "web.polite.example.com", To: routev1.RouteTargetReference{Kind: "Service", Name: "svc"}}}
+	huge := &routev1.Route{ObjectMeta: metav1.ObjectMeta{Namespace: "huge", Name: "many", ResourceVersion: "1"},
+		Spec: routev1.RouteSpec{Host: "many.huge.example.com", To: routev1.RouteTargetReference{Kind: "Service", Name: "big"}}}
+	st := tenantStore(append(routes, polite, huge)...)
+	addService(st, "huge", "big", 19000)
+	dir := t.TempDir()
+	o := tenantOptions(t, st, dir)
+	ports, err := freeport.Ports(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Build.HTTPPort, o.Build.HTTPSPort, o.Build.MaxConnections = ports[0], ports[1], maxconn
+	o.FDLimit = fdLimit
+	c := New(o)
+	td, d, _, err := c.buildModel(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if td.MaxConnections != maxconn {
+		t.Errorf("maxconn %d, want %d", td.MaxConnections, maxconn)
+	}
+	if r := d.Results["huge/many"]; r.Admitted || r.Reason != admission.ReasonConfigCheckFailed || !strings.Contains(r.Message, "file descriptor budget") {
+		t.Errorf("huge/many: %+v", r)
+	}
+	if !d.Results["polite/web"].Admitted || !d.Results["greedy/r0"].Admitted {
+		t.Errorf("polite/web %+v greedy/r0 %+v", d.Results["polite/web"], d.Results["greedy/r0"])
+	}
+	if n := len(td.State["polite:web"].Servers); n != 2+5 {
+		t.Errorf("polite/web has %d server lines, want its 2 endpoints and 5 spare slots", n)
+	}
+	fs, err := c.render(td)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := files.NewWriter()
+	if _, err := w.Stage(fs); err != nil {
+		t.Fatal(err)
+	}
+	w.Commit()
+	cfg := fileData(fs, filepath.Join(dir, "conf", "haproxy.config"))
+	if found, err := c.preflight(cfg); err != nil {
+		t.Fatalf("preflight refuses the planned configuration: %v %v", found, err)
+	}
+	haproxyStartsUnder(t, dir, fdLimit, ports[0])
+}
+
+// addService adds a service with n endpoints (10.x addresses) to st.
+func addService(st *store.Store, ns, name string, n int) {
+	port, portName := int32(8080), "web"
+	st.Upsert(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: portName, Port: 80}}}})
+	for s := 0; s*1000 < n; s++ {
+		slice := &discoveryv1.EndpointSlice{
+			ObjectMeta:  metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("%s-%d", name, s), Labels: map[string]string{discoveryv1.LabelServiceName: name}},
+			AddressType: discoveryv1.AddressTypeIPv4,
+			Ports:       []discoveryv1.EndpointPort{{Name: &portName, Port: &port}},
+		}
+		for i := s * 1000; i < n && i < (s+1)*1000; i++ {
+			slice.Endpoints = append(slice.Endpoints, discoveryv1.Endpoint{Addresses: []string{fmt.Sprintf("10.%d.%d.%d", 100+i/65536, i/256%256, i%256)}})
+		}
+		st.Upsert(slice)
+	}
+}
+
+// haproxyStartsUnder starts the real haproxy on the configuration in dir
+// with an open-files limit of limit and fails unless it listens on port
+// (it exits, after parsing, when it cannot raise its FD limit).
+func haproxyStartsUnder(t *testing.T, dir string, limit, port int) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(dir, "run"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sh", "-c", fmt.Sprintf("ulimit -n %d && exec haproxy -db -f %s", limit, filepath.Join(dir, "conf", "haproxy.config")))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	defer func() {
+		_ = cmd.Process.Kill()
+		<-done
+	}()
+	for i := 0; i < 500; i++ {
+		select {
+		case err := <-done:
+			done <- err
+			t.Fatalf("haproxy exited under an open-files limit of %d: %v\n%s", limit, err, out.String())
+		case <-time.After(100 * time.Millisecond):
+		}
+		if conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second); err == nil {
+			conn.Close()
+			return
+		}
+	}
+	t.Fatalf("haproxy did not listen on %d within 50 s", port)
+}
