@@ -184,6 +184,10 @@ type fdNeed struct {
 	checked int
 	// byRoute counts the health-checked servers of route backends.
 	byRoute map[admission.Key]int
+	// lenient is a global "no strict-limits" (OpenShift's template has
+	// it): HAProxy then starts with a warning when it cannot raise its
+	// open-files limit, instead of refusing (HAProxy's default since 2.3).
+	lenient bool
 }
 
 func (n fdNeed) total() int { return 2*n.maxconn + n.checked + fdOverhead }
@@ -212,6 +216,10 @@ func readFDNeed(config []byte) fdNeed {
 		switch {
 		case section == "global" && f[0] == "maxconn" && len(f) > 1:
 			need.maxconn, _ = strconv.Atoi(f[1])
+		case section == "global" && f[0] == "strict-limits":
+			need.lenient = false
+		case section == "global" && f[0] == "no" && len(f) > 1 && f[1] == "strict-limits":
+			need.lenient = true
 		case f[0] == "server" && hasWord(f, "check"):
 			need.checked++
 			if route != "" {
@@ -239,7 +247,7 @@ func (c *Controller) preflight(config []byte) ([]Culprit, error) {
 		return nil, nil
 	}
 	need := readFDNeed(config)
-	if need.total() <= c.o.FDLimit {
+	if need.total() <= c.o.FDLimit || need.lenient {
 		return nil, nil
 	}
 	err := fmt.Errorf("haproxy would refuse to start: it needs about %d file descriptors (maxconn %d, %d health-checked servers), the open-files limit is %d",

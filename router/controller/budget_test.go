@@ -116,8 +116,21 @@ func TestPlanSlots(t *testing.T) {
 func TestReadFDNeed(t *testing.T) {
 	cfg := []byte("global\n  maxconn 7000\n\ndefaults\n  maxconn 20\n\nbackend be_http:ns:a\n  server a1 1.2.3.4:80 check inter 5s\n  server a2 1.2.3.5:80 check disabled\n\nbackend be_tcp:ns:b\n  server b 1.2.3.6:80\n\nbackend other\n  server o 1.2.3.7:80 check\n")
 	need := readFDNeed(cfg)
-	if need.maxconn != 7000 || need.checked != 3 || !reflect.DeepEqual(need.byRoute, map[admission.Key]int{"ns/a": 2}) {
+	if need.maxconn != 7000 || need.checked != 3 || !reflect.DeepEqual(need.byRoute, map[admission.Key]int{"ns/a": 2}) || need.lenient {
 		t.Fatalf("%+v", need)
+	}
+	// "no strict-limits" (OpenShift's template): HAProxy starts anyway,
+	// with a warning, when it cannot raise its limit.
+	c := &Controller{o: Options{FDLimit: 1000}}
+	if _, err := c.preflight(cfg); err == nil {
+		t.Fatal("maxconn 7000 under a 1000 limit passed the preflight")
+	}
+	lenient := append([]byte("global\n  no strict-limits\n"), cfg[len("global\n"):]...)
+	if need := readFDNeed(lenient); !need.lenient {
+		t.Fatal("no strict-limits not seen")
+	}
+	if _, err := c.preflight(lenient); err != nil {
+		t.Fatalf("no strict-limits: %v", err)
 	}
 }
 
