@@ -500,6 +500,11 @@ func decodeDocument(res *parseResult, path string, line int, prefix string, j []
 	}
 	obj.SetNamespace(key.namespace)
 	info.defaults(obj)
+	if err := validateObject(obj); err != nil {
+		// Identified: a previous version of the object is kept.
+		fail(h, key, true, err)
+		return
+	}
 	if obj.GetUID() == "" {
 		obj.SetUID(deterministicUID(key))
 	}
