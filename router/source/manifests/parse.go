@@ -200,6 +200,11 @@ func (r *parseResult) fail(pe *ParseError, key objKey, identified bool) {
 // A missing creationTimestamp is set to the modification time of path (if
 // it can be stat'ed; left unset otherwise).
 //
+// Defaulted objects are then validated as the API server would (see
+// validate.go: the Route CRD's rules, the key rules of the core kinds); a
+// document it would refuse is skipped with an error wrapping ErrInvalid that
+// names the rule.
+//
 // Every returned error is a *ParseError naming the file, the line where the
 // document starts and the reason. A malformed document is skipped and the
 // others are still returned. Documents of unsupported kinds are skipped and
@@ -500,6 +505,11 @@ func decodeDocument(res *parseResult, path string, line int, prefix string, j []
 	}
 	obj.SetNamespace(key.namespace)
 	info.defaults(obj)
+	if err := validateObject(obj); err != nil {
+		// Identified: a previous version of the object is kept.
+		fail(h, key, true, err)
+		return
+	}
 	if obj.GetUID() == "" {
 		obj.SetUID(deterministicUID(key))
 	}

@@ -32,7 +32,8 @@
 //
 // # Errors
 //
-// A document that cannot be loaded is logged with its file and line and
+// A document that cannot be loaded, or whose object the API server would
+// refuse (see validateObject), is logged with its file, line and reason and
 // skipped; the other documents of the file are still loaded. When a file
 // that was loaded before is edited and one of its documents becomes
 // malformed, the previous version of that document's object is KEPT (so a

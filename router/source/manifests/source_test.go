@@ -536,6 +536,30 @@ func TestRunFollowsChanges(t *testing.T) {
 			},
 		},
 		{
+			name:    "an edit the API server would refuse keeps the previous version of that object",
+			files:   map[string]string{"app.yaml": "app.yaml"},
+			initial: routeHost("shop", "web", "web.example.com"),
+			steps: []step{
+				{
+					do:   func(h *harness) { h.write("app.yaml", "app-invalid.yaml") },
+					what: "service updated",
+					want: serviceTargetPort("shop", "web", 8081),
+					then: func(t *testing.T, h *harness) {
+						h.check("route web kept with its previous host", routeHost("shop", "web", "web.example.com"))
+						if _, ok := h.logs.find(`"file"="`+h.path("app.yaml")+`"`, `"line"=1`,
+							`spec.host: Invalid value: \"www_example.com\": spec.host in body should match`); !ok {
+							t.Error("the refused rule was not logged with file and line")
+						}
+					},
+				},
+				{
+					do:   func(h *harness) { h.write("app.yaml", "app-edited.yaml") },
+					what: "a valid version replaces the kept one",
+					want: routeHost("shop", "web", "www.example.com"),
+				},
+			},
+		},
+		{
 			name:    "YAML syntax error in an edited file deletes nothing from it",
 			files:   map[string]string{"app.yaml": "app.yaml"},
 			initial: routeHost("shop", "web", "web.example.com"),
