@@ -247,11 +247,11 @@ func tenantObjects(d *fuzzBytes, tc *tenantCerts, created time.Time) (objs []run
 				CreationTimestamp: metav1.NewTime(created.Add(time.Duration(d.u16()) * time.Second)),
 			}}
 			route.Spec.To = routev1.RouteTargetReference{Kind: "Service", Name: svcs[d.intn(len(svcs))]}
-			if d.intn(6) == 0 {
+			if d.intn(6) == 5 {
 				route.Spec.To.Name = d.raw()
 			}
 			switch d.intn(8) {
-			case 0:
+			case 7:
 				route.Spec.Host = d.pick([]string{"plain.good.example.com", "edge.good.example.com", "pt.good.example.com", "re.good.example.com"})
 			case 1:
 				route.Spec.Host = "*." + d.pick([]string{"good.example.com", "apps.example.com"})
