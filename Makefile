@@ -79,7 +79,13 @@ run: build haproxy
 BENCH_JSON ?= $(BIN)/bench.json
 ROUTER_BENCH = $(BIN)/router-bench -router $(BIN)/openshift-router -json $(BENCH_JSON) $(BENCH_FLAGS)
 
-.PHONY: bench bench-router
+.PHONY: bench bench-router fuzz-tenants
+# The tenant fuzzer's long run (templates/tenant_fuzz_test.go); its seed
+# corpus runs with the unit tests.
+FUZZTIME ?= 30m
+fuzz-tenants: haproxy
+	$(GO) test -run XXX -fuzz FuzzTenants -fuzztime $(FUZZTIME) -fuzzminimizetime 0 -parallel 1 ./templates/
+
 bench:
 	$(GO) test -run XXX -bench . -benchtime 3x ./router/controller/
 	@$(MAKE) --no-print-directory bench-router

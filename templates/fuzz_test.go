@@ -1,6 +1,7 @@
 package templates
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,36 +54,43 @@ func haproxyCheckWithCerts(t *testing.T, td *model.TemplateData, rendered map[st
 
 func checkRendered(t *testing.T, td *model.TemplateData, rendered map[string]string, realCerts bool) (string, error) {
 	t.Helper()
-	write := func(p string, data []byte) {
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	var fs []files.File
 	for f, data := range rendered {
-		write(filepath.Join(td.WorkingDir, f), []byte(data))
+		fs = append(fs, files.File{Path: filepath.Join(td.WorkingDir, f), Data: []byte(data)})
 	}
 	cert, err := defaultcert.Generate("x", time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
-	write(td.DefaultCertificate, cert)
+	fs = append(fs, files.File{Path: td.DefaultCertificate, Data: cert})
 	for _, f := range files.CertificateFiles(td) {
-		if realCerts {
-			write(f.Path, f.Data)
-		} else {
-			write(f.Path, cert)
+		if !realCerts {
+			f.Data = cert
+		}
+		fs = append(fs, f)
+	}
+	fs = append(fs, files.AllowlistFiles(td)...)
+	return haproxyCheckFiles(t, fs, filepath.Join(td.WorkingDir, "conf", "haproxy.config"), td.RunDir)
+}
+
+// haproxyCheckFiles writes fs (absolute paths), creates runDir and has the
+// real haproxy check configPath (with no input and a time limit).
+func haproxyCheckFiles(t *testing.T, fs []files.File, configPath, runDir string) (string, error) {
+	t.Helper()
+	for _, f := range fs {
+		if err := os.MkdirAll(filepath.Dir(f.Path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f.Path, f.Data, 0o600); err != nil {
+			t.Fatal(err)
 		}
 	}
-	for _, f := range files.AllowlistFiles(td) {
-		write(f.Path, f.Data)
-	}
-	if err := os.MkdirAll(td.RunDir, 0o755); err != nil {
+	if err := os.MkdirAll(runDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command("haproxy", "-c", "-q", "-f", filepath.Join(td.WorkingDir, "conf", "haproxy.config")).CombinedOutput()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "haproxy", "-c", "-q", "-f", configPath).CombinedOutput()
 	return string(out), err
 }
 
