@@ -547,8 +547,9 @@ func parseCertificateBlocks(blocks []*pem.Block) ([]*x509.Certificate, error) {
 }
 
 // checkSignatureAlgorithms refuses CA-signed certificates with SHA1, MD5 or
-// MD2 signatures, which HAProxy's OpenSSL refuses (self-signed roots may
-// still use them: their signature is not checked).
+// MD2 signatures, or one Go cannot identify (e.g. RSA-PSS with SHA-1), which
+// HAProxy's OpenSSL refuses (self-signed roots may still use them: their
+// signature is not checked).
 func checkSignatureAlgorithms(certs []*x509.Certificate) error {
 	var errs []string
 	for _, c := range certs {
@@ -562,6 +563,10 @@ func checkSignatureAlgorithms(certs []*x509.Certificate) error {
 			errs = append(errs, "router does not support CA-signed certs using MD5")
 		case x509.MD2WithRSA:
 			errs = append(errs, "router does not support CA-signed certs using MD2")
+		case x509.UnknownSignatureAlgorithm:
+			// Algorithms Go cannot identify (RSA-PSS with SHA-1, MD4, …)
+			// are ones OpenSSL refuses at HAProxy's security level too.
+			errs = append(errs, "router does not support CA-signed certs using an unrecognised signature algorithm")
 		}
 	}
 	switch len(errs) {

@@ -13,10 +13,14 @@ import (
 	"encoding/asn1"
 	"encoding/pem"
 	"math/big"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/openshift-router-go/router/test/prereq"
 	routev1 "github.com/openshift/api/route/v1"
 )
 
@@ -364,4 +368,41 @@ func TestServedCertificateKeepsTheChainOrder(t *testing.T) {
 func withHeaders(pemText string, headers ...string) string {
 	i := strings.Index(pemText, "-----\n")
 	return pemText[:i+6] + strings.Join(headers, "\n") + "\n\n" + pemText[i+6:]
+}
+
+// TestUnrecognisedSignatureAlgorithmIsNotLoadable: a leaf signed with
+// RSA-PSS over SHA-1 (made with openssl: Go cannot create one, and parses it
+// as an unknown signature algorithm) is refused, with extended validation or
+// without: HAProxy's OpenSSL refuses to load it, which would fail the whole
+// configuration.
+func TestUnrecognisedSignatureAlgorithmIsNotLoadable(t *testing.T) {
+	openssl := prereq.NeedBinary(t, "openssl")
+	dir := t.TempDir()
+	run := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command(openssl, args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("openssl %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-subj", "/CN=pss CA", "-days", "1")
+	run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "leaf.key", "-out", "leaf.csr", "-subj", "/CN=www.example.com")
+	run("x509", "-req", "-in", "leaf.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "leaf.crt", "-days", "1",
+		"-sha1", "-sigopt", "rsa_padding_mode:pss")
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	for _, extended := range []bool{true, false} {
+		r := route("ns", "r", "www.example.com", "", 1)
+		r.Spec.TLS = &routev1.TLSConfig{Termination: routev1.TLSTerminationEdge, Certificate: read("leaf.crt"), Key: read("leaf.key"), CACertificate: read("ca.crt")}
+		res := Admit([]*routev1.Route{r}, Options{ExtendedValidation: extended}).Results[KeyOf(r)]
+		if res.Admitted || !strings.Contains(res.Message, "unrecognised signature algorithm") {
+			t.Errorf("extended=%v: %+v", extended, res)
+		}
+	}
 }

@@ -467,7 +467,6 @@ func (c *Controller) commit(ctx context.Context, allowReload bool) (outcome, err
 			}
 			continue
 		}
-		c.writer.Commit()
 		start := !c.o.Process.Running()
 		reloadBegan := time.Now()
 		if start {
@@ -482,8 +481,15 @@ func (c *Controller) commit(ctx context.Context, allowReload bool) (outcome, err
 		c.running, c.layouts = nil, nil
 		c.mu.Unlock()
 		if err != nil {
+			// The files go back to what HAProxy runs (a HAProxy that is
+			// restarted, e.g. a sidecar's container, then loads the last
+			// configuration that was loaded, not the one it refused).
+			if rbErr := c.writer.Rollback(); rbErr != nil {
+				log.Error(rbErr, "rolling back a configuration haproxy did not load")
+			}
 			return outcome{}, fmt.Errorf("loading configuration into haproxy: %w", err)
 		}
+		c.writer.Commit()
 		log.Info("configuration loaded", "started", start, "reason", reason, "routes", len(td.State), "changedFiles", len(changed))
 		parsed := dynamic.Parse(config)
 		c.mu.Lock()

@@ -24,6 +24,8 @@ import (
 type checkingProcess struct {
 	running bool
 	refuse  string
+	// reloadErr, if set, is what Reload returns (HAProxy not loading it).
+	reloadErr error
 }
 
 func (p *checkingProcess) Check(ctx context.Context, path string) error {
@@ -42,7 +44,7 @@ type checkErr struct{ out string }
 func (e *checkErr) Error() string { return "haproxy -c failed:\n" + e.out }
 
 func (p *checkingProcess) Start(context.Context) error  { p.running = true; return nil }
-func (p *checkingProcess) Reload(context.Context) error { return nil }
+func (p *checkingProcess) Reload(context.Context) error { return p.reloadErr }
 func (p *checkingProcess) Running() bool                { return p.running }
 
 // TestAFailureTracedToARouteRejectsOnlyThatRoute: a route whose file
@@ -135,3 +137,54 @@ func TestAFailureTracedToARouteRejectsOnlyThatRoute(t *testing.T) {
 		}
 	})
 }
+
+// TestAFailedReloadLeavesTheFilesHAProxyRuns: when HAProxy does not load a
+// configuration that passed the check (a sidecar without a haproxy binary
+// to check with, a bind that fails), the files go back to the ones HAProxy
+// runs, so a restarted HAProxy loads those, and the next pass tries again.
+func TestAFailedReloadLeavesTheFilesHAProxyRuns(t *testing.T) {
+	prereq.NeedBinary(t, "haproxy")
+	route := func(ns, name string) *routev1.Route {
+		return &routev1.Route{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, ResourceVersion: "1", Generation: 1},
+			Spec: routev1.RouteSpec{Host: name + "." + ns + ".example.com", To: routev1.RouteTargetReference{Kind: "Service", Name: "svc"}}}
+	}
+	st := tenantStore(route("a", "web"))
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "run"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	o := tenantOptions(t, st, dir)
+	proc := &checkingProcess{}
+	o.Process = proc
+	c := New(o)
+	if _, err := c.Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	config := func() string {
+		b, err := os.ReadFile(filepath.Join(dir, "conf", "haproxy.config"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	before := config()
+	st.Upsert(route("b", "new"))
+	proc.reloadErr = errString("reload refused")
+	if _, err := c.Commit(context.Background()); err == nil {
+		t.Fatal("a failed reload reported no error")
+	}
+	if got := config(); got != before {
+		t.Fatalf("the files are not the ones haproxy runs after a failed reload:\n%s", got)
+	}
+	proc.reloadErr = nil
+	if _, err := c.Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(config(), "be_http:b:new") {
+		t.Fatal("the next pass did not load the change")
+	}
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }

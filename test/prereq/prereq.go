@@ -24,6 +24,7 @@ var install = map[string]string{
 	"wrk":            "apt-get install wrk",
 	"etcd":           "apt-get install etcd-server",
 	"ip":             "apt-get install iproute2",
+	"openssl":        "apt-get install openssl",
 	"kube-apiserver": "hack/kube-apiserver.sh (builds and caches it, about 5 minutes the first time)",
 	"root":           "run the tests as root (sudo make test)",
 }
