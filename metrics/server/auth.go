@@ -65,7 +65,10 @@ type KubeAuthorizer struct {
 
 	mu     sync.Mutex
 	tokens ttlCache[authnv1.UserInfo]
-	access ttlCache[accessResult]
+	// rejected remembers tokens the TokenReview refused, for as long as a
+	// denial: a client repeating a bad token costs no review per request.
+	rejected ttlCache[bool]
+	access   ttlCache[accessResult]
 }
 
 type accessResult struct {
@@ -114,15 +117,22 @@ func (a *KubeAuthorizer) authenticate(ctx context.Context, token string) (authnv
 	key := fmt.Sprintf("%x", sha256.Sum256([]byte(token)))
 	a.mu.Lock()
 	u, ok := a.tokens.get(key, a.now())
+	_, refused := a.rejected.get(key, a.now())
 	a.mu.Unlock()
 	if ok {
 		return u, nil
+	}
+	if refused {
+		return authnv1.UserInfo{}, errUnauthenticated
 	}
 	tr, err := a.Client.AuthenticationV1().TokenReviews().Create(ctx, &authnv1.TokenReview{Spec: authnv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
 	if err != nil {
 		return authnv1.UserInfo{}, fmt.Errorf("TokenReview: %w", err)
 	}
 	if !tr.Status.Authenticated {
+		a.mu.Lock()
+		a.rejected.put(key, true, a.now(), defaultDenyTTL)
+		a.mu.Unlock()
 		return authnv1.UserInfo{}, errUnauthenticated
 	}
 	a.mu.Lock()
@@ -134,7 +144,21 @@ func (a *KubeAuthorizer) authenticate(ctx context.Context, token string) (authnv
 func (a *KubeAuthorizer) authorize(ctx context.Context, u authnv1.UserInfo, verb, subresource string) (accessResult, error) {
 	groups := append([]string(nil), u.Groups...)
 	sort.Strings(groups)
-	key := strings.Join([]string{u.Username, u.UID, strings.Join(groups, ","), verb, subresource}, "\xff")
+	// Extra is part of the identity the review judges (OpenShift's scoped
+	// tokens carry their scopes there): two tokens of one user with
+	// different scopes must not share a cached answer.
+	extraKeys := make([]string, 0, len(u.Extra))
+	for k := range u.Extra {
+		extraKeys = append(extraKeys, k)
+	}
+	sort.Strings(extraKeys)
+	var extraText strings.Builder
+	for _, k := range extraKeys {
+		vals := append([]string(nil), u.Extra[k]...)
+		sort.Strings(vals)
+		fmt.Fprintf(&extraText, "%q=%q;", k, vals)
+	}
+	key := strings.Join([]string{u.Username, u.UID, strings.Join(groups, ","), extraText.String(), verb, subresource}, "\xff")
 	a.mu.Lock()
 	res, ok := a.access.get(key, a.now())
 	a.mu.Unlock()

@@ -49,7 +49,8 @@ func (f *fakeCluster) client() *fake.Clientset {
 		sar := a.(k8stesting.CreateAction).GetObject().(*authzv1.SubjectAccessReview).DeepCopy()
 		spec := sar.Spec
 		f.lastSAR.Store(&spec)
-		if f.allowed[sar.Spec.User] {
+		// A scoped token (Extra set) is never allowed here.
+		if f.allowed[sar.Spec.User] && len(sar.Spec.Extra) == 0 {
 			sar.Status = authzv1.SubjectAccessReviewStatus{Allowed: true, Reason: "RBAC: allowed"}
 		} else {
 			sar.Status = authzv1.SubjectAccessReviewStatus{Reason: "no RBAC policy matched"}
@@ -237,5 +238,59 @@ func TestTLSSettingsAreApplied(t *testing.T) {
 	if err == nil {
 		c.Close()
 		t.Error("TLS 1.2 accepted with VersionTLS13 as the minimum")
+	}
+}
+
+// TestScopedTokensDoNotShareCachedAnswers: two tokens of one user, one
+// scoped (OpenShift puts scopes in the user's Extra, which the access
+// review judges), never share a cached answer either way.
+func TestScopedTokensDoNotShareCachedAnswers(t *testing.T) {
+	cluster := &fakeCluster{
+		tokens: map[string]authnv1.UserInfo{
+			"full":   {Username: "u"},
+			"scoped": {Username: "u", Extra: map[string]authnv1.ExtraValue{"scopes.authorization.openshift.io": {"user:info"}}},
+		},
+		allowed: map[string]bool{"u": true},
+	}
+	a := &KubeAuthorizer{Client: cluster.client(), RouterName: "public", Logger: logr.Discard()}
+	req := func(tok string) Decision {
+		r, _ := http.NewRequest(http.MethodGet, "http://x/metrics", nil)
+		r.Header.Set("Authorization", "Bearer "+tok)
+		return a.Authorize(r)
+	}
+	if d := req("scoped"); d.Status != http.StatusForbidden {
+		t.Fatalf("scoped first: %+v", d)
+	}
+	if d := req("full"); !d.Allowed() {
+		t.Fatalf("full after a scoped denial: %+v", d)
+	}
+	if d := req("scoped"); d.Status != http.StatusForbidden {
+		t.Fatalf("scoped after the full token was allowed: %+v", d)
+	}
+}
+
+// TestRefusedTokensAreCachedBriefly: a token the TokenReview refuses is
+// refused again without a review for a few seconds.
+func TestRefusedTokensAreCachedBriefly(t *testing.T) {
+	cluster := &fakeCluster{tokens: map[string]authnv1.UserInfo{}}
+	now := time.Unix(1000, 0)
+	a := &KubeAuthorizer{Client: cluster.client(), RouterName: "public", Logger: logr.Discard(), Now: func() time.Time { return now }}
+	req := func() Decision {
+		r, _ := http.NewRequest(http.MethodGet, "http://x/metrics", nil)
+		r.Header.Set("Authorization", "Bearer junk")
+		return a.Authorize(r)
+	}
+	for i := 0; i < 5; i++ {
+		if d := req(); d.Status != http.StatusUnauthorized {
+			t.Fatalf("request %d: %+v", i, d)
+		}
+	}
+	if n := cluster.tokenCalls.Load(); n != 1 {
+		t.Fatalf("%d token reviews for 5 requests with one bad token", n)
+	}
+	now = now.Add(6 * time.Second)
+	req()
+	if n := cluster.tokenCalls.Load(); n != 2 {
+		t.Fatalf("a refusal cached beyond 5s: %d token reviews", n)
 	}
 }
