@@ -58,12 +58,7 @@ func newPipeline(cfg *config.Config, workingDir string, log logr.Logger) (contro
 	} else {
 		log.Info("default certificate loaded", "from", string(certSrc))
 	}
-	for _, w := range cfg.Warnings {
-		log.Info("configuration warning: " + w)
-	}
-	for _, n := range cfg.Notices {
-		log.Info(n)
-	}
+
 	maxConn, fdLimit := fitMaxConnections(log, cfg.MaxConnections)
 	statsPort, statsUser, statsPassword := cfg.TemplateStats()
 	layout := servers.Options{PoolSize: cfg.MaxDynamicServers}
@@ -114,6 +109,18 @@ func newPipeline(cfg *config.Config, workingDir string, log logr.Logger) (contro
 			OverrideDomains: cfg.Kube.OverrideDomains,
 		},
 	}, nil
+}
+
+// logConfigNotes logs the configuration's warnings (values ignored, as
+// OpenShift's router ignores them) and notices (variables accepted without
+// effect), at the default level: render and check show them too.
+func logConfigNotes(cfg *config.Config, log logr.Logger) {
+	for _, w := range cfg.Warnings {
+		log.Info("configuration warning: " + w)
+	}
+	for _, n := range cfg.Notices {
+		log.Info(n)
+	}
 }
 
 // renderFlags are the flags of render and check.
@@ -196,6 +203,7 @@ func renderFiles(f renderFlags, workingDir string, log logr.Logger) ([]files.Fil
 	if err != nil {
 		return nil, admission.Decision{}, err
 	}
+	logConfigNotes(cfg, log)
 	fitCurves(context.Background(), cfg, f.haproxy, log)
 	opts, err := newPipeline(cfg, workingDir, log.V(1))
 	if err != nil {

@@ -69,6 +69,7 @@ func run(ctx context.Context, f runFlags) error {
 		}
 	}
 
+	logConfigNotes(cfg, log)
 	fitCurves(ctx, cfg, f.haproxy, log)
 	pipe, err := newPipeline(cfg, workingDir, log)
 	if err != nil {

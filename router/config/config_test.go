@@ -99,6 +99,7 @@ func TestValuesOpenShiftRefusesAreErrors(t *testing.T) {
 		"ROUTER_CANONICAL_HOSTNAME": "not a host",
 		"ROUTE_LABELS":              "a in (",
 		"STATS_PORT":                "1936x",
+		"ROUTER_SERVICE_HTTPS_PORT": "1936", // HAProxy's stats listener's port without STATS_PORT
 	} {
 		if _, err := FromEnv(env(map[string]string{name: value})); err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s=%q: error %v does not name the variable", name, value, err)

@@ -157,8 +157,15 @@ func (p *parser) stats(c *Config) {
 	if !m.Enabled() && c.StatsUser != "" && c.StatsPassword != "" && c.StatsPort > 0 && !StatsCredentialsRenderable(c.StatsUser, c.StatsPassword) {
 		p.warnings = append(p.warnings, "the stats user name or password contains characters that cannot be written into haproxy.config as one word (spaces, quotes, '#', '\\', '$', control characters, or ':' in the user name); HAProxy's stats page is not rendered")
 	}
-	if c.StatsPort > 0 && (c.StatsPort == c.HTTPPort || c.StatsPort == c.HTTPSPort) {
-		p.errs = append(p.errs, fmt.Errorf("stats port %d (STATS_PORT or ROUTER_LISTEN_ADDR) collides with the HTTP/HTTPS port", c.StatsPort))
+	// Outside metrics mode HAProxy's stats listener binds 1936 when no
+	// stats port is given: that port must not be the HTTP/HTTPS port
+	// either (HAProxy would bind it twice and split the connections).
+	effective := c.StatsPort
+	if effective == 0 && !m.Enabled() {
+		effective = DefaultStatsPort
+	}
+	if effective > 0 && (effective == c.HTTPPort || effective == c.HTTPSPort) {
+		p.errs = append(p.errs, fmt.Errorf("stats port %d (STATS_PORT or ROUTER_LISTEN_ADDR; 1936 without them) collides with ROUTER_SERVICE_HTTP_PORT or ROUTER_SERVICE_HTTPS_PORT", effective))
 	}
 }
 

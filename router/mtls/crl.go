@@ -133,10 +133,16 @@ type CRL struct {
 	Fetched time.Time
 }
 
-// ParseCRL parses a CRL in PEM ("X509 CRL") or DER form and checks that
-// issuer issued and signed it: HAProxy would silently not use a list of
-// another issuer, so such a download is an error here.
-func ParseCRL(data []byte, issuer *x509.Certificate) (CRL, error) {
+// ParseCRL parses a CRL in PEM ("X509 CRL") or DER form and checks who
+// issued and signed it. By RFC 5280 a distribution point in a certificate
+// names the CRL of that certificate's issuer: the list fetched from the
+// distribution point of authority (the bundle certificate that names it)
+// is signed by authority itself when it is a self-signed root naming its
+// own list, or by authority's issuer (an intermediate naming its root's
+// list). The signer must be authority or one of the bundle's certificates
+// (bundle); a list of anyone else is an error, as HAProxy would silently
+// not use it.
+func ParseCRL(data []byte, authority *x509.Certificate, bundle ...*x509.Certificate) (CRL, error) {
 	der := data
 	if block, _ := pem.Decode(data); block != nil {
 		if block.Type != "X509 CRL" {
@@ -148,13 +154,21 @@ func ParseCRL(data []byte, issuer *x509.Certificate) (CRL, error) {
 	if err != nil {
 		return CRL{}, fmt.Errorf("parsing CRL: %w", err)
 	}
-	if !bytes.Equal(rl.RawIssuer, issuer.RawSubject) {
-		return CRL{}, fmt.Errorf("CRL issued by %q, not by the CA %q", rl.Issuer, issuer.Subject)
+	var lastErr error
+	for _, signer := range append([]*x509.Certificate{authority}, bundle...) {
+		if signer == nil || !bytes.Equal(rl.RawIssuer, signer.RawSubject) {
+			continue
+		}
+		if err := rl.CheckSignatureFrom(signer); err != nil {
+			lastErr = fmt.Errorf("CRL signature does not verify against the CA %q: %w", signer.Subject, err)
+			continue
+		}
+		return CRL{DER: der, ThisUpdate: rl.ThisUpdate, NextUpdate: rl.NextUpdate}, nil
 	}
-	if err := rl.CheckSignatureFrom(issuer); err != nil {
-		return CRL{}, fmt.Errorf("CRL signature does not verify against the CA %q: %w", issuer.Subject, err)
+	if lastErr != nil {
+		return CRL{}, lastErr
 	}
-	return CRL{DER: der, ThisUpdate: rl.ThisUpdate, NextUpdate: rl.NextUpdate}, nil
+	return CRL{}, fmt.Errorf("CRL issued by %q, which is neither the CA %q nor another certificate of the CA bundle", rl.Issuer, authority.Subject)
 }
 
 // Policy says when CRLs are fetched again.
@@ -246,8 +260,14 @@ func Encode(crls map[string]CRL) []byte {
 	}
 	sort.Strings(keys)
 	var buf bytes.Buffer
+	seen := map[string]bool{}
 	for _, k := range keys {
-		_ = pem.Encode(&buf, &pem.Block{Type: "X509 CRL", Bytes: crls[k].DER})
+		// Two authorities (a root and its intermediate) may name the same
+		// list: write it once.
+		if der := string(crls[k].DER); !seen[der] {
+			seen[der] = true
+			_ = pem.Encode(&buf, &pem.Block{Type: "X509 CRL", Bytes: crls[k].DER})
+		}
 	}
 	return buf.Bytes()
 }

@@ -2,7 +2,13 @@ package mtls
 
 import (
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/pem"
+	"math/big"
 	"strings"
 	"testing"
 	"time"
@@ -58,7 +64,7 @@ func TestParseCRLChecksIssuerAndSignature(t *testing.T) {
 	}{
 		{"PEM of the CA", good, ""},
 		{"DER of the CA", block.Bytes, ""},
-		{"another CA's list", other.crl(t, 1, now, now.Add(time.Hour)), "not by the CA"},
+		{"another CA's list", other.crl(t, 1, now, now.Add(time.Hour)), "neither the CA"},
 		{"same subject, other key", impostor.crl(t, 1, now, now.Add(time.Hour)), "signature"},
 		{"a certificate, not a CRL", ca.pem, "want X509 CRL"},
 		{"garbage", []byte("<html>not found</html>"), "parsing CRL"},
@@ -179,5 +185,43 @@ func TestPlaceholderIsAnExpiredListOfNoKnownCA(t *testing.T) {
 	other, _ := Placeholder()
 	if bytes.Equal(other, data) {
 		t.Fatal("each placeholder must come from a fresh throwaway key")
+	}
+}
+
+// TestIntermediateNamesItsRootsList: by RFC 5280 an intermediate's
+// distribution point names its issuer's (the root's) list; that list is
+// accepted when the root is in the bundle, as OpenShift's router does.
+func TestIntermediateNamesItsRootsList(t *testing.T) {
+	root := newTestCA(t, "root")
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(42), Subject: pkix.Name{CommonName: "intermediate"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
+		CRLDistributionPoints: []string{"http://127.0.0.1:1/root.crl"},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, root.cert, &key.PublicKey, root.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inter, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	rootList := root.crl(t, 1, now.Add(-time.Minute), now.Add(time.Hour), 9)
+	if _, err := ParseCRL(rootList, inter, root.cert, inter); err != nil {
+		t.Fatalf("the root's list named by the intermediate: %v", err)
+	}
+	if _, err := ParseCRL(rootList, inter); err == nil || !strings.Contains(err.Error(), "neither the CA") {
+		t.Fatalf("without the root in the bundle: %v", err)
+	}
+	// Written once, even when two authorities name it.
+	c, _ := ParseCRL(rootList, inter, root.cert)
+	if got := Encode(map[string]CRL{"a": c, "b": c}); len(pemCRLs(t, got)) != 1 {
+		t.Fatalf("the same list written %d times", len(pemCRLs(t, got)))
 	}
 }

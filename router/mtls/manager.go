@@ -427,7 +427,7 @@ func (m *Manager) fetch(ctx context.Context, a Authority, now time.Time) (CRL, e
 			errs = append(errs, fmt.Errorf("%s: %w", u, err))
 			continue
 		}
-		c, err := ParseCRL(data, a.Cert)
+		c, err := ParseCRL(data, a.Cert, m.bundle.Certs...)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", u, err))
 			continue
