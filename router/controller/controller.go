@@ -59,6 +59,9 @@ type Observer interface {
 	// ObserveRestart reports that HAProxy exited unexpectedly and is
 	// being restarted.
 	ObserveRestart()
+	// ObserveApplyFailing reports whether passes fail with no route to
+	// blame (the last good configuration keeps serving).
+	ObserveApplyFailing(failing bool)
 }
 
 type nopObserver struct{}
@@ -70,6 +73,7 @@ func (nopObserver) ObserveReloadReason(string)                          {}
 func (nopObserver) ObserveRuntimeChange(string)                         {}
 func (nopObserver) ObserveRuntimeError()                                {}
 func (nopObserver) ObserveRestart()                                     {}
+func (nopObserver) ObserveApplyFailing(bool)                            {}
 
 // Reasons for a start or reload besides those of haproxy/dynamic.
 const (
@@ -359,6 +363,7 @@ func (c *Controller) Run(ctx context.Context) error {
 			c.mu.Lock()
 			c.ready, c.lastErr = false, err
 			c.mu.Unlock()
+			c.o.Observer.ObserveApplyFailing(true)
 			log.Error(err, "configuration not applied; the previous configuration keeps serving; retrying", "failures", failures, "retryIn", wait)
 			if retry != nil {
 				retry.Stop()
@@ -373,6 +378,7 @@ func (c *Controller) Run(ctx context.Context) error {
 			c.mu.Lock()
 			c.lastErr = nil
 			c.mu.Unlock()
+			c.o.Observer.ObserveApplyFailing(false)
 		}
 	}
 }

@@ -87,61 +87,117 @@ func TestFaultHAProxyKilledServesAgainWithin2s(t *testing.T) {
 	}
 }
 
-// TestFaultReadOnlyWorkingDirectory: the configuration directory turns
-// read-only (a read-only bind mount over it: root ignores modes); the last
-// good configuration keeps serving, /healthz/ready says why it is not
-// ready, and once the directory is writable again the router recovers by
-// itself and applies the route added meanwhile.
-func TestFaultReadOnlyWorkingDirectory(t *testing.T) {
+// TestFaultUnwritableWorkingDirectory: the configuration directory turns
+// read-only (a read-only bind mount over it: root ignores modes) or full (a
+// small tmpfs over it, filled up); the last good configuration keeps
+// serving, /healthz/ready says why it is not ready and
+// template_router_config_apply_failing is 1, and once the directory is
+// writable again the router recovers by itself and applies the route added
+// meanwhile.
+func TestFaultUnwritableWorkingDirectory(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("bind mounts need root")
+		t.Skip("mounts need root")
 	}
-	steadyBE, laterBE := startBackend(t, "steady"), startBackend(t, "later")
-	m := newManifests(t)
-	m.Write("steady.yaml", serviceYAML("ro", "steady", steadyBE)+"---\n"+routeYAML("ro", "steady", "steady.example.com", "", "steady", ""))
-	env, ms := metricsEnv(t)
-	r := startRouter(t, m.Dir, env)
-	steady := func() (response, error) { return r.httpGet("steady.example.com", "/") }
-	expectBackend(t, loadTimeout, steady, "steady")
-	waitReady(t, ms)
-
-	conf := filepath.Join(r.WorkingDir, "conf")
-	mounted := false
-	unmount := func() {
-		if mounted {
-			if out, err := exec.Command("umount", conf).CombinedOutput(); err != nil {
-				t.Errorf("umount %s: %v: %s", conf, err, out)
-				return
-			}
-			mounted = false
+	run := func(t *testing.T, cmd ...string) error {
+		t.Helper()
+		if out, err := exec.Command(cmd[0], cmd[1:]...).CombinedOutput(); err != nil {
+			return fmt.Errorf("%s: %v: %s", strings.Join(cmd, " "), err, out)
 		}
+		return nil
 	}
-	t.Cleanup(unmount)
-	if out, err := exec.Command("mount", "--bind", conf, conf).CombinedOutput(); err != nil {
-		t.Skipf("bind mount: %v: %s", err, out)
+	cases := []struct {
+		name string
+		// spoil makes conf unwritable and returns what makes it writable
+		// again; mounts it makes are undone in cleanup.
+		spoil func(t *testing.T, conf string) func()
+		log   string
+	}{
+		{"read-only", func(t *testing.T, conf string) func() {
+			if err := run(t, "mount", "--bind", conf, conf); err != nil {
+				t.Skip(err)
+			}
+			mounted := true
+			unmount := func() {
+				if mounted {
+					if err := run(t, "umount", conf); err != nil {
+						t.Error(err)
+						return
+					}
+					mounted = false
+				}
+			}
+			t.Cleanup(unmount)
+			must(t, run(t, "mount", "-o", "remount,ro,bind", conf))
+			return unmount
+		}, "read-only file system"},
+		{"full", func(t *testing.T, conf string) func() {
+			saved := t.TempDir()
+			must(t, run(t, "cp", "-a", conf+"/.", saved))
+			if err := run(t, "mount", "-t", "tmpfs", "-o", "size=2m,mode=0755", "tmpfs", conf); err != nil {
+				t.Skip(err)
+			}
+			t.Cleanup(func() {
+				if err := run(t, "umount", conf); err != nil {
+					t.Error(err)
+				}
+			})
+			must(t, run(t, "cp", "-a", saved+"/.", conf))
+			filler := filepath.Join(conf, "filler")
+			_ = run(t, "dd", "if=/dev/zero", "of="+filler, "bs=64k", "count=64") // stops when full
+			return func() { must(t, os.Remove(filler)) }
+		}, "no space left on device"},
 	}
-	mounted = true
-	if out, err := exec.Command("mount", "-o", "remount,ro,bind", conf).CombinedOutput(); err != nil {
-		t.Fatalf("remount read-only: %v: %s", err, out)
-	}
-	if err := os.WriteFile(filepath.Join(conf, "probe"), nil, 0o644); err == nil {
-		t.Fatal("the configuration directory is still writable")
-	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			steadyBE, laterBE := startBackend(t, "steady"), startBackend(t, "later")
+			m := newManifests(t)
+			m.Write("steady.yaml", serviceYAML("uw", "steady", steadyBE)+"---\n"+routeYAML("uw", "steady", "steady.example.com", "", "steady", ""))
+			env, ms := metricsEnv(t)
+			r := startRouter(t, m.Dir, env)
+			steady := func() (response, error) { return r.httpGet("steady.example.com", "/") }
+			expectBackend(t, loadTimeout, steady, "steady")
+			waitReady(t, ms)
 
-	traffic := startSteadyTraffic(steady, "steady")
-	m.Write("later.yaml", serviceYAML("ro", "later", laterBE)+"---\n"+routeYAML("ro", "later", "later.example.com", "", "later", ""))
-	expectNotReady(t, ms, "the configuration could not be applied")
-	expectLogLine(t, r, "configuration not applied; the previous configuration keeps serving; retrying", "read-only file system")
-	time.Sleep(3 * time.Second) // a few retries while read-only
-	if st, _, _ := ms.status("/healthz/ready", false); st != 503 {
-		t.Errorf("ready %d while the directory is read-only", st)
+			conf := filepath.Join(r.WorkingDir, "conf")
+			restore := c.spoil(t, conf)
+			if err := os.WriteFile(filepath.Join(conf, "probe"), make([]byte, 8192), 0o644); err == nil {
+				t.Fatal("the configuration directory is still writable")
+			}
+
+			traffic := startSteadyTraffic(steady, "steady")
+			m.Write("later.yaml", serviceYAML("uw", "later", laterBE)+"---\n"+routeYAML("uw", "later", "later.example.com", "", "later", ""))
+			expectNotReady(t, ms, "the configuration could not be applied")
+			expectLogLine(t, r, "configuration not applied; the previous configuration keeps serving; retrying", c.log)
+			expectApplyFailing(t, ms, 1)
+			time.Sleep(3 * time.Second) // a few retries while unwritable
+			if st, _, _ := ms.status("/healthz/ready", false); st != 503 {
+				t.Errorf("ready %d while the directory is unwritable", st)
+			}
+			restore()
+			writable := time.Now()
+			served := firstOK(t, 40*time.Second, func() (response, error) { return r.httpGet("later.example.com", "/") }, "later")
+			figure(t, c.name+"-dir-recovered", served.Sub(writable))
+			waitReady(t, ms)
+			expectApplyFailing(t, ms, 0)
+			traffic.Stop(t, "the existing route while the directory was unwritable")
+		})
 	}
-	unmount()
-	writable := time.Now()
-	served := firstOK(t, 40*time.Second, func() (response, error) { return r.httpGet("later.example.com", "/") }, "later")
-	figure(t, "read-only-dir-recovered", served.Sub(writable))
-	waitReady(t, ms)
-	traffic.Stop(t, "the existing route while the directory was read-only")
+}
+
+// expectApplyFailing waits for template_router_config_apply_failing to be
+// want.
+func expectApplyFailing(t *testing.T, ms *metricsClient, want float64) {
+	t.Helper()
+	eventually(t, 10*time.Second, fmt.Sprintf("template_router_config_apply_failing %v", want), func() error {
+		s, err := ms.get()
+		if err != nil {
+			return err
+		}
+		if v, err := s.value("template_router_config_apply_failing", nil); err != nil || v != want {
+			return fmt.Errorf("%v %v", v, err)
+		}
+		return nil
+	})
 }
 
 // TestFaultReloadScriptFailing: RELOAD_SCRIPT exits 1; the running
@@ -181,6 +237,7 @@ func TestFaultReloadScriptFailing(t *testing.T) {
 		}
 		return nil
 	})
+	expectApplyFailing(t, ms, 1)
 	later := func() (response, error) { return r.httpGet("later.example.com", "/") }
 	if resp, err := later(); err == nil && resp.backend() == "later" {
 		t.Fatal("the route added while reloads fail is served")
@@ -200,6 +257,7 @@ func TestFaultReloadScriptFailing(t *testing.T) {
 		}
 		return nil
 	})
+	expectApplyFailing(t, ms, 0)
 	traffic.Stop(t, "the existing route while the reload script failed")
 }
 
