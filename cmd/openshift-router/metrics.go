@@ -45,6 +45,9 @@ type readiness interface {
 	DynamicServer(namespace, route, slot string) (string, bool)
 	// Restarts counts HAProxy restarts after unexpected exits.
 	Restarts() int
+	// LastError is why the last pass failed without a culprit (nil once
+	// one succeeds).
+	LastError() error
 }
 
 // metricsDeps are what the metrics server needs besides the configuration.
@@ -117,6 +120,9 @@ func startMetrics(ctx context.Context, cfg *config.Config, log logr.Logger, ctrl
 	}}
 	synced := server.Check{Name: "has-synced", Run: func(context.Context) error {
 		if !ctrl.Ready() {
+			if err := ctrl.LastError(); err != nil {
+				return fmt.Errorf("the configuration could not be applied; the previous one keeps serving, retrying with backoff: %w", err)
+			}
 			if n := ctrl.Restarts(); n > 0 {
 				return fmt.Errorf("haproxy exited unexpectedly and is being restarted (restarts so far: %d)", n)
 			}

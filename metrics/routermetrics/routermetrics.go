@@ -40,6 +40,7 @@ type Metrics struct {
 	reloadReasons  *prometheus.CounterVec
 	runtimeErrors  prometheus.Counter
 	restarts       prometheus.Counter
+	applyFailing   prometheus.Gauge
 
 	admittedDesc *prometheus.Desc
 	rejectedDesc *prometheus.Desc
@@ -85,6 +86,10 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "template_router_haproxy_restarts_total",
 			Help: "Times HAProxy exited unexpectedly and was restarted by the router.",
 		}),
+		applyFailing: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "template_router_config_apply_failing",
+			Help: "1 while the configuration cannot be applied and no route is to blame (e.g. a read-only or full working directory, a failing reload): the last good configuration keeps serving and the router retries with backoff; else 0.",
+		}),
 		runtimeErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "template_router_runtime_api_errors_total",
 			Help: "Runtime API commands HAProxy refused or that could not be sent; each falls back to a reload.",
@@ -99,7 +104,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	m.avoided.WithLabelValues("endpoints")
 	m.avoided.WithLabelValues("certificate")
 	for _, c := range []prometheus.Collector{m.writeConfig, m.reload, m.reloadFailure, m.reloadFailures, m.avoided,
-		m.reloadReasons, m.runtimeErrors, m.restarts, routesCollector{m}, buildInfo()} {
+		m.reloadReasons, m.runtimeErrors, m.restarts, m.applyFailing, routesCollector{m}, buildInfo()} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -136,6 +141,15 @@ func (m *Metrics) ObserveRuntimeError() { m.runtimeErrors.Inc() }
 
 // ObserveRestart records a restart of HAProxy after it exited unexpectedly.
 func (m *Metrics) ObserveRestart() { m.restarts.Inc() }
+
+// ObserveApplyFailing records whether passes fail with no route to blame.
+func (m *Metrics) ObserveApplyFailing(failing bool) {
+	if failing {
+		m.applyFailing.Set(1)
+		return
+	}
+	m.applyFailing.Set(0)
+}
 
 // ObserveAdmission records the current admission result of every route.
 func (m *Metrics) ObserveAdmission(results map[admission.Key]admission.Result) {

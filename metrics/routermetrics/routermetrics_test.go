@@ -107,6 +107,32 @@ func TestRuntimeChanges(t *testing.T) {
 	}
 }
 
+// TestApplyFailing: the gauge is 0 until a pass fails with no route to
+// blame, 1 while passes fail, 0 again once one succeeds.
+func TestApplyFailing(t *testing.T) {
+	m, reg := newMetrics(t)
+	value := func() float64 {
+		ms := gather(t, reg)["template_router_config_apply_failing"].GetMetric()
+		if len(ms) != 1 {
+			t.Fatalf("series: %v", ms)
+		}
+		return ms[0].GetGauge().GetValue()
+	}
+	for i, step := range []struct {
+		failing *bool
+		want    float64
+	}{{nil, 0}, {ptr(true), 1}, {ptr(true), 1}, {ptr(false), 0}} {
+		if step.failing != nil {
+			m.ObserveApplyFailing(*step.failing)
+		}
+		if got := value(); got != step.want {
+			t.Errorf("step %d: %v, want %v", i, got, step.want)
+		}
+	}
+}
+
+func ptr(b bool) *bool { return &b }
+
 func TestRoutesByAdmission(t *testing.T) {
 	m, reg := newMetrics(t)
 	rejected := func() map[string]float64 {

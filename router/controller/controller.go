@@ -59,6 +59,9 @@ type Observer interface {
 	// ObserveRestart reports that HAProxy exited unexpectedly and is
 	// being restarted.
 	ObserveRestart()
+	// ObserveApplyFailing reports whether passes fail with no route to
+	// blame (the last good configuration keeps serving).
+	ObserveApplyFailing(failing bool)
 }
 
 type nopObserver struct{}
@@ -70,6 +73,7 @@ func (nopObserver) ObserveReloadReason(string)                          {}
 func (nopObserver) ObserveRuntimeChange(string)                         {}
 func (nopObserver) ObserveRuntimeError()                                {}
 func (nopObserver) ObserveRestart()                                     {}
+func (nopObserver) ObserveApplyFailing(bool)                            {}
 
 // Reasons for a start or reload besides those of haproxy/dynamic.
 const (
@@ -201,6 +205,28 @@ const (
 	restartBackoffReset = time.Minute
 )
 
+// failureBackoffMax caps the wait between retries of a pass that failed
+// without a culprit (a read-only or full working directory, a failing
+// reload); the first retry comes after ReloadInterval, then doubling.
+const failureBackoffMax = 30 * time.Second
+
+// failureBackoff is the wait before the retry that follows the n-th
+// consecutive failed pass (n >= 1).
+func failureBackoff(interval time.Duration, n int) time.Duration {
+	limit := failureBackoffMax
+	if interval > limit {
+		limit = interval
+	}
+	d := interval
+	for i := 1; i < n && d < limit; i++ {
+		d *= 2
+	}
+	if d > limit {
+		d = limit
+	}
+	return d
+}
+
 type exclusion struct {
 	resourceVersion string
 	generation      int64
@@ -267,6 +293,16 @@ func (c *Controller) Run(ctx context.Context) error {
 		timer, timerC = nil, nil
 	}
 	defer stopTimer()
+	// failures counts consecutive passes that failed without a culprit;
+	// retryC fires when the next retry is due.
+	failures := 0
+	var retry *time.Timer
+	var retryC <-chan time.Time
+	defer func() {
+		if retry != nil {
+			retry.Stop()
+		}
+	}()
 	for {
 		select {
 		case <-ctx.Done():
@@ -274,6 +310,8 @@ func (c *Controller) Run(ctx context.Context) error {
 		case <-c.o.Store.Changed():
 		case <-timerC:
 			timer, timerC = nil, nil
+		case <-retryC:
+			retry, retryC = nil, nil
 		}
 		if !c.o.Store.HasSynced(c.o.Sources...) {
 			continue
@@ -316,31 +354,41 @@ func (c *Controller) Run(ctx context.Context) error {
 			return fmt.Errorf("initial configuration: %w", err)
 		}
 		if err != nil {
-			log.Error(err, "configuration not applied; the previous configuration keeps serving")
-			// Try again at the next interval even without a new change.
-			c.retrySoon(ctx)
+			// No route to blame (a read-only or full working directory,
+			// a failing reload): the last good configuration keeps
+			// serving, the router is not ready, and the pass is tried
+			// again with backoff even without a new change.
+			failures++
+			wait := failureBackoff(c.o.ReloadInterval, failures)
+			c.mu.Lock()
+			c.ready, c.lastErr = false, err
+			c.mu.Unlock()
+			c.o.Observer.ObserveApplyFailing(true)
+			log.Error(err, "configuration not applied; the previous configuration keeps serving; retrying", "failures", failures, "retryIn", wait)
+			if retry != nil {
+				retry.Stop()
+			}
+			retry = time.NewTimer(wait)
+			retryC = retry.C
+			continue
+		}
+		if failures > 0 {
+			log.Info("configuration applied again after failed passes", "failures", failures)
+			failures = 0
+			c.mu.Lock()
+			c.lastErr = nil
+			c.mu.Unlock()
+			c.o.Observer.ObserveApplyFailing(false)
 		}
 	}
 }
 
-// retrySoon schedules another pass (when the failure may be transient,
-// e.g. a reload that failed).
-func (c *Controller) retrySoon(ctx context.Context) {
+// LastError returns why the last pass that could reload failed without a
+// culprit (nil after a pass succeeds): the router is not ready meanwhile.
+func (c *Controller) LastError() error {
 	c.mu.RLock()
-	force := c.forceReload || !c.o.Process.Running()
-	c.mu.RUnlock()
-	if !force {
-		return
-	}
-	go func() {
-		t := time.NewTimer(c.o.ReloadInterval)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-		case <-t.C:
-			c.o.Store.Poke()
-		}
-	}()
+	defer c.mu.RUnlock()
+	return c.lastErr
 }
 
 // Commit renders and applies the current state once, through the runtime
