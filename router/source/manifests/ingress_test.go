@@ -81,3 +81,30 @@ func TestIngressesAreServedAsTheirRoutesAndFollowed(t *testing.T) {
 		return len(ingressRoutes(v, "shop", "shop")) == 0 && len(v.Routes()) == 0
 	})
 }
+
+func TestUntranslatableIngressRulesAreLoggedAndOthersServed(t *testing.T) {
+	h := newHarness(t, map[string]string{"bad.yaml": "ingress-bad.yaml"})
+	h.start()
+	h.waitFor("the translatable path's Route is in the store", func(v store.View) bool {
+		return strings.Join(ingressRoutes(v, "shop", "broken"), ",") == "ok.example.com/ok"
+	})
+	for _, reason := range []string{
+		`Invalid or missing TLS secret for rule host \"tls.example.com\" at index 0, path index 0`,
+		`Backend service \"nosuch\" not found at index 1, path index 0`,
+	} {
+		if _, ok := h.logs.find("Incomplete ingress to route rules", "shop/broken", reason); !ok {
+			t.Errorf("no log line naming the Ingress and the reason %s", reason)
+		}
+	}
+	name := ingress.RouteName("shop", "taken", "taken.example.com", "/")
+	_ = h.store.Read(func(v store.View) error {
+		r := v.Route("shop", name)
+		if r == nil || r.Spec.Host != "mine.example.com" || len(r.OwnerReferences) != 0 {
+			t.Errorf("route shop/%s = %+v, want the Route of the files", name, r)
+		}
+		return nil
+	})
+	if _, ok := h.logs.find("shop/taken", "route name "+name+" taken by a Route of the manifests"); !ok {
+		t.Error("no log line telling the generated Route's name is taken")
+	}
+}
