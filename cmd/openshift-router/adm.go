@@ -116,6 +116,7 @@ validate everything without persisting it.`,
 	fs.StringVar(&o.DeniedDomains, "denied-domains", "", "comma-separated domains route hosts must not be in (ROUTER_DENIED_DOMAINS)")
 	fs.StringVar(&o.MetricsCertSecret, "metrics-cert-secret", "", "kubernetes.io/tls Secret for HTTPS on the stats port, mounted at "+deploy.MetricsCertDir+" (ROUTER_METRICS_TLS_CERT_FILE/KEY_FILE); the Service asks OpenShift's service CA for it")
 	fs.StringVar(&o.PrometheusServiceAccount, "prometheus-service-account", deploy.DefaultPrometheusServiceAccount, "NAMESPACE/NAME of the service account whose token may read /metrics (router-monitoring); empty: none")
+	fs.BoolVar(&o.Ingress, "ingress", false, "also run the ingress-to-route controller in the router (ROUTER_ENABLE_INGRESS=true: Routes for Ingresses, for clusters without OpenShift's controller) and print its ClusterRole, Lease Role and bindings")
 	fs.BoolVar(&o.Monitoring, "monitoring", false, "also print a ServiceMonitor and a PrometheusRule (HAProxyDown, HAProxyReloadFail) for the Prometheus Operator")
 	fs.StringVar(&o.MonitoringCAFile, "monitoring-ca-file", deploy.DefaultMonitoringCAFile, "with --metrics-cert-secret: the CA file, in the Prometheus pod, that checks the metrics certificate")
 	fs.BoolVar(&f.createNoop, "create", false, "no effect (oc adm router's deprecated flag)")

@@ -7,9 +7,11 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
 	routeclient "github.com/openshift/client-go/route/clientset/versioned"
 	"github.com/spf13/cobra"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
@@ -86,17 +88,56 @@ func runIngressToRoute(cmd *cobra.Command, f ingressToRouteFlags) error {
 	}
 	ns := f.leaseNamespace
 	if ns == "" {
-		ns = "default"
-		if b, err := os.ReadFile(filepath.Join(filepath.Dir(inClusterTokenFile), "namespace")); err == nil && len(b) > 0 {
-			ns = string(b)
-		}
+		ns = podNamespace()
 	}
 	id := f.identity
 	if id == "" {
-		host, _ := os.Hostname()
-		id = host + "-" + utilrand.String(5)
+		id = replicaIdentity()
 	}
 	return c.RunElected(ctx, controller.LeaseOptions{Namespace: ns, Name: f.leaseName, Identity: id})
+}
+
+// podNamespace is the namespace of the pod the process runs in, or
+// "default".
+func podNamespace() string {
+	if b, err := os.ReadFile(filepath.Join(filepath.Dir(inClusterTokenFile), "namespace")); err == nil && len(b) > 0 {
+		return strings.TrimSpace(string(b))
+	}
+	return "default"
+}
+
+// replicaIdentity is the host name and a random suffix.
+func replicaIdentity() string {
+	host, _ := os.Hostname()
+	return host + "-" + utilrand.String(5)
+}
+
+// withIngressToRoute runs the ingress-to-route controller beside the
+// router's cluster source (--enable-ingress), under the same Lease as the
+// separate command ("ingress-to-route" in the router's namespace, else the
+// pod's), so that only one replica of either acts. A replica that loses the
+// Lease keeps serving and stands for it again.
+func withIngressToRoute(run func(context.Context) error, kc kubernetes.Interface, rc routeclient.Interface, namespace string, log logr.Logger) func(context.Context) error {
+	return func(ctx context.Context) error {
+		lease := controller.LeaseOptions{Namespace: namespace, Name: "ingress-to-route", Identity: replicaIdentity()}
+		if lease.Namespace == "" {
+			lease.Namespace = podNamespace()
+		}
+		go func() {
+			for ctx.Err() == nil {
+				c := controller.New(controller.Options{Kube: kc, Routes: rc, Logger: log, Resync: 10 * time.Minute})
+				if err := c.RunElected(ctx, lease); err != nil {
+					log.Error(err, "Ingress-to-route controller stopped; standing for the Lease again")
+				}
+				select {
+				case <-ctx.Done():
+				case <-time.After(5 * time.Second):
+				}
+			}
+		}()
+		log.Info("Ingress-to-route controller enabled", "lease", lease.Namespace+"/"+lease.Name, "identity", lease.Identity)
+		return run(ctx)
+	}
 }
 
 // ingressRESTConfig loads --kubeconfig, else KUBECONFIG, else the in-cluster
