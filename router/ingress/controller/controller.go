@@ -32,9 +32,12 @@ import (
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	networkinglisters "k8s.io/client-go/listers/networking/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/openshift-router-go/router/router/ingress"
@@ -49,6 +52,18 @@ type Options struct {
 	Resync time.Duration
 	// Workers is the number of Ingresses synced concurrently (default 1).
 	Workers int
+	// Events records events on Ingresses (OpenShift's reasons
+	// IncompleteIngressToRouteRules and FailedIngressToRouteConversion);
+	// nil: NewEventRecorder on Kube.
+	Events record.EventRecorder
+}
+
+// NewEventRecorder returns a recorder writing events through kc as the
+// component ingress-to-route-controller, and a function stopping it.
+func NewEventRecorder(kc kubernetes.Interface) (record.EventRecorder, func()) {
+	b := record.NewBroadcaster()
+	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kc.CoreV1().Events("")})
+	return b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "ingress-to-route-controller"}), b.Shutdown
 }
 
 // Controller keeps the Routes of Ingresses in sync.
@@ -68,6 +83,9 @@ type Controller struct {
 	// Route cache has not shown yet (by Ingress key, route name, with the
 	// time they expire). While an Ingress has some, it is not synced, so
 	// that a stale cache never makes a second Route for one path.
+	events     record.EventRecorder
+	stopEvents func()
+
 	expectMu sync.Mutex
 	expect   map[string]map[string]time.Time
 }
@@ -115,12 +133,18 @@ func New(o Options) *Controller {
 	if o.Workers <= 0 {
 		o.Workers = 1
 	}
+	events, stopEvents := o.Events, func() {}
+	if events == nil {
+		events, stopEvents = NewEventRecorder(o.Kube)
+	}
 	kf := informers.NewSharedInformerFactory(o.Kube, o.Resync)
 	rf := routeinformers.NewSharedInformerFactory(o.Routes, o.Resync)
 	c := &Controller{
-		o:      o,
-		log:    o.Logger,
-		expect: map[string]map[string]time.Time{},
+		o:          o,
+		log:        o.Logger,
+		expect:     map[string]map[string]time.Time{},
+		events:     events,
+		stopEvents: stopEvents,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "ingress-to-route"}),
 	}
@@ -191,6 +215,7 @@ func (c *Controller) enqueueNamespace(ns string) {
 // Run starts the informers and workers and blocks until ctx is done.
 func (c *Controller) Run(ctx context.Context) error {
 	defer c.queue.ShutDown()
+	defer c.stopEvents()
 	c.start(ctx.Done())
 	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
 		return errors.New("ingress-to-route: caches not synced")
@@ -220,6 +245,10 @@ func (c *Controller) next(ctx context.Context) bool {
 	defer c.queue.Done(key)
 	if err := c.sync(ctx, key); err != nil {
 		c.log.Error(err, "Cannot sync the Routes of an Ingress, retrying", "ingress", key)
+		if ns, name, splitErr := cache.SplitMetaNamespaceKey(key); splitErr == nil {
+			c.events.Eventf(&corev1.ObjectReference{Kind: "Ingress", APIVersion: "networking.k8s.io/v1", Namespace: ns, Name: name},
+				corev1.EventTypeWarning, "FailedIngressToRouteConversion", "Error in converting Ingress to Route: %v", err)
+		}
 		c.queue.AddRateLimited(key)
 		return true
 	}
@@ -355,7 +384,11 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		c.log.Info("Deleted a Route the Ingress no longer asks for", "ingress", key, "route", old.Name)
 	}
 	if len(res.Skipped) > 0 {
-		c.log.Info("Incomplete ingress to route rules", "ingress", key, "reasons", strings.Join(res.Skipped, "; "))
+		reasons := strings.Join(res.Skipped, "; ")
+		c.log.Info("Incomplete ingress to route rules", "ingress", key, "reasons", reasons)
+		if len(errs) == 0 {
+			c.events.Eventf(ing, corev1.EventTypeNormal, "IncompleteIngressToRouteRules", "Incomplete ingress to route rules detected: %s", reasons)
+		}
 	}
 	if err := c.updateStatus(ctx, ing, kept); err != nil {
 		errs = append(errs, err)

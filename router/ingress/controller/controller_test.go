@@ -204,6 +204,30 @@ func TestControllerKeepsTheRoutesOfAnIngressInSync(t *testing.T) {
 		must(t, err)
 		expectRoutes(t, ctx, c, ns, "shop.example.com/->web:http edge:CERT1, shop.example.com/admin->web:http edge:CERT1, shop.example.com/api->web:http edge:CERT1")
 	})
+	t.Run("an unsupported Exact path is reported in an event on the Ingress", func(t *testing.T) {
+		cur, err := c.Kube.NetworkingV1().Ingresses(ns).Get(ctx, "shop", metav1.GetOptions{})
+		must(t, err)
+		exact := networkingv1.PathTypeExact
+		p := cur.Spec.Rules[0].HTTP.Paths[0]
+		p.Path, p.PathType = "/exact", &exact
+		cur.Spec.Rules[0].HTTP.Paths = append(cur.Spec.Rules[0].HTTP.Paths, p)
+		_, err = c.Kube.NetworkingV1().Ingresses(ns).Update(ctx, cur, metav1.UpdateOptions{})
+		must(t, err)
+		eventually(t, "event IncompleteIngressToRouteRules", func() error {
+			evs, err := c.Kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return err
+			}
+			for _, e := range evs.Items {
+				if e.Reason == "IncompleteIngressToRouteRules" && e.InvolvedObject.Name == "shop" &&
+					strings.Contains(e.Message, "Unsupported exact path type in rule at index 0, path index 3") {
+					return nil
+				}
+			}
+			return fmt.Errorf("%d events, none about the Exact path", len(evs.Items))
+		})
+		expectRoutes(t, ctx, c, ns, "shop.example.com/->web:http edge:CERT1, shop.example.com/admin->web:http edge:CERT1, shop.example.com/api->web:http edge:CERT1")
+	})
 	t.Run("a rotated secret is followed", func(t *testing.T) {
 		s, err := c.Kube.CoreV1().Secrets(ns).Get(ctx, "shop-tls", metav1.GetOptions{})
 		must(t, err)
