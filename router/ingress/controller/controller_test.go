@@ -13,10 +13,16 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	routev1 "github.com/openshift/api/route/v1"
+	routeclient "github.com/openshift/client-go/route/clientset/versioned"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
+	"github.com/openshift-router-go/router/router/deploy"
 	"github.com/openshift-router-go/router/router/ingress"
 	"github.com/openshift-router-go/router/test/kubetest"
 )
@@ -320,4 +326,90 @@ func TestTwoReplicasElectOneLeader(t *testing.T) {
 	}
 	cancel()
 	wg.Wait()
+}
+
+// TestControllerWorksWithTheRBACAdmPrints: the permissions adm
+// ingress-to-route grants are enough: the controller, run as that service
+// account, creates the Routes of an Ingress, updates its status and holds
+// its Lease.
+func TestControllerWorksWithTheRBACAdmPrints(t *testing.T) {
+	c := kubetest.Shared(t)
+	ns := c.CreateNamespace(t, "ingress-rbac-", nil).Name
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	objs, err := deploy.IngressToRouteObjects(deploy.IngressToRouteOptions{Name: "i2r", Namespace: ns, Replicas: 1})
+	must(t, err)
+	for _, o := range objs {
+		var err error
+		switch v := o.(type) {
+		case *corev1.ServiceAccount:
+			_, err = c.Kube.CoreV1().ServiceAccounts(ns).Create(ctx, v, metav1.CreateOptions{})
+		case *rbacv1.ClusterRole:
+			if _, err = c.Kube.RbacV1().ClusterRoles().Create(ctx, v, metav1.CreateOptions{}); kerrors.IsAlreadyExists(err) {
+				_, err = c.Kube.RbacV1().ClusterRoles().Update(ctx, v, metav1.UpdateOptions{})
+			}
+		case *rbacv1.ClusterRoleBinding:
+			_, err = c.Kube.RbacV1().ClusterRoleBindings().Create(ctx, v, metav1.CreateOptions{})
+			t.Cleanup(func() {
+				_ = c.Kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), v.Name, metav1.DeleteOptions{})
+			})
+		case *rbacv1.Role:
+			_, err = c.Kube.RbacV1().Roles(ns).Create(ctx, v, metav1.CreateOptions{})
+		case *rbacv1.RoleBinding:
+			_, err = c.Kube.RbacV1().RoleBindings(ns).Create(ctx, v, metav1.CreateOptions{})
+		}
+		must(t, err)
+	}
+	cfg := rest.CopyConfig(c.RESTConfig)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":i2r"}
+	kc, err := kubernetes.NewForConfig(cfg)
+	must(t, err)
+	rc, err := routeclient.NewForConfig(cfg)
+	must(t, err)
+
+	_, err = c.Kube.CoreV1().Services(ns).Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80}}}}, metav1.CreateOptions{})
+	must(t, err)
+	_, err = c.Kube.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "shop-tls"}, Type: corev1.SecretTypeTLS,
+		Data: map[string][]byte{"tls.crt": []byte("CERT1"), "tls.key": []byte("KEY1")}}, metav1.CreateOptions{})
+	must(t, err)
+	_, err = c.Kube.NetworkingV1().Ingresses(ns).Create(ctx, ingressFor(ns, "/"), metav1.CreateOptions{})
+	must(t, err)
+
+	l := &logs{}
+	ctrl := New(Options{Kube: kc, Routes: rc, Logger: l.logger()})
+	done := make(chan error, 1)
+	go func() {
+		done <- ctrl.RunElected(ctx, LeaseOptions{Namespace: ns, Name: "ingress-to-route", Identity: "only",
+			LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: 500 * time.Millisecond})
+	}()
+	defer func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Error("controller did not stop")
+		}
+	}()
+	rs := expectRoutes(t, ctx, c, ns, "shop.example.com/->web:http edge:CERT1")
+	r := rs[0].DeepCopy()
+	r.Status.Ingress = []routev1.RouteIngress{{Host: r.Spec.Host, RouterName: "default", RouterCanonicalHostname: "router.example.com",
+		Conditions: []routev1.RouteIngressCondition{{Type: routev1.RouteAdmitted, Status: corev1.ConditionTrue}}}}
+	_, err = c.Routes.RouteV1().Routes(ns).UpdateStatus(ctx, r, metav1.UpdateOptions{})
+	must(t, err)
+	eventually(t, "ingress status written with the service account's rights", func() error {
+		cur, err := c.Kube.NetworkingV1().Ingresses(ns).Get(ctx, "shop", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if lb := cur.Status.LoadBalancer.Ingress; len(lb) != 1 || lb[0].Hostname != "router.example.com" {
+			return fmt.Errorf("status %+v", lb)
+		}
+		return nil
+	})
+	for _, line := range []string{"forbidden", "Forbidden"} {
+		if l.has(line) {
+			t.Errorf("the controller was refused something: %v", l.lines)
+		}
+	}
 }
