@@ -101,6 +101,34 @@ func TestKubeIngressServedWithTheInProcessController(t *testing.T) {
 			return nil
 		})
 	})
+	t.Run("a path added and a rotated secret are served", func(t *testing.T) {
+		cur, err := c.Kube.NetworkingV1().Ingresses(ns).Get(kctx(t), "shop", metav1.GetOptions{})
+		must(t, err)
+		cur.Spec.Rules[0].HTTP.Paths = append(cur.Spec.Rules[0].HTTP.Paths, path("/admin", "api"))
+		_, err = c.Kube.NetworkingV1().Ingresses(ns).Update(kctx(t), cur, metav1.UpdateOptions{})
+		must(t, err)
+		expectBackend(t, 15*time.Second, https("/admin"), "pod-2")
+
+		ca2, err := testcerts.NewCA("rotated CA", time.Hour)
+		must(t, err)
+		cert2, err := ca2.Issue("shop.example.com", []string{"shop.example.com"}, time.Hour)
+		must(t, err)
+		s, err := c.Kube.CoreV1().Secrets(ns).Get(kctx(t), "shop-tls", metav1.GetOptions{})
+		must(t, err)
+		s.Data["tls.crt"], s.Data["tls.key"] = []byte(cert2.CertPEM), []byte(cert2.KeyPEM)
+		_, err = c.Kube.CoreV1().Secrets(ns).Update(kctx(t), s, metav1.UpdateOptions{})
+		must(t, err)
+		eventually(t, 15*time.Second, "the rotated certificate is served", func() error {
+			resp, err := https("/")()
+			if err != nil {
+				return err
+			}
+			if resp.PeerCert == nil || resp.PeerCert.Issuer.CommonName != "rotated CA" {
+				return fmt.Errorf("client saw %v issued by %v", subject(resp), resp.PeerCert)
+			}
+			return nil
+		})
+	})
 	t.Run("deleting the Ingress deletes its Routes", func(t *testing.T) {
 		must(t, c.Kube.NetworkingV1().Ingresses(ns).Delete(kctx(t), "shop", metav1.DeleteOptions{}))
 		expectStatus(t, 15*time.Second, https("/"), 503)
