@@ -201,6 +201,12 @@ func TestControllerKeepsTheRoutesOfAnIngressInSync(t *testing.T) {
 		}
 	}
 
+	t.Run("unchanged Routes are left alone", func(t *testing.T) {
+		time.Sleep(1500 * time.Millisecond)
+		if l.has("Updated the Route") || l.has("Deleted a Route") {
+			t.Errorf("the controller rewrote Routes nothing changed: %v", l.lines)
+		}
+	})
 	t.Run("a path added to the Ingress gets a Route", func(t *testing.T) {
 		cur, err := c.Kube.NetworkingV1().Ingresses(ns).Get(ctx, "shop", metav1.GetOptions{})
 		must(t, err)
