@@ -39,7 +39,7 @@ func newAdmCommand() *cobra.Command {
 		Short: "Administrative commands (like oc adm)",
 		Args:  cobra.NoArgs,
 	}
-	cmd.AddCommand(newAdmRouterCommand())
+	cmd.AddCommand(newAdmRouterCommand(), newAdmIngressToRouteCommand())
 	return cmd
 }
 
@@ -116,6 +116,7 @@ validate everything without persisting it.`,
 	fs.StringVar(&o.DeniedDomains, "denied-domains", "", "comma-separated domains route hosts must not be in (ROUTER_DENIED_DOMAINS)")
 	fs.StringVar(&o.MetricsCertSecret, "metrics-cert-secret", "", "kubernetes.io/tls Secret for HTTPS on the stats port, mounted at "+deploy.MetricsCertDir+" (ROUTER_METRICS_TLS_CERT_FILE/KEY_FILE); the Service asks OpenShift's service CA for it")
 	fs.StringVar(&o.PrometheusServiceAccount, "prometheus-service-account", deploy.DefaultPrometheusServiceAccount, "NAMESPACE/NAME of the service account whose token may read /metrics (router-monitoring); empty: none")
+	fs.BoolVar(&o.Ingress, "ingress", false, "also run the ingress-to-route controller in the router (ROUTER_ENABLE_INGRESS=true: Routes for Ingresses, for clusters without OpenShift's controller) and print its ClusterRole, Lease Role and bindings")
 	fs.BoolVar(&o.Monitoring, "monitoring", false, "also print a ServiceMonitor and a PrometheusRule (HAProxyDown, HAProxyReloadFail) for the Prometheus Operator")
 	fs.StringVar(&o.MonitoringCAFile, "monitoring-ca-file", deploy.DefaultMonitoringCAFile, "with --metrics-cert-secret: the CA file, in the Prometheus pod, that checks the metrics certificate")
 	fs.BoolVar(&f.createNoop, "create", false, "no effect (oc adm router's deprecated flag)")
@@ -253,4 +254,95 @@ func existingStatsPassword(ctx context.Context, client dynamic.Interface, o depl
 		return ""
 	}
 	return string(b)
+}
+
+type admIngressFlags struct {
+	opts       deploy.IngressToRouteOptions
+	output     string
+	apply      bool
+	dryRun     bool
+	kubeconfig string
+}
+
+func newAdmIngressToRouteCommand() *cobra.Command {
+	var f admIngressFlags
+	cmd := &cobra.Command{
+		Use:   "ingress-to-route [NAME] [flags]",
+		Short: "Print (or --apply) a Deployment of the ingress-to-route controller and its RBAC",
+		Long: `ingress-to-route prints the objects that run the ingress-to-route controller
+named NAME (default "ingress-to-route") as a Deployment of its own: a
+ServiceAccount, the ClusterRole openshift-router-ingress-to-route and its
+binding, a Role and binding for its Lease, and the Deployment (2 replicas by
+default; one leads). For clusters without OpenShift's route-controller-manager.`,
+		Args:          cobra.MaximumNArgs(1),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f.opts.Name = "ingress-to-route"
+			if len(args) == 1 {
+				f.opts.Name = args[0]
+			}
+			return runAdmIngressToRoute(cmd, f)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVarP(&f.opts.Namespace, "namespace", "n", "default", "namespace of the controller's objects and Lease (must exist)")
+	fs.StringVar(&f.opts.Image, "image", deploy.DefaultImage, "router image")
+	fs.Int32Var(&f.opts.Replicas, "replicas", 2, "replicas (one leads)")
+	fs.StringVarP(&f.output, "output", "o", "yaml", "output format: yaml or json")
+	fs.BoolVar(&f.apply, "apply", false, "create or update the objects in the cluster (server-side apply) instead of printing them")
+	fs.BoolVar(&f.dryRun, "dry-run", false, "with --apply, have the API server validate the objects without persisting them")
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig for --apply (default: KUBECONFIG, then the in-cluster configuration)")
+	return cmd
+}
+
+func runAdmIngressToRoute(cmd *cobra.Command, f admIngressFlags) error {
+	if f.output != "yaml" && f.output != "json" {
+		return fmt.Errorf("--output %q: want yaml or json", f.output)
+	}
+	objs, err := deploy.IngressToRouteObjects(f.opts)
+	if err != nil {
+		return err
+	}
+	us, err := deploy.ToUnstructured(objs)
+	if err != nil {
+		return err
+	}
+	if !f.apply {
+		var out []byte
+		if f.output == "json" {
+			out, err = deploy.JSON(us)
+		} else {
+			out, err = deploy.YAML(us)
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := cmd.OutOrStdout().Write(out); err != nil {
+			return fmt.Errorf("writing the objects: %w", err)
+		}
+		return nil
+	}
+	restConfig, where, err := clusterConfig(f.kubeconfig)
+	if err != nil {
+		return err
+	}
+	if restConfig == nil {
+		return errors.New("--apply needs a cluster: give --kubeconfig FILE or set KUBECONFIG")
+	}
+	restConfig.UserAgent = "openshift-router"
+	client, err := dynamic.NewForConfig(restConfig)
+	if err != nil {
+		return fmt.Errorf("kubernetes client: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
+	defer cancel()
+	lines, err := deploy.Apply(ctx, client, us, f.dryRun)
+	for _, l := range lines {
+		fmt.Fprintln(cmd.OutOrStdout(), l)
+	}
+	if err != nil {
+		return fmt.Errorf("%s (%s): %w", where, restConfig.Host, err)
+	}
+	return nil
 }

@@ -47,6 +47,6 @@ Without a cluster it reads the objects from a directory of YAML manifests
 	}
 	f.register(cmd)
 	addKlogFlags(cmd)
-	cmd.AddCommand(newAdmCommand(), newRenderCommand(), newCheckCommand(), newTemplateCommand(), newVersionCommand())
+	cmd.AddCommand(newAdmCommand(), newIngressToRouteCommand(), newRenderCommand(), newCheckCommand(), newTemplateCommand(), newVersionCommand())
 	return cmd, f
 }

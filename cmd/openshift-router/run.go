@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -28,15 +29,23 @@ type runFlags struct {
 	manifests  string
 	kubeconfig string
 	haproxy    string
+	// enableIngress runs the ingress-to-route controller in-process
+	// (cluster mode).
+	enableIngress bool
 	// upstream are OpenShift's flags (flags.go).
 	upstream *upstreamFlags
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {
 	fs := cmd.Flags()
-	fs.StringVar(&f.manifests, "manifests", os.Getenv("ROUTER_MANIFESTS_DIR"), "directory of YAML manifests (Routes, Services, EndpointSlices, Endpoints, Namespaces, Secrets) to serve; watched for changes (env ROUTER_MANIFESTS_DIR)")
+	fs.StringVar(&f.manifests, "manifests", os.Getenv("ROUTER_MANIFESTS_DIR"), "directory of YAML manifests (Routes, Services, EndpointSlices, Endpoints, Namespaces, Secrets, Ingresses, IngressClasses) to serve; watched for changes (env ROUTER_MANIFESTS_DIR)")
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file of the cluster to watch (default: KUBECONFIG, then the in-cluster configuration); ignored with --manifests")
 	fs.StringVar(&f.haproxy, "haproxy", "haproxy", "haproxy binary")
+	enableIngress, _ := strconv.ParseBool(os.Getenv("ROUTER_ENABLE_INGRESS"))
+	// Not --enable-ingress: OpenShift's router accepts that flag, deprecated,
+	// without effect, and deployments that pass it must not start a second
+	// controller beside OpenShift's route-controller-manager.
+	fs.BoolVar(&f.enableIngress, "ingress-to-route", enableIngress, "cluster mode: also run the ingress-to-route controller (Routes for Ingresses, one replica at a time through a Lease); for clusters without OpenShift's (env ROUTER_ENABLE_INGRESS)")
 	f.upstream = registerUpstreamFlags(fs)
 }
 

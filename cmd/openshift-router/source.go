@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -78,7 +79,16 @@ func chooseSource(ctx context.Context, f runFlags, cfg *config.Config, st *store
 		WatchEndpoints:  cfg.WatchEndpoints,
 		Resync:          k.ResyncInterval,
 	})
-	out := &source{name: kube.SourceName, run: src.Run, kube: kc, desc: []any{"cluster", restConfig.Host, "routerName", k.RouterName,
+	run := src.Run
+	if v := os.Getenv("ROUTER_ENABLE_INGRESS"); v != "" {
+		if _, err := strconv.ParseBool(v); err != nil {
+			log.Info("Warning: ROUTER_ENABLE_INGRESS is not a boolean, using the default false", "value", v)
+		}
+	}
+	if f.enableIngress {
+		run = withIngressToRoute(src.Run, kc, rc, namespace, log.WithName("ingress-to-route"))
+	}
+	out := &source{name: kube.SourceName, run: run, kube: kc, desc: []any{"cluster", restConfig.Host, "routerName", k.RouterName,
 		"routeLabels", k.RouteLabels.String(), "namespaceLabels", fmt.Sprint(k.NamespaceLabels), "namespace", namespace}}
 	if k.UpdateStatus {
 		out.status = status.New(status.Options{

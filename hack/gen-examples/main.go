@@ -34,6 +34,8 @@ func main() {
 	must(err)
 	reenc, err := edgeCA.Issue("reencrypt.example.com", []string{"reencrypt.example.com"}, validFor)
 	must(err)
+	shop, err := edgeCA.Issue("shop.example.com", []string{"shop.example.com"}, validFor)
+	must(err)
 
 	write(dir, "tls/backend-ca.crt", ca.CertPEM)
 	write(dir, "tls/passthrough.crt", pt.CertPEM)
@@ -183,6 +185,50 @@ spec:
   - kind: Service
     name: hello-v3
     weight: 1
+`)
+	write(dir, "26-ingress.yaml", header+`# A Kubernetes Ingress, served as OpenShift serves it: one edge Route per path
+# (named shop-xxxxx, owned by the Ingress), certificate and key from the
+# kubernetes.io/tls Secret, plain HTTP redirected to HTTPS.
+#   curl --cacert examples/tls/edge-ca.crt --resolve shop.example.com:8443:127.0.0.1 https://shop.example.com:8443/v2
+apiVersion: v1
+kind: Secret
+metadata:
+  name: shop-tls
+  namespace: demo
+type: kubernetes.io/tls
+stringData:
+  tls.crt: |
+`+indent(shop.CertPEM, 4)+`  tls.key: |
+`+indent(shop.KeyPEM, 4)+`---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: shop
+  namespace: demo
+  annotations:
+    haproxy.router.openshift.io/timeout: 10s
+spec:
+  tls:
+  - hosts: [shop.example.com]
+    secretName: shop-tls
+  rules:
+  - host: shop.example.com
+    http:
+      paths:
+      - path: /
+        pathType: Prefix
+        backend:
+          service:
+            name: hello-v1
+            port:
+              number: 9001
+      - path: /v2
+        pathType: Prefix
+        backend:
+          service:
+            name: hello-v2
+            port:
+              name: web
 `)
 }
 

@@ -78,6 +78,10 @@ const (
 	ServiceAccountTokenFile = "/var/run/secrets/kubernetes.io/serviceaccount/token"
 	// ClusterRoleName is the shared ClusterRole of all routers.
 	ClusterRoleName = "openshift-router"
+	// IngressClusterRoleName is the ClusterRole of the in-process
+	// ingress-to-route controller (--ingress); a Role of the same name in
+	// the router's namespace holds its Lease.
+	IngressClusterRoleName = "openshift-router-ingress-to-route"
 	// FieldManager is the server-side apply field manager.
 	FieldManager = "openshift-router"
 )
@@ -158,6 +162,30 @@ type Options struct {
 	// MonitoringCAFile is the CA file, in the Prometheus pod, that checks
 	// the metrics certificate (with MetricsCertSecret).
 	MonitoringCAFile string
+	// Ingress runs the ingress-to-route controller in the router
+	// (ROUTER_ENABLE_INGRESS=true) with the permissions it needs.
+	Ingress bool
+}
+
+// IngressClusterRoleRules are the permissions of the ingress-to-route
+// controller: read Ingresses, classes, Services and Secrets, write Routes
+// and Ingress status.
+func IngressClusterRoleRules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
+		{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses", "ingressclasses"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses/status"}, Verbs: []string{"update"}},
+		{APIGroups: []string{""}, Resources: []string{"services", "secrets"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{"route.openshift.io"}, Resources: []string{"routes"}, Verbs: []string{"get", "list", "watch", "create", "update", "delete"}},
+		{APIGroups: []string{"route.openshift.io"}, Resources: []string{"routes/custom-host"}, Verbs: []string{"create", "update"}},
+		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
+	}
+}
+
+// IngressLeaseRules let the controller's replicas elect a leader.
+func IngressLeaseRules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
+		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "create", "update"}},
+	}
 }
 
 // ClusterRoleRules are the permissions the router needs (docs/kubernetes.md,
@@ -553,6 +581,24 @@ func Objects(o Options) ([]runtime.Object, error) {
 		}
 	}
 
+	if o.Ingress {
+		sa := []rbacv1.Subject{{Kind: "ServiceAccount", Name: o.ServiceAccount, Namespace: o.Namespace}}
+		objs = append(objs,
+			&rbacv1.ClusterRole{TypeMeta: tm("rbac.authorization.k8s.io/v1", "ClusterRole"),
+				ObjectMeta: metav1.ObjectMeta{Name: IngressClusterRoleName}, Rules: IngressClusterRoleRules()},
+			&rbacv1.ClusterRoleBinding{TypeMeta: tm("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
+				ObjectMeta: metav1.ObjectMeta{Name: IngressClusterRoleName + "-" + o.Namespace + "-" + o.Name, Labels: podLabels},
+				RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: IngressClusterRoleName},
+				Subjects:   sa},
+			&rbacv1.Role{TypeMeta: tm("rbac.authorization.k8s.io/v1", "Role"),
+				ObjectMeta: metav1.ObjectMeta{Name: IngressClusterRoleName, Namespace: o.Namespace}, Rules: IngressLeaseRules()},
+			&rbacv1.RoleBinding{TypeMeta: tm("rbac.authorization.k8s.io/v1", "RoleBinding"),
+				ObjectMeta: metav1.ObjectMeta{Name: IngressClusterRoleName + "-" + o.Name, Namespace: o.Namespace},
+				RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: IngressClusterRoleName},
+				Subjects:   sa},
+		)
+	}
+
 	env := []corev1.EnvVar{
 		{Name: "ROUTER_SERVICE_NAME", Value: o.Name},
 		{Name: "ROUTER_SERVICE_NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}},
@@ -592,6 +638,9 @@ func Objects(o Options) ([]runtime.Object, error) {
 		add("ROUTER_DISABLE_NAMESPACE_OWNERSHIP_CHECK", "true")
 	}
 	add("ROUTER_CANONICAL_HOSTNAME", o.CanonicalHostname)
+	if o.Ingress {
+		add("ROUTER_ENABLE_INGRESS", "true")
+	}
 	add("ROUTER_MAX_CONNECTIONS", o.MaxConnections)
 	if o.Threads > 0 {
 		add("ROUTER_THREADS", strconv.Itoa(o.Threads))

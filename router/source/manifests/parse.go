@@ -20,6 +20,7 @@ import (
 	routev1 "github.com/openshift/api/route/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -119,6 +120,12 @@ func lookupKind(kind string) (kindInfo, bool) {
 	case "Secret":
 		return kindInfo{group: "", version: "v1", kind: kind, namespaced: true,
 			new: func() object { return &corev1.Secret{} }, defaults: defaultSecret}, true
+	case "Ingress":
+		return kindInfo{group: networkingv1.GroupName, version: "v1", kind: kind, namespaced: true,
+			new: func() object { return &networkingv1.Ingress{} }, defaults: func(object) {}}, true
+	case "IngressClass":
+		return kindInfo{group: networkingv1.GroupName, version: "v1", kind: kind, namespaced: false,
+			new: func() object { return &networkingv1.IngressClass{} }, defaults: func(object) {}}, true
 	default:
 		return kindInfo{}, false
 	}
@@ -190,8 +197,8 @@ func (r *parseResult) fail(pe *ParseError, key objKey, identified bool) {
 // .json, or whose first non-blank character is "{", as kubectl does).
 //
 // Supported objects are route.openshift.io/v1 Route, v1 Service, Endpoints,
-// Namespace and Secret, discovery.k8s.io/v1 EndpointSlice, and v1 List of
-// those. Decoding is strict (unknown, duplicate or mistyped fields are
+// Namespace and Secret, discovery.k8s.io/v1 EndpointSlice,
+// networking.k8s.io/v1 Ingress and IngressClass, and v1 List of those. Decoding is strict (unknown, duplicate or mistyped fields are
 // errors). Objects are defaulted like the API server would: namespace
 // "default", API defaults of the fields the router reads (route target
 // kind and weight, wildcard policy, service/endpoint port protocols,

@@ -30,6 +30,15 @@
 // the file whose path sorts last wins; when that file stops defining it, the
 // next one's version takes over. Within one file, the last definition wins.
 //
+// # Ingresses
+//
+// Ingresses (with the IngressClasses and Secrets they refer to) are not
+// given to the sink: they are translated into the Routes OpenShift's
+// ingress-to-route controller would create (see package ingress), which are
+// given to the sink like the Routes of the files and admitted like them.
+// Editing an Ingress, its Services or Secrets updates its Routes; deleting
+// it deletes them.
+//
 // # Errors
 //
 // A document that cannot be loaded, or whose object the API server would
@@ -246,6 +255,8 @@ type state struct {
 	// timestamps are the creationTimestamps assigned to objects that had
 	// none, kept while the object exists (and timestampGrace after).
 	timestamps map[objKey]*assignedTimestamp
+	// ingressReports are the translation reports last logged, by Ingress.
+	ingressReports map[objKey]string
 }
 
 // assignedTimestamp is a creationTimestamp assigned by the source.
@@ -562,6 +573,7 @@ func (st *state) reconcile() {
 			desired[k] = o
 		}
 	}
+	st.translateIngresses(desired)
 
 	var upserts, deletes []objKey
 	for k := range st.emitted {
