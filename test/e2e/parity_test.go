@@ -224,14 +224,17 @@ func TestSanitisedCertificateFormsServeOverTLS(t *testing.T) {
 // TestRestrictedEndpointAddressesAreNeverServers: of one EndpointSlice
 // holding a loopback backend (allowed in the manifests source) and
 // restricted addresses (cloud metadata, link-local, unspecified,
-// multicast, also as IPv4-mapped and IPv4-compatible IPv6), only the
+// multicast, also as IPv4-compatible IPv6), only the
 // backend becomes a server, in the rendered configuration and in the
 // running router, and each dropped address is logged.
 func TestRestrictedEndpointAddressesAreNeverServers(t *testing.T) {
 	be := startBackend(t, "good")
-	restricted := []string{"169.254.169.254", "168.63.129.16", "0.0.0.0", "224.0.0.1", "169.254.10.20",
-		"::ffff:169.254.169.254", "::a9fe:a9fe", "::ffff:168.63.129.16"}
-	restricted6 := []string{"fd00:ec2::254", "fe80::1", "::", "ff02::1"}
+	restricted := []string{"169.254.169.254", "168.63.129.16", "0.0.0.0", "224.0.0.1", "169.254.10.20"}
+	// The IPv4-compatible form is an IPv6 address. (IPv4-mapped forms,
+	// "::ffff:169.254.169.254", are refused by the API server's validation
+	// in any slice, and so by the manifests source; the endpoint filter's
+	// unit tests cover them for objects that get in anyway.)
+	restricted6 := []string{"fd00:ec2::254", "fe80::1", "::", "ff02::1", "::a9fe:a9fe"}
 	quoted := func(addrs []string) string { return `"` + strings.Join(addrs, `", "`) + `"` }
 	m := newManifests(t)
 	m.Write("svc.yaml", fmt.Sprintf(`apiVersion: v1
@@ -297,7 +300,7 @@ endpoints:
 		for i := 0; i < 5; i++ {
 			expectBackend(t, loadTimeout, func() (response, error) { return r.httpGet("web.example.com", "/") }, "good")
 		}
-		for _, a := range []string{"169.254.169.254", "168.63.129.16", "::ffff:169.254.169.254", "fd00:ec2::254"} {
+		for _, a := range []string{"169.254.169.254", "168.63.129.16", "::a9fe:a9fe", "fd00:ec2::254"} {
 			expectLogLine(t, r, "skipping endpoint address", `address="`+a+`"`)
 		}
 		cfg, err := os.ReadFile(filepath.Join(r.WorkingDir, "conf", "haproxy.config"))
