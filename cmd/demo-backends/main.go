@@ -4,6 +4,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"flag"
@@ -38,7 +39,8 @@ func main() {
 	var servers []*http.Server
 	for _, b := range backends {
 		b := b
-		srv := &http.Server{Addr: b.addr, Handler: handler(b.name), ReadHeaderTimeout: 10 * time.Second}
+		srv := &http.Server{Addr: b.addr, Handler: handler(b.name), ReadHeaderTimeout: 10 * time.Second,
+			ErrorLog: log.New(healthCheckNoise{}, "", log.LstdFlags)}
 		servers = append(servers, srv)
 		go func() {
 			var err error
@@ -72,4 +74,16 @@ func handler(name string) http.Handler {
 		fmt.Fprintf(w, "backend=%s host=%s path=%s x-forwarded-proto=%s tls=%v\n",
 			name, r.Host, r.URL.Path, r.Header.Get("X-Forwarded-Proto"), r.TLS != nil)
 	})
+}
+
+// healthCheckNoise drops the server errors HAProxy's health checks cause
+// (a TLS check negotiates h2 by ALPN and closes without a request) and
+// logs the rest.
+type healthCheckNoise struct{}
+
+func (healthCheckNoise) Write(p []byte) (int, error) {
+	if bytes.Contains(p, []byte("error reading preface")) || bytes.Contains(p, []byte("TLS handshake error")) && bytes.Contains(p, []byte("EOF")) {
+		return len(p), nil
+	}
+	return os.Stderr.Write(p)
 }
