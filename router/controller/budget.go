@@ -119,11 +119,13 @@ func planSlots(td *model.TemplateData, want, budget int) slotPlan {
 	if budget < 0 {
 		return plan
 	}
-	// Endpoints.
+	// Endpoints. A backend whose only server line is its one endpoint is
+	// not health-checked (as in OpenShift): it costs nothing until it
+	// gets spare slots.
 	epDemand := make([]int, len(namespaces))
 	for i, ns := range namespaces {
 		for _, r := range byNS[ns] {
-			epDemand[i] += r.endpoints
+			epDemand[i] += checkedEndpoints(r.endpoints)
 		}
 	}
 	epShares := fairShares(epDemand, budget)
@@ -136,8 +138,8 @@ func planSlots(td *model.TemplateData, want, budget int) slotPlan {
 			sort.SliceStable(routes, func(a, b int) bool { return routes[a].endpoints > routes[b].endpoints })
 			kept := routes[:0:0]
 			for _, r := range routes {
-				if used > epShares[i] && r.endpoints > 0 {
-					used -= r.endpoints
+				if used > epShares[i] && checkedEndpoints(r.endpoints) > 0 {
+					used -= checkedEndpoints(r.endpoints)
 					plan.over = append(plan.over, r.key)
 					delete(plan.pools, r.key)
 					continue
@@ -150,10 +152,18 @@ func planSlots(td *model.TemplateData, want, budget int) slotPlan {
 	}
 	// Spare slots: what endpoints left, fair between namespaces, then
 	// between the routes of each namespace.
+	// A route with one endpoint that gets slots has its endpoint checked
+	// too: its demand is one more than its slots.
+	slotCost := func(r route) int {
+		if r.slots > 0 && r.endpoints == 1 {
+			return r.slots + 1
+		}
+		return r.slots
+	}
 	slotDemand := make([]int, len(namespaces))
 	for i, ns := range namespaces {
 		for _, r := range byNS[ns] {
-			slotDemand[i] += r.slots
+			slotDemand[i] += slotCost(r)
 		}
 	}
 	nsShares := fairShares(slotDemand, left)
@@ -164,16 +174,32 @@ func planSlots(td *model.TemplateData, want, budget int) slotPlan {
 		}
 		demands := make([]int, len(routes))
 		for j, r := range routes {
-			demands[j] = r.slots
+			demands[j] = slotCost(r)
 		}
 		for j, got := range fairShares(demands, nsShares[i]) {
-			if got < routes[j].slots {
+			slots := got
+			if routes[j].slots > 0 && routes[j].endpoints == 1 {
+				// One of what it got checks its endpoint; a single
+				// descriptor buys no slot.
+				slots = max(got-1, 0)
+			}
+			if slots < routes[j].slots {
 				plan.short++
 			}
-			plan.pools[routes[j].key] = got
+			plan.pools[routes[j].key] = slots
 		}
 	}
 	return plan
+}
+
+// checkedEndpoints is how many health-checked server lines n endpoints
+// need without spare slots: none for a single endpoint (one server line is
+// not checked), n otherwise.
+func checkedEndpoints(n int) int {
+	if n < 2 {
+		return 0
+	}
+	return n
 }
 
 // fdNeed reads what a rendered configuration needs from HAProxy's

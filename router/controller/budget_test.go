@@ -252,3 +252,35 @@ func haproxyStartsUnder(t *testing.T, dir string, limit, port int) {
 	}
 	t.Fatalf("haproxy did not listen on %d within 50 s", port)
 }
+
+// TestSingleEndpointRoutesCostNothingWithoutSlots: ten thousand routes of
+// one namespace with one endpoint each, under a server budget of 5,000
+// (a 20,000 open-files limit): none is rejected (a backend with one server
+// line is not health-checked, as in OpenShift); the slots go as far as the
+// budget allows, each route with slots paying for its endpoint's check too.
+func TestSingleEndpointRoutesCostNothingWithoutSlots(t *testing.T) {
+	td := &model.TemplateData{State: map[model.ServiceAliasConfigKey]model.ServiceAliasConfig{}}
+	for i := 0; i < 10000; i++ {
+		k := model.NewServiceAliasConfigKey("bench", fmt.Sprintf("r%d", i))
+		td.State[k] = model.ServiceAliasConfig{Namespace: "bench", Name: fmt.Sprintf("r%d", i), ActiveEndpoints: 1}
+	}
+	plan := planSlots(td, 5, 5000)
+	if len(plan.over) != 0 {
+		t.Fatalf("%d single-endpoint routes rejected", len(plan.over))
+	}
+	checked := 0
+	for _, slots := range plan.pools {
+		if slots > 0 {
+			checked += slots + 1
+		}
+	}
+	if checked > 5000 {
+		t.Fatalf("the slots need %d checked servers, the budget is 5000", checked)
+	}
+	// A small namespace keeps its slots beside it.
+	k := model.NewServiceAliasConfigKey("small", "web")
+	td.State[k] = model.ServiceAliasConfig{Namespace: "small", Name: "web", ActiveEndpoints: 2}
+	if got := planSlots(td, 5, 5000).pools[k]; got != 5 {
+		t.Fatalf("small namespace's route got %d slots, want 5", got)
+	}
+}
