@@ -70,10 +70,7 @@ func Assign(td *model.TemplateData, prev Layouts, o Options) (exhausted []model.
 		old, had := prev[k]
 		var lines []model.Server
 		ok := false
-		// Without an annotation a backend keeps the slots it has until it
-		// is laid out afresh (at a reload): the router-wide size may
-		// change with the open-files budget.
-		if had && (cfg.Settings.PoolSize == nil || countDynamic(old) == pool) {
+		if had && keepLayout(countDynamic(old), pool, cfg.Settings.PoolSize != nil, o.Pools != nil) {
 			lines, ok = follow(old, desired)
 			if !ok {
 				exhausted = append(exhausted, k)
@@ -144,6 +141,26 @@ func serviceKeys(cfg *model.ServiceAliasConfig) []model.ServiceUnitKey {
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
 	return keys
+}
+
+// keepLayout reports whether a backend with have spare slots keeps its
+// layout when pool are planned for it. A backend with the planned number
+// keeps it. Without an annotation a backend with fewer keeps them too until
+// it is laid out afresh (at a reload), and so does one with more when no
+// budget plans the slots; with a plan (the open-files budget, Options.Pools)
+// a backend with more slots than planned is laid out again with fewer, so
+// that the configuration fits the budget the plan was made for.
+func keepLayout(have, pool int, annotated, planned bool) bool {
+	switch {
+	case have == pool:
+		return true
+	case annotated:
+		return false
+	case have < pool:
+		return true
+	default:
+		return !planned
+	}
 }
 
 func poolSize(k model.ServiceAliasConfigKey, cfg *model.ServiceAliasConfig, o Options) int {

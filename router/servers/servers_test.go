@@ -188,3 +188,27 @@ func TestCompactAndCount(t *testing.T) {
 func settings(pool *int) annotations.Route {
 	return annotations.Route{PoolSize: pool}
 }
+
+// TestKeepLayoutFollowsTheBudgetPlan: a backend keeps its layout with the
+// planned slot count, or fewer slots than planned (until laid out afresh),
+// but one with more slots than the open-files budget plans for it is laid
+// out again with fewer; without a plan the router-wide size only applies
+// to fresh layouts; an annotated pool size always holds.
+func TestKeepLayoutFollowsTheBudgetPlan(t *testing.T) {
+	for _, c := range []struct {
+		have, pool         int
+		annotated, planned bool
+		keep               bool
+	}{
+		{5, 5, false, true, true},
+		{1, 5, false, true, true},
+		{5, 1, false, true, false},
+		{5, 1, false, false, true},
+		{5, 1, true, false, false},
+		{3, 3, true, true, true},
+	} {
+		if got := keepLayout(c.have, c.pool, c.annotated, c.planned); got != c.keep {
+			t.Errorf("have %d pool %d annotated %v planned %v: keep %v, want %v", c.have, c.pool, c.annotated, c.planned, got, c.keep)
+		}
+	}
+}
