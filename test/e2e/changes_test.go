@@ -296,6 +296,22 @@ func TestHAProxyIsRestartedWhenItDies(t *testing.T) {
 			t.Fatalf("pid file %q", pidData)
 		}
 		before := r.haproxyPIDs()
+		// While HAProxy is down (restart backoff: 1 s, then 2 s),
+		// readiness fails and says why: watched from before the kill,
+		// every 20 ms, so a quick restart cannot slip between two looks.
+		sawRestart := make(chan string, 1)
+		go func() {
+			last := ""
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+				st, body, err := ms.status("/healthz/ready", false)
+				if err == nil && st == 503 && strings.Contains(body, "haproxy exited unexpectedly and is being restarted") {
+					sawRestart <- ""
+					return
+				}
+				last = fmt.Sprintf("%d %v %.300s", st, err, body)
+			}
+			sawRestart <- last
+		}()
 		must(t, syscall.Kill(master, syscall.SIGKILL))
 		for _, pid := range before {
 			if pid != master {
@@ -303,15 +319,9 @@ func TestHAProxyIsRestartedWhenItDies(t *testing.T) {
 			}
 		}
 		expectStatusErr(t, 5*time.Second, func() (response, error) { return r.httpGet("r.example.com", "/") })
-		// While HAProxy is down (restart backoff: 1 s, then 2 s),
-		// readiness fails and says why.
-		eventually(t, 5*time.Second, "readiness reports the restart", func() error {
-			st, body, err := ms.status("/healthz/ready", false)
-			if err != nil || st != 503 || !strings.Contains(body, "haproxy exited unexpectedly and is being restarted") {
-				return fmt.Errorf("%d %v %.300s", st, err, body)
-			}
-			return nil
-		})
+		if last := <-sawRestart; last != "" {
+			t.Fatalf("round %d: readiness never reported the restart; last answer: %s", round, last)
+		}
 		expectBackend(t, 20*time.Second, func() (response, error) { return r.httpGet("r.example.com", "/") }, "v1")
 		if !strings.Contains(r.Log(), "haproxy exited unexpectedly; restarting it") {
 			t.Errorf("round %d: restart not logged", round)
