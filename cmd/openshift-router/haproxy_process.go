@@ -76,10 +76,12 @@ func (g *processGate) NotReady() error {
 	return nil
 }
 
-// processRunningCheck is the readiness check of processGate (named as
-// OpenShift's "process-running").
+// processRunningCheck is the readiness check of processGate: shutdown
+// under way (OpenShift's "process-running" fails then too; the metrics
+// server's own check of that name covers the server) or a sidecar HAProxy
+// whose master does not answer.
 func processRunningCheck(r readiness) server.Check {
-	return server.Check{Name: "process-running", Run: func(context.Context) error {
+	return server.Check{Name: "haproxy-process", Run: func(context.Context) error {
 		if g, ok := r.(interface{ NotReady() error }); ok {
 			return g.NotReady()
 		}

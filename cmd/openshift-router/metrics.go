@@ -45,6 +45,9 @@ type readiness interface {
 	DynamicServer(namespace, route, slot string) (string, bool)
 	// Restarts counts HAProxy restarts after unexpected exits.
 	Restarts() int
+	// Restarting is true from an unexpected exit of HAProxy until it runs
+	// again.
+	Restarting() bool
 	// LastError is why the last pass failed without a culprit (nil once
 	// one succeeds).
 	LastError() error
@@ -120,11 +123,11 @@ func startMetrics(ctx context.Context, cfg *config.Config, log logr.Logger, ctrl
 	}}
 	synced := server.Check{Name: "has-synced", Run: func(context.Context) error {
 		if !ctrl.Ready() {
+			if ctrl.Restarting() {
+				return fmt.Errorf("haproxy exited unexpectedly and is being restarted (restarts so far: %d)", ctrl.Restarts())
+			}
 			if err := ctrl.LastError(); err != nil {
 				return fmt.Errorf("the configuration could not be applied; the previous one keeps serving, retrying with backoff: %w", err)
-			}
-			if n := ctrl.Restarts(); n > 0 {
-				return fmt.Errorf("haproxy exited unexpectedly and is being restarted (restarts so far: %d)", n)
 			}
 			return errors.New("the initial configuration is not loaded into HAProxy yet")
 		}

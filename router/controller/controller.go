@@ -164,6 +164,10 @@ type Controller struct {
 	started chan struct{}
 	// restarts counts restarts after HAProxy exited unexpectedly.
 	restarts int
+	// down is set when HAProxy exited unexpectedly and cleared when it was
+	// started again: passes in between (no change, or changes through the
+	// runtime API) must not make the router ready.
+	down bool
 	// everStarted is set once HAProxy has been started successfully.
 	everStarted bool
 	// annotationProblems holds what was logged about each route's ignored
@@ -245,6 +249,14 @@ func New(o Options) *Controller {
 }
 
 // Ready reports whether the initial state has been loaded into HAProxy.
+// Restarting reports whether HAProxy exited unexpectedly and has not been
+// started again yet.
+func (c *Controller) Restarting() bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.down
+}
+
 func (c *Controller) Ready() bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -444,7 +456,7 @@ func (c *Controller) commit(ctx context.Context, allowReload bool) (outcome, err
 		if len(changed) == 0 && !force {
 			c.writer.Commit()
 			c.mu.Lock()
-			c.ready = c.ready || (!c.presync && c.o.Process.Running())
+			c.ready = c.ready || (!c.presync && !c.down && c.o.Process.Running())
 			c.mu.Unlock()
 			c.publish(decision)
 			c.logAnnotationProblems(td)
@@ -463,7 +475,7 @@ func (c *Controller) commit(ctx context.Context, allowReload bool) (outcome, err
 				c.writer.Commit()
 				c.mu.Lock()
 				c.running, c.layouts = parsed, servers.Of(td)
-				c.ready = c.ready || !c.presync
+				c.ready = c.ready || (!c.presync && !c.down)
 				c.mu.Unlock()
 				c.publish(decision)
 				c.logAnnotationProblems(td)
@@ -543,7 +555,10 @@ func (c *Controller) commit(ctx context.Context, allowReload bool) (outcome, err
 		c.mu.Lock()
 		c.running, c.layouts = parsed, servers.Of(td)
 		c.everStarted = true
-		if !c.presync {
+		if start {
+			c.down = false
+		}
+		if !c.presync && !c.down {
 			c.ready = true
 		}
 		c.reloads++
@@ -920,7 +935,7 @@ func (c *Controller) supervise(ctx context.Context, p exitWatcher) {
 			}
 			c.o.Logger.Error(err, "haproxy exited unexpectedly; restarting it", "after", backoff)
 			c.mu.Lock()
-			c.ready = false
+			c.ready, c.down = false, true
 			c.restarts++
 			c.mu.Unlock()
 			c.o.Observer.ObserveRestart()
