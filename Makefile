@@ -83,8 +83,9 @@ ROUTER_BENCH = $(BIN)/router-bench -router $(BIN)/openshift-router -json $(BENCH
 # The tenant fuzzer's long run (templates/tenant_fuzz_test.go); its seed
 # corpus runs with the unit tests.
 FUZZTIME ?= 30m
+FUZZPARALLEL ?= 2
 fuzz-tenants: haproxy
-	$(GO) test -run XXX -fuzz FuzzTenants -fuzztime $(FUZZTIME) -fuzzminimizetime 0 -parallel 1 ./templates/
+	$(GO) test -run XXX -fuzz FuzzTenants -fuzztime $(FUZZTIME) -fuzzminimizetime 0 -parallel $(FUZZPARALLEL) ./templates/
 
 bench:
 	$(GO) test -run XXX -bench . -benchtime 3x ./router/controller/
