@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -212,28 +213,9 @@ func runAdmRouter(cmd *cobra.Command, f admRouterFlags) error {
 		return err
 	}
 	if !f.apply {
-		var out []byte
-		if f.output == "json" {
-			out, err = deploy.JSON(us)
-		} else {
-			out, err = deploy.YAML(us)
-		}
-		if err != nil {
-			return err
-		}
-		if _, err := cmd.OutOrStdout().Write(out); err != nil {
-			return fmt.Errorf("writing the objects: %w", err)
-		}
-		return nil
+		return printObjects(cmd.OutOrStdout(), us, f.output)
 	}
-	lines, err := deploy.Apply(ctx, client, us, f.dryRun)
-	for _, l := range lines {
-		fmt.Fprintln(cmd.OutOrStdout(), l)
-	}
-	if err != nil {
-		return fmt.Errorf("%s (%s): %w", where, host, err)
-	}
-	return nil
+	return applyObjects(ctx, cmd.OutOrStdout(), client, us, f.dryRun, where, host)
 }
 
 // existingStatsPassword returns the password in the router's stats Secret,
@@ -309,19 +291,7 @@ func runAdmIngressToRoute(cmd *cobra.Command, f admIngressFlags) error {
 		return err
 	}
 	if !f.apply {
-		var out []byte
-		if f.output == "json" {
-			out, err = deploy.JSON(us)
-		} else {
-			out, err = deploy.YAML(us)
-		}
-		if err != nil {
-			return err
-		}
-		if _, err := cmd.OutOrStdout().Write(out); err != nil {
-			return fmt.Errorf("writing the objects: %w", err)
-		}
-		return nil
+		return printObjects(cmd.OutOrStdout(), us, f.output)
 	}
 	restConfig, where, err := clusterConfig(f.kubeconfig)
 	if err != nil {
@@ -337,12 +307,36 @@ func runAdmIngressToRoute(cmd *cobra.Command, f admIngressFlags) error {
 	}
 	ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
 	defer cancel()
-	lines, err := deploy.Apply(ctx, client, us, f.dryRun)
-	for _, l := range lines {
-		fmt.Fprintln(cmd.OutOrStdout(), l)
+	return applyObjects(ctx, cmd.OutOrStdout(), client, us, f.dryRun, where, restConfig.Host)
+}
+
+// printObjects writes the objects as YAML or JSON (output "json").
+func printObjects(w io.Writer, us []*unstructured.Unstructured, output string) error {
+	var out []byte
+	var err error
+	if output == "json" {
+		out, err = deploy.JSON(us)
+	} else {
+		out, err = deploy.YAML(us)
 	}
 	if err != nil {
-		return fmt.Errorf("%s (%s): %w", where, restConfig.Host, err)
+		return err
+	}
+	if _, err := w.Write(out); err != nil {
+		return fmt.Errorf("writing the objects: %w", err)
+	}
+	return nil
+}
+
+// applyObjects applies the objects (server-side apply, or its dry run) and
+// prints a line per object; errors name the cluster (where, host).
+func applyObjects(ctx context.Context, w io.Writer, client dynamic.Interface, us []*unstructured.Unstructured, dryRun bool, where, host string) error {
+	lines, err := deploy.Apply(ctx, client, us, dryRun)
+	for _, l := range lines {
+		fmt.Fprintln(w, l)
+	}
+	if err != nil {
+		return fmt.Errorf("%s (%s): %w", where, host, err)
 	}
 	return nil
 }

@@ -582,21 +582,7 @@ func Objects(o Options) ([]runtime.Object, error) {
 	}
 
 	if o.Ingress {
-		sa := []rbacv1.Subject{{Kind: "ServiceAccount", Name: o.ServiceAccount, Namespace: o.Namespace}}
-		objs = append(objs,
-			&rbacv1.ClusterRole{TypeMeta: tm("rbac.authorization.k8s.io/v1", "ClusterRole"),
-				ObjectMeta: metav1.ObjectMeta{Name: IngressClusterRoleName}, Rules: IngressClusterRoleRules()},
-			&rbacv1.ClusterRoleBinding{TypeMeta: tm("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
-				ObjectMeta: metav1.ObjectMeta{Name: IngressClusterRoleName + "-" + o.Namespace + "-" + o.Name, Labels: podLabels},
-				RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: IngressClusterRoleName},
-				Subjects:   sa},
-			&rbacv1.Role{TypeMeta: tm("rbac.authorization.k8s.io/v1", "Role"),
-				ObjectMeta: metav1.ObjectMeta{Name: IngressClusterRoleName, Namespace: o.Namespace}, Rules: IngressLeaseRules()},
-			&rbacv1.RoleBinding{TypeMeta: tm("rbac.authorization.k8s.io/v1", "RoleBinding"),
-				ObjectMeta: metav1.ObjectMeta{Name: IngressClusterRoleName + "-" + o.Name, Namespace: o.Namespace},
-				RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: IngressClusterRoleName},
-				Subjects:   sa},
-		)
+		objs = append(objs, ingressRBAC(o.ServiceAccount, o.Namespace, o.Name, podLabels)...)
 	}
 
 	env := []corev1.EnvVar{

@@ -35,23 +35,13 @@ func IngressToRouteObjects(o IngressToRouteOptions) ([]runtime.Object, error) {
 		return nil, fmt.Errorf("--replicas %d: want at least 1", o.Replicas)
 	}
 	labels := map[string]string{"app": o.Name}
-	sa := []rbacv1.Subject{{Kind: "ServiceAccount", Name: o.Name, Namespace: o.Namespace}}
 	nonRoot := true
 	uid := int64(ImageUID)
-	return []runtime.Object{
+	objs := []runtime.Object{
 		&corev1.ServiceAccount{TypeMeta: tm("v1", "ServiceAccount"), ObjectMeta: metav1.ObjectMeta{Name: o.Name, Namespace: o.Namespace, Labels: labels}},
-		&rbacv1.ClusterRole{TypeMeta: tm("rbac.authorization.k8s.io/v1", "ClusterRole"),
-			ObjectMeta: metav1.ObjectMeta{Name: IngressClusterRoleName}, Rules: IngressClusterRoleRules()},
-		&rbacv1.ClusterRoleBinding{TypeMeta: tm("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
-			ObjectMeta: metav1.ObjectMeta{Name: IngressClusterRoleName + "-" + o.Namespace + "-" + o.Name, Labels: labels},
-			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: IngressClusterRoleName},
-			Subjects:   sa},
-		&rbacv1.Role{TypeMeta: tm("rbac.authorization.k8s.io/v1", "Role"),
-			ObjectMeta: metav1.ObjectMeta{Name: IngressClusterRoleName, Namespace: o.Namespace}, Rules: IngressLeaseRules()},
-		&rbacv1.RoleBinding{TypeMeta: tm("rbac.authorization.k8s.io/v1", "RoleBinding"),
-			ObjectMeta: metav1.ObjectMeta{Name: IngressClusterRoleName + "-" + o.Name, Namespace: o.Namespace},
-			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: IngressClusterRoleName},
-			Subjects:   sa},
+	}
+	objs = append(objs, ingressRBAC(o.Name, o.Namespace, o.Name, labels)...)
+	return append(objs,
 		&appsv1.Deployment{TypeMeta: tm("apps/v1", "Deployment"),
 			ObjectMeta: metav1.ObjectMeta{Name: o.Name, Namespace: o.Namespace, Labels: labels},
 			Spec: appsv1.DeploymentSpec{
@@ -75,5 +65,26 @@ func IngressToRouteObjects(o IngressToRouteOptions) ([]runtime.Object, error) {
 				},
 			},
 		},
-	}, nil
+	), nil
+}
+
+// ingressRBAC is what the ingress-to-route controller running as service
+// account sa (in namespace) needs, named after the deployment name: the
+// cluster role and its binding, and the Role and RoleBinding for its Lease.
+func ingressRBAC(sa, namespace, name string, labels map[string]string) []runtime.Object {
+	subjects := []rbacv1.Subject{{Kind: "ServiceAccount", Name: sa, Namespace: namespace}}
+	return []runtime.Object{
+		&rbacv1.ClusterRole{TypeMeta: tm("rbac.authorization.k8s.io/v1", "ClusterRole"),
+			ObjectMeta: metav1.ObjectMeta{Name: IngressClusterRoleName}, Rules: IngressClusterRoleRules()},
+		&rbacv1.ClusterRoleBinding{TypeMeta: tm("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
+			ObjectMeta: metav1.ObjectMeta{Name: IngressClusterRoleName + "-" + namespace + "-" + name, Labels: labels},
+			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: IngressClusterRoleName},
+			Subjects:   subjects},
+		&rbacv1.Role{TypeMeta: tm("rbac.authorization.k8s.io/v1", "Role"),
+			ObjectMeta: metav1.ObjectMeta{Name: IngressClusterRoleName, Namespace: namespace}, Rules: IngressLeaseRules()},
+		&rbacv1.RoleBinding{TypeMeta: tm("rbac.authorization.k8s.io/v1", "RoleBinding"),
+			ObjectMeta: metav1.ObjectMeta{Name: IngressClusterRoleName + "-" + name, Namespace: namespace},
+			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: IngressClusterRoleName},
+			Subjects:   subjects},
+	}
 }
