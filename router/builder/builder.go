@@ -271,7 +271,28 @@ func countEndpoints(su model.ServiceUnit, preferPort string) int {
 // endpointWeights distributes each service's weight over its endpoints and
 // scales the per-endpoint weights so the largest becomes 256 (HAProxy's
 // maximum), keeping every non-zero share at least 1 — OpenShift's rule.
+// When only one service has a weight and endpoints, its servers all get
+// weight 1, as OpenShift does: the proportions are the same, and weight 256
+// makes HAProxy allocate 256 times the nodes per server for the consistent
+// hashing of `balance random` (gigabytes at 10,000 routes).
 func endpointWeights(weights map[model.ServiceUnitKey]int32, counts map[model.ServiceUnitKey]int) map[model.ServiceUnitKey]int32 {
+	active := 0
+	for k, w := range weights {
+		if w > 0 && counts[k] > 0 {
+			active++
+		}
+	}
+	if active == 1 {
+		out := make(map[model.ServiceUnitKey]int32, len(weights))
+		for k, w := range weights {
+			if w > 0 && counts[k] > 0 {
+				out[k] = 1
+			} else {
+				out[k] = 0
+			}
+		}
+		return out
+	}
 	perEndpoint := make(map[model.ServiceUnitKey]float64, len(weights))
 	maxW := 0.0
 	for k, w := range weights {
