@@ -234,12 +234,13 @@ func Parse(ann map[string]string, in Input) (Route, []Problem) {
 			bad(name, err.Error())
 			continue
 		}
+		if len(list) == 0 {
+			bad(name, "no entry is an IP address or CIDR")
+			continue
+		}
 		if len(invalid) > 0 {
 			problems = append(problems, Problem{Annotation: name, Value: truncate(v), Partly: true,
 				Reason: fmt.Sprintf("%d entries are not an IP address or CIDR and are left out (first %q), as in OpenShift", len(invalid), truncate(invalid[0]))})
-		}
-		if len(list) == 0 {
-			continue
 		}
 		if r.Allowlist == nil {
 			r.Allowlist = list
