@@ -536,9 +536,8 @@ func ParseIPList(list string) string {
 }
 
 // MaxAllowlistLength is the largest number of addresses an
-// "acl allowlist src ..." line takes: HAProxy reads at most 64 words a
-// line, and "acl allowlist src" uses 3.
-const MaxAllowlistLength = 61
+// "acl allowlist src ..." line takes (syntax.MaxInlineAllowlist, 61).
+const MaxAllowlistLength = syntax.MaxInlineAllowlist
 
 // allowlistDir is where allowlist files go, relative to the working
 // directory (as in OpenShift).

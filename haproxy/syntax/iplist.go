@@ -54,3 +54,13 @@ func IsIPOrCIDR(entry string) bool {
 	_, _, err := net.ParseCIDR(entry)
 	return err == nil
 }
+
+// MaxLineWords is the largest number of words HAProxy reads on one line of
+// haproxy.config.
+const MaxLineWords = 64
+
+// MaxInlineAllowlist is the largest number of addresses an
+// "acl allowlist src ..." line takes (MaxLineWords less the 3 words of
+// "acl allowlist src"). Longer allowlists go to a file the ACL reads with
+// -f, as OpenShift's validateHAProxyAllowlist decides.
+const MaxInlineAllowlist = MaxLineWords - 3

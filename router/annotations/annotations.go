@@ -372,8 +372,9 @@ func truncate(s string) string {
 
 // AllowlistFileThreshold is the number of allowlist entries above which
 // the list is written to a file (WorkingDir/router/allowlists/<key>.txt)
-// that the ACL reads with -f, as OpenShift does (more than 61 entries).
-const AllowlistFileThreshold = 61
+// that the ACL reads with -f, as OpenShift does (more than
+// syntax.MaxInlineAllowlist, 61, entries).
+const AllowlistFileThreshold = syntax.MaxInlineAllowlist
 
 // AllowlistInFile reports whether Allowlist is long enough to be written
 // to a file rather than inline.
