@@ -789,7 +789,7 @@ func TestRouteMapKeyPrefixSemantics(t *testing.T) {
 // haproxyUnquote interprets a configuration line the way HAProxy splits it
 // into words (backslash escapes, "weak" and 'strong' quoting, # comments)
 // and returns the words. $VARIABLE expansion inside double quotes is
-// reported as an error, since HAProxyQuote must prevent it.
+// reported as an error, since syntax.Quote (haproxyQuote) must prevent it.
 func haproxyUnquote(line string) ([]string, error) {
 	var words []string
 	var cur strings.Builder
