@@ -11,9 +11,7 @@ package templates
 import (
 	"errors"
 	"fmt"
-	"math"
 	"math/rand"
-	"net"
 	"os"
 	"path"
 	"regexp"
@@ -28,6 +26,7 @@ import (
 	routev1 "github.com/openshift/api/route/v1"
 	"k8s.io/klog/v2"
 
+	"github.com/openshift-router-go/router/haproxy/syntax"
 	"github.com/openshift-router-go/router/router/model"
 )
 
@@ -102,12 +101,12 @@ func FuncMap(opts FuncOptions) template.FuncMap {
 			return p
 		},
 		"processRewriteTarget": ProcessRewriteTarget,
-		"escapeSingleQuotes":   EscapeSingleQuotes,
+		"escapeSingleQuotes":   syntax.EscapeSingleQuotes,
 
 		// This router's additions.
 		"routeMapKey":      RouteMapKey,
-		"haproxyQuote":     HAProxyQuote,
-		"haproxyLogFormat": HAProxyLogFormat,
+		"haproxyQuote":     syntax.Quote,
+		"haproxyLogFormat": syntax.LogFormat,
 	}
 
 	fm := sprig.TxtFuncMap()
@@ -501,109 +500,44 @@ func GetPrimaryAliasKey(aliases map[model.ServiceAliasConfigKey]model.ServiceAli
 	return keys[0]
 }
 
-// HAProxyMaxTimeout is the largest time value HAProxy accepts.
-const HAProxyMaxTimeout = "2147483647ms"
-
-// HAProxyMaxTimeoutDuration is HAProxyMaxTimeout as a time.Duration.
-const HAProxyMaxTimeoutDuration = 2147483647 * time.Millisecond
-
-// Errors returned by ParseHAProxyDuration.
-var (
-	ErrHAProxyDurationSyntax   = errors.New("invalid HAProxy time value")
-	ErrHAProxyDurationOverflow = errors.New("HAProxy time value out of range")
-)
-
-// haproxyDurationPattern is the time format OpenShift accepts (its template's
-// $timeSpecPattern): a positive integer without leading zeros and an
-// optional unit.
-var haproxyDurationPattern = regexp.MustCompile(`^([1-9][0-9]*)(us|ms|s|m|h|d)?$`)
-
-// ParseHAProxyDuration parses an HAProxy time value as OpenShift does: a
-// positive integer without sign or leading zeros, optionally followed by one
-// of the units us, ms, s, m, h, d (milliseconds when omitted). It returns
-// ErrHAProxyDurationSyntax for anything else (including "0") and
-// ErrHAProxyDurationOverflow when the value does not fit in a time.Duration.
-func ParseHAProxyDuration(s string) (time.Duration, error) {
-	m := haproxyDurationPattern.FindStringSubmatch(s)
-	if m == nil {
-		return 0, ErrHAProxyDurationSyntax
-	}
-	unit := time.Millisecond
-	switch m[2] {
-	case "us":
-		unit = time.Microsecond
-	case "s":
-		unit = time.Second
-	case "m":
-		unit = time.Minute
-	case "h":
-		unit = time.Hour
-	case "d":
-		unit = 24 * time.Hour
-	}
-	n, err := strconv.ParseInt(m[1], 10, 64)
-	if err != nil || n > math.MaxInt64/int64(unit) {
-		return 0, ErrHAProxyDurationOverflow
-	}
-	return time.Duration(n) * unit, nil
-}
-
-// ClipHAProxyTimeoutValue validates an HAProxy time value (see
-// ParseHAProxyDuration): it returns val unchanged if it is valid and at most
-// HAProxyMaxTimeout, HAProxyMaxTimeout if it is larger, and "" if val is
-// empty or invalid.
+// ClipHAProxyTimeoutValue is the clipHAProxyTimeoutValue helper: it
+// returns val unchanged if it is a valid HAProxy time value of at most
+// syntax.MaxTimeout (sub-millisecond values included: HAProxy rounds them
+// up to 1ms), syntax.MaxTimeout if it is larger, and "" if val is empty or
+// invalid — the rule of syntax.ClipTimeout, which route annotations and
+// environment variables follow too.
 func ClipHAProxyTimeoutValue(val string) string {
 	if val == "" {
 		return ""
 	}
-	d, err := ParseHAProxyDuration(val)
+	out, clipped, err := syntax.ClipTimeout(val)
 	switch {
-	case errors.Is(err, ErrHAProxyDurationOverflow):
-		klog.InfoS("Time value exceeds the maximum allowed, clipping", "value", val, "max", HAProxyMaxTimeout)
-		return HAProxyMaxTimeout
+	case clipped:
+		klog.InfoS("Time value exceeds HAProxy's maximum, clipping", "value", val, "max", syntax.MaxTimeout)
 	case err != nil:
 		klog.InfoS("Ignoring invalid time value", "value", val, "err", err)
-		return ""
-	case d > HAProxyMaxTimeoutDuration:
-		klog.InfoS("Time value exceeds HAProxy's maximum, clipping", "value", val, "max", HAProxyMaxTimeout)
-		return HAProxyMaxTimeout
 	}
-	return val
+	return out
 }
 
-// ParseIPList validates a list of IPv4/IPv6 addresses and CIDRs separated
-// by blanks (as in the haproxy.router.openshift.io/ip_whitelist annotation)
-// with OpenShift's current semantics: an empty or blank list, or one with
-// leading or trailing blanks, yields ""; invalid entries are logged and
-// dropped; the valid entries are returned joined by single spaces ("" if none
-// is valid).
+// ParseIPList is the parseIPList helper: the entries of list that
+// syntax.ParseIPList keeps, joined by single spaces. A list with leading or
+// trailing blanks, or without a valid entry, gives "" (no restriction), as
+// in OpenShift; invalid entries are logged and dropped.
 func ParseIPList(list string) string {
-	trimmed := strings.TrimSpace(list)
-	if trimmed == "" || trimmed != list {
-		if trimmed != "" {
-			klog.V(2).InfoS("Ignoring IP list with leading or trailing blanks", "list", list)
-		}
-		return ""
-	}
-	var valid []string
-	for _, entry := range strings.Fields(list) {
-		if net.ParseIP(entry) != nil {
-			valid = append(valid, entry)
-			continue
-		}
-		if _, _, err := net.ParseCIDR(entry); err == nil {
-			valid = append(valid, entry)
-			continue
-		}
-		klog.InfoS("Ignoring invalid IP address or CIDR in IP list", "entry", entry)
+	valid, invalid, err := syntax.ParseIPList(list)
+	switch {
+	case errors.Is(err, syntax.ErrIPListBlanks):
+		klog.V(2).InfoS("Ignoring IP list with leading or trailing blanks", "list", list)
+	case len(invalid) > 0:
+		klog.InfoS("Ignoring invalid IP addresses or CIDRs in IP list", "entries", invalid)
 	}
 	return strings.Join(valid, " ")
 }
 
 // MaxAllowlistLength is the largest number of addresses an
-// "acl allowlist src ..." line takes: HAProxy reads at most 64 words a
-// line, and "acl allowlist src" uses 3.
-const MaxAllowlistLength = 61
+// "acl allowlist src ..." line takes (syntax.MaxInlineAllowlist, 61).
+const MaxAllowlistLength = syntax.MaxInlineAllowlist
 
 // allowlistDir is where allowlist files go, relative to the working
 // directory (as in OpenShift).
@@ -625,31 +559,20 @@ func ValidateHAProxyAllowlist(value string) bool {
 // (parseIPList's result has none). An id that would leave the directory
 // gives "".
 func AllowlistFile(workingDir string, id model.ServiceAliasConfigKey, value string) (string, []byte) {
-	if raw := string(id); raw == "" || raw == "." || raw == ".." || strings.ContainsAny(raw, "/\\\x00") || stripControl(raw) != raw {
+	if raw := string(id); raw == "" || raw == "." || raw == ".." || strings.ContainsAny(raw, "/\\\x00") || syntax.StripControl(raw) != raw {
 		return "", nil // not a route key
 	}
 	name := id.FileName()
 	var b strings.Builder
 	b.WriteString(id.FileHeader())
 	for _, entry := range strings.Fields(value) {
-		if net.ParseIP(entry) == nil {
-			if _, _, err := net.ParseCIDR(entry); err != nil {
-				continue
-			}
+		if !syntax.IsIPOrCIDR(entry) {
+			continue
 		}
 		b.WriteString(entry)
 		b.WriteByte('\n')
 	}
 	return path.Join(workingDir, allowlistDir, name+".txt"), []byte(b.String())
-}
-
-// EscapeSingleQuotes returns val for use inside single quotes in
-// haproxy.config, as OpenShift's helper: every "'" becomes the four
-// characters quote, backslash, quote, quote (close, escaped quote,
-// reopen); carriage returns and line feeds are removed (and, here, every
-// other control character). The caller writes the enclosing quotes.
-func EscapeSingleQuotes(val string) string {
-	return strings.ReplaceAll(stripControl(val), "'", `'\''`)
 }
 
 // ProcessRewriteTarget turns the value of the
@@ -670,7 +593,7 @@ func EscapeSingleQuotes(val string) string {
 // Control characters are removed first (OpenShift's template only passes
 // values that have none).
 func ProcessRewriteTarget(val string) string {
-	val = stripControl(val)
+	val = syntax.StripControl(val)
 	// Up to the first unescaped "#".
 	comment := false
 	var b strings.Builder
@@ -786,80 +709,4 @@ func RouteMapKey(host, path string) string {
 		b.WriteByte('/')
 	}
 	return b.String()
-}
-
-// HAProxyQuote returns s as a single token for haproxy.config. Strings made
-// only of [A-Za-z0-9._:/@=+-] are returned unchanged. Anything else is
-// wrapped in double quotes (HAProxy's "weak quoting"), with backslash,
-// double quote, dollar (which would start an environment variable inside
-// double quotes) and hash escaped by a backslash; blanks are kept literally
-// inside the quotes. Control characters, including newlines, are removed. The
-// empty string becomes "".
-//
-// This is an addition of this router, for custom templates that put route
-// data (annotations, paths, header values) into the configuration.
-func HAProxyQuote(s string) string {
-	clean := stripControl(s)
-	if clean != "" && isHAProxyBareToken(clean) {
-		return clean
-	}
-	var b strings.Builder
-	b.Grow(len(clean) + 2)
-	b.WriteByte('"')
-	for i := 0; i < len(clean); i++ {
-		switch c := clean[i]; c {
-		case '\\', '"', '$', '#':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
-
-// HAProxyLogFormat returns s as one haproxy.config word that is also inert
-// as a log-format string — the argument of http-request/http-response
-// set-header, add-header, return lf-string and the like, where HAProxy
-// would otherwise evaluate "%[...]" (for instance %[env(NAME)], which
-// would reveal the router's environment). It is HAProxyQuote with every
-// "%" doubled. Use it, not haproxyQuote, for values in such directives.
-func HAProxyLogFormat(s string) string {
-	return HAProxyQuote(strings.ReplaceAll(stripControl(s), "%", "%%"))
-}
-
-// stripControl removes ASCII control characters (0x00-0x1f, 0x7f).
-func stripControl(s string) string {
-	keep := true
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 || s[i] == 0x7f {
-			keep = false
-			break
-		}
-	}
-	if keep {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c >= 0x20 && c != 0x7f {
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
-}
-
-func isHAProxyBareToken(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case strings.IndexByte("._:/@=+-", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
 }

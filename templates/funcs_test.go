@@ -13,6 +13,7 @@ import (
 
 	routev1 "github.com/openshift/api/route/v1"
 
+	"github.com/openshift-router-go/router/haproxy/syntax"
 	"github.com/openshift-router-go/router/router/model"
 )
 
@@ -673,14 +674,14 @@ func TestClipHAProxyTimeoutValue(t *testing.T) {
 		{"days", "10d", "10d"},
 		{"exactly the maximum", "2147483647ms", "2147483647ms"},
 		{"maximum without unit", "2147483647", "2147483647"},
-		{"just above the maximum", "2147483648", HAProxyMaxTimeout},
-		{"days above the maximum", "25d", HAProxyMaxTimeout},
-		{"100 days clipped", "100d", HAProxyMaxTimeout},
-		{"1000 hours clipped", "1000h", HAProxyMaxTimeout},
+		{"just above the maximum", "2147483648", syntax.MaxTimeout},
+		{"days above the maximum", "25d", syntax.MaxTimeout},
+		{"100 days clipped", "100d", syntax.MaxTimeout},
+		{"1000 hours clipped", "1000h", syntax.MaxTimeout},
 		{"seconds just below the maximum", "2147483s", "2147483s"},
-		{"seconds above the maximum", "2147484s", HAProxyMaxTimeout},
-		{"overflowing time.Duration clipped", "106752d", HAProxyMaxTimeout},
-		{"overflowing int64 clipped", "18446744073709551615us", HAProxyMaxTimeout},
+		{"seconds above the maximum", "2147484s", syntax.MaxTimeout},
+		{"overflowing time.Duration clipped", "106752d", syntax.MaxTimeout},
+		{"overflowing int64 clipped", "18446744073709551615us", syntax.MaxTimeout},
 		{"zero is invalid", "0", ""},
 		{"leading zero is invalid", "010s", ""},
 		{"negative is invalid", "-1s", ""},
@@ -697,34 +698,6 @@ func TestClipHAProxyTimeoutValue(t *testing.T) {
 				t.Errorf("ClipHAProxyTimeoutValue(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
-	}
-}
-
-func TestParseHAProxyDuration(t *testing.T) {
-	tests := []struct {
-		in      string
-		want    string
-		wantErr error
-	}{
-		{"1", "1ms", nil},
-		{"1us", "1µs", nil},
-		{"1d", "24h0m0s", nil},
-		{"106751d", "2562024h0m0s", nil},
-		{"9223372036854775us", "2562047h47m16.854775s", nil},
-		{"106752d", "", ErrHAProxyDurationOverflow},
-		{"9223372036855ms", "", ErrHAProxyDurationOverflow},
-		{"0", "", ErrHAProxyDurationSyntax},
-		{"", "", ErrHAProxyDurationSyntax},
-	}
-	for _, tt := range tests {
-		d, err := ParseHAProxyDuration(tt.in)
-		if err != tt.wantErr {
-			t.Errorf("ParseHAProxyDuration(%q) error = %v, want %v", tt.in, err, tt.wantErr)
-			continue
-		}
-		if err == nil && d.String() != tt.want {
-			t.Errorf("ParseHAProxyDuration(%q) = %s, want %s", tt.in, d, tt.want)
-		}
 	}
 }
 
@@ -816,7 +789,7 @@ func TestRouteMapKeyPrefixSemantics(t *testing.T) {
 // haproxyUnquote interprets a configuration line the way HAProxy splits it
 // into words (backslash escapes, "weak" and 'strong' quoting, # comments)
 // and returns the words. $VARIABLE expansion inside double quotes is
-// reported as an error, since HAProxyQuote must prevent it.
+// reported as an error, since syntax.Quote (haproxyQuote) must prevent it.
 func haproxyUnquote(line string) ([]string, error) {
 	var words []string
 	var cur strings.Builder
@@ -906,9 +879,9 @@ func TestHAProxyQuote(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := HAProxyQuote(tt.in)
+			got := syntax.Quote(tt.in)
 			if got != tt.want {
-				t.Errorf("HAProxyQuote(%q) = %q, want %q", tt.in, got, tt.want)
+				t.Errorf("syntax.Quote(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
 	}
@@ -920,15 +893,15 @@ func TestHAProxyQuoteYieldsOneWordWithOriginalContent(t *testing.T) {
 		"'single'", "tab\there", "mixed \\\"$#' ", "x-forwarded-for", "%[req.hdr(host)]",
 	}
 	for _, in := range inputs {
-		quoted := HAProxyQuote(in)
+		quoted := syntax.Quote(in)
 		words, err := haproxyUnquote("keyword " + quoted + " trailing")
 		if err != nil {
-			t.Errorf("HAProxyQuote(%q) = %s: %v", in, quoted, err)
+			t.Errorf("syntax.Quote(%q) = %s: %v", in, quoted, err)
 			continue
 		}
-		want := []string{"keyword", stripControl(in), "trailing"}
+		want := []string{"keyword", syntax.StripControl(in), "trailing"}
 		if !reflect.DeepEqual(words, want) {
-			t.Errorf("HAProxyQuote(%q) = %s parses as %q, want %q", in, quoted, words, want)
+			t.Errorf("syntax.Quote(%q) = %s parses as %q, want %q", in, quoted, words, want)
 		}
 	}
 }
@@ -958,7 +931,7 @@ func TestHelpersFromTemplate(t *testing.T) {
 		{`{{ genSubdomainWildcardRegexp .Alias.Host .Alias.Path false }}`, `^[^\.]*\.example\.com/api(|/.*)$`},
 		{`{{ generateRouteRegexp .Alias.Host .Alias.Path false }}`, `^www\.example\.com\.?(:[0-9]+)?/api(/.*)?$`},
 		{`{{ genBackendNamePrefix .Alias.TLSTermination }}`, "be_edge_http"},
-		{`{{ clipHAProxyTimeoutValue (index .Alias.Annotations "haproxy.router.openshift.io/timeout") }}`, HAProxyMaxTimeout},
+		{`{{ clipHAProxyTimeoutValue (index .Alias.Annotations "haproxy.router.openshift.io/timeout") }}`, syntax.MaxTimeout},
 		{`{{ parseIPList (index .Alias.Annotations "haproxy.router.openshift.io/ip_whitelist") }}`, "10.0.0.1"},
 		{`{{ routeMapKey .Alias.Host .Alias.Path }}`, "www.example.com/api/"},
 		{`{{ haproxyQuote "a b" }}`, `"a b"`},
@@ -1047,8 +1020,8 @@ func TestHAProxyLogFormatNeutralisesSampleFetches(t *testing.T) {
 		"a\nb # c":         `"ab \# c"`,
 	}
 	for in, want := range cases {
-		if got := HAProxyLogFormat(in); got != want {
-			t.Errorf("HAProxyLogFormat(%q) = %s, want %s", in, got, want)
+		if got := syntax.LogFormat(in); got != want {
+			t.Errorf("syntax.LogFormat(%q) = %s, want %s", in, got, want)
 		}
 	}
 }

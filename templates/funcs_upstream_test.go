@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/openshift-router-go/router/haproxy/syntax"
 	"github.com/openshift-router-go/router/router/model"
 )
 
@@ -41,7 +42,7 @@ func TestEscapeSingleQuotesForSingleQuotedWords(t *testing.T) {
 		{"/a\r\nb", `/ab`},
 		{"/a\x00b", `/ab`},
 	} {
-		if got := EscapeSingleQuotes(tc.in); got != tc.want {
+		if got := syntax.EscapeSingleQuotes(tc.in); got != tc.want {
 			t.Errorf("EscapeSingleQuotes(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}

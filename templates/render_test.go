@@ -380,12 +380,15 @@ func TestDefaultTemplateRouteAnnotations(t *testing.T) {
 		annotatedRoute("long", "long.example.com", "", nil, map[string]string{annotations.IPWhitelist: strings.Join(long, " ")}),
 		annotatedRoute("nocookie", "nocookie.example.com", "", nil, map[string]string{annotations.DisableCookies: "true", annotations.SetForwardedHeaders: "never"}),
 		annotatedRoute("ifnone", "ifnone.example.com", "", nil, map[string]string{annotations.SetForwardedHeaders: "if-none"}),
+		// As OpenShift's parseIPList: an invalid entry is dropped, the
+		// others apply.
+		annotatedRoute("partial", "partial.example.com", "", nil, map[string]string{annotations.IPAllowlist: "127.0.0.1 not-an-ip"}),
 		annotatedRoute("invalid", "invalid.example.com", "", nil, map[string]string{
 			annotations.Timeout:                  "10 s",
 			annotations.TimeoutTunnel:            "5s\n  server evil 1.2.3.4:80",
 			annotations.HealthCheckInterval:      "-1",
 			annotations.PodConcurrentConnections: "many",
-			annotations.IPAllowlist:              "127.0.0.1 not-an-ip",
+			annotations.IPAllowlist:              "not-an-ip 127.0.0.300",
 			annotations.HSTSHeader:               "max-age=1",
 			annotations.RewriteTarget:            "/x y",
 			annotations.SetForwardedHeaders:      "sometimes",
@@ -422,6 +425,7 @@ func TestDefaultTemplateRouteAnnotations(t *testing.T) {
 			" maxconn 7 check inter 2s\n",
 		},
 		"fuzz/nocookie": {"\n  balance random\n"},
+		"fuzz/partial":  {"\n  acl allowlist src 127.0.0.1\n  tcp-request content reject if !allowlist\n"},
 		"fuzz/ifnone": {
 			"\n  option forwardfor if-none\n",
 			"\n  http-request set-header X-Forwarded-Host %[req.hdr(host)] if !{ req.hdr(X-Forwarded-Host) -m found }\n",

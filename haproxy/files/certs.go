@@ -1,11 +1,31 @@
 package files
 
 import (
+	"iter"
 	"path/filepath"
 	"strings"
-
-	"github.com/openshift-router-go/router/router/model"
 )
+
+// Routes is what CertificateFiles and AllowlistFiles write files for:
+// the working directory and, in key order, what each route's files are
+// made of. *model.TemplateData implements it (FileRoutes), so this package
+// knows nothing of the model.
+type Routes interface {
+	FileRoutes() (workingDir string, routes iter.Seq[RouteFiles])
+}
+
+// RouteFiles is what the files of one route are made of.
+type RouteFiles struct {
+	Key RouteKey
+	// Certificate, PrivateKey and CACertificate are the PEM blocks of the
+	// route's own serving certificate file (none when Certificate is "").
+	Certificate, PrivateKey, CACertificate string
+	// DestinationCA is the re-encrypt route's destination CA ("": none).
+	DestinationCA string
+	// Allowlist holds the entries of an allowlist too long for one line
+	// (nil: no allowlist file).
+	Allowlist []string
+}
 
 // CertificateFiles returns the certificate files the templates refer to:
 // WorkingDir/router/certs/<name>.pem (certificate, key and CA chain, for
@@ -14,21 +34,18 @@ import (
 // routes), where <name> is the route key's FileName ("namespace:name", the
 // paths OpenShift's router uses, for all but very long keys). Each file
 // starts with a comment line naming the route (OpenSSL skips it).
-func CertificateFiles(td *model.TemplateData) []File {
+func CertificateFiles(src Routes) []File {
 	var out []File
-	certDir := filepath.Join(td.WorkingDir, "router", "certs")
-	caDir := filepath.Join(td.WorkingDir, "router", "cacerts")
-	for _, key := range td.SortedStateKeys() {
-		cfg := td.State[key]
-		if cert, ok := cfg.Certificates[cfg.Host]; ok && cert.Contents != "" {
-			parts := []string{cert.Contents, cert.PrivateKey}
-			if ca, ok := cfg.Certificates[cfg.Host+model.CACertPostfix]; ok {
-				parts = append(parts, ca.Contents)
-			}
-			out = append(out, File{Path: filepath.Join(certDir, key.FileName()+".pem"), Data: routeFile(key, joinPEM(parts...)), Mode: 0o600, Route: key})
+	workingDir, routes := src.FileRoutes()
+	certDir := filepath.Join(workingDir, "router", "certs")
+	caDir := filepath.Join(workingDir, "router", "cacerts")
+	for r := range routes {
+		if r.Certificate != "" {
+			data := joinPEM(r.Certificate, r.PrivateKey, r.CACertificate)
+			out = append(out, File{Path: filepath.Join(certDir, r.Key.FileName()+".pem"), Data: routeFile(r.Key, data), Mode: 0o600, Route: r.Key})
 		}
-		if dest, ok := cfg.Certificates[cfg.Host+model.DestCACertPostfix]; ok && dest.Contents != "" {
-			out = append(out, File{Path: filepath.Join(caDir, key.FileName()+".pem"), Data: routeFile(key, joinPEM(dest.Contents)), Mode: 0o600, Route: key})
+		if r.DestinationCA != "" {
+			out = append(out, File{Path: filepath.Join(caDir, r.Key.FileName()+".pem"), Data: routeFile(r.Key, joinPEM(r.DestinationCA)), Mode: 0o600, Route: r.Key})
 		}
 	}
 	return out
@@ -37,25 +54,24 @@ func CertificateFiles(td *model.TemplateData) []File {
 // AllowlistFiles returns the allowlist files the templates refer to:
 // WorkingDir/router/allowlists/<name>.txt (<name> as for CertificateFiles),
 // a comment line naming the route then one address or CIDR a line, for the
-// routes whose validated allowlist is longer than
-// annotations.AllowlistFileThreshold.
-func AllowlistFiles(td *model.TemplateData) []File {
+// routes with an allowlist too long for one line (RouteFiles.Allowlist).
+func AllowlistFiles(src Routes) []File {
 	var out []File
-	dir := filepath.Join(td.WorkingDir, "router", "allowlists")
-	for _, key := range td.SortedStateKeys() {
-		s := td.State[key].Settings
-		if !s.AllowlistInFile() {
+	workingDir, routes := src.FileRoutes()
+	dir := filepath.Join(workingDir, "router", "allowlists")
+	for r := range routes {
+		if r.Allowlist == nil {
 			continue
 		}
-		data := strings.Join(s.Allowlist, "\n") + "\n"
-		out = append(out, File{Path: filepath.Join(dir, key.FileName()+".txt"), Data: routeFile(key, []byte(data)), Route: key})
+		data := strings.Join(r.Allowlist, "\n") + "\n"
+		out = append(out, File{Path: filepath.Join(dir, r.Key.FileName()+".txt"), Data: routeFile(r.Key, []byte(data)), Route: r.Key})
 	}
 	return out
 }
 
 // routeFile returns the contents of a file written for route key: its
 // header line, then data.
-func routeFile(key model.ServiceAliasConfigKey, data []byte) []byte {
+func routeFile(key RouteKey, data []byte) []byte {
 	h := key.FileHeader()
 	out := make([]byte, 0, len(h)+len(data))
 	return append(append(out, h...), data...)

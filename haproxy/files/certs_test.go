@@ -1,4 +1,4 @@
-package files
+package files_test
 
 import (
 	"fmt"
@@ -6,10 +6,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/openshift-router-go/router/haproxy/files"
 	"github.com/openshift-router-go/router/router/annotations"
 	"github.com/openshift-router-go/router/router/model"
 )
 
+// The model decides which allowlists go to a file (model.FileRoutes); an
+// external test, since the model imports this package.
 func TestAllowlistFilesOnlyAboveTheThreshold(t *testing.T) {
 	list := func(n int) []string {
 		var out []string
@@ -23,7 +26,7 @@ func TestAllowlistFilesOnlyAboveTheThreshold(t *testing.T) {
 		"ns:inline": {Settings: annotations.Route{Allowlist: list(annotations.AllowlistFileThreshold)}},
 		"ns:file":   {Settings: annotations.Route{Allowlist: append(list(annotations.AllowlistFileThreshold), "2001:db8::/32")}},
 	}}
-	got := AllowlistFiles(td)
+	got := files.AllowlistFiles(td)
 	if len(got) != 1 || got[0].Path != filepath.Join("/wd", "router", "allowlists", "ns:file.txt") {
 		t.Fatalf("files %+v, want only ns:file.txt", got)
 	}

@@ -13,8 +13,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-
-	"github.com/openshift-router-go/router/router/model"
 )
 
 // File is one file to write.
@@ -25,7 +23,7 @@ type File struct {
 	Mode os.FileMode
 	// Route is the route the file is written for ("" for the files of
 	// the whole configuration): a failure to write it is the route's.
-	Route model.ServiceAliasConfigKey
+	Route RouteKey
 }
 
 const backupSuffix = ".prev"
@@ -102,7 +100,7 @@ func (w *Writer) Stage(files []File) ([]string, error) {
 // directory accepts other files.
 type FileError struct {
 	Path  string
-	Route model.ServiceAliasConfigKey
+	Route RouteKey
 	Err   error
 }
 

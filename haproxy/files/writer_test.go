@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
-
-	"github.com/openshift-router-go/router/router/model"
 )
 
 func read(t *testing.T, p string) string {
@@ -97,10 +95,10 @@ func TestCertificateFilesAreOwnerOnly(t *testing.T) {
 func TestStageReportsTheRouteOfAFileThatCannotBeWritten(t *testing.T) {
 	tests := []struct {
 		name       string
-		route      model.ServiceAliasConfigKey
-		wantRoutes []model.ServiceAliasConfigKey
+		route      RouteKey
+		wantRoutes []RouteKey
 	}{
-		{"a route's file", "ns:bad", []model.ServiceAliasConfigKey{"ns:bad", "ns:worse"}},
+		{"a route's file", "ns:bad", []RouteKey{"ns:bad", "ns:worse"}},
 		{"a file of the configuration", "", nil},
 	}
 	for _, tt := range tests {
@@ -113,7 +111,7 @@ func TestStageReportsTheRouteOfAFileThatCannotBeWritten(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			worseRoute := model.ServiceAliasConfigKey("")
+			worseRoute := RouteKey("")
 			if tt.route != "" {
 				worseRoute = "ns:worse"
 			}
@@ -133,7 +131,7 @@ func TestStageReportsTheRouteOfAFileThatCannotBeWritten(t *testing.T) {
 				if !errors.As(err, &se) {
 					t.Fatalf("error %T %v, want *StageError", err, err)
 				}
-				var got []model.ServiceAliasConfigKey
+				var got []RouteKey
 				for _, f := range se.Files {
 					got = append(got, f.Route)
 				}

@@ -9,10 +9,11 @@ package annotations
 import (
 	"fmt"
 	"math"
-	"net/netip"
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/openshift-router-go/router/haproxy/syntax"
 )
 
 // Annotation names.
@@ -42,9 +43,6 @@ const (
 // MaxPoolSize bounds the pool-size annotation (and ROUTER_MAX_DYNAMIC_SERVERS).
 const MaxPoolSize = 256
 
-// MaxTimeout is HAProxy's largest time value (2^31-1 ms), as written.
-const MaxTimeout = "2147483647ms"
-
 // MaxAllowlistEntries bounds an IP allowlist; a longer list is invalid.
 const MaxAllowlistEntries = 10000
 
@@ -68,12 +66,14 @@ type Route struct {
 	RateLimitRateHTTP      int
 	RateLimitRateTCP       int
 	// Timeout, TimeoutTunnel and HealthCheckInterval are HAProxy time
-	// values (digits and a unit), clipped to MaxTimeout.
+	// values (digits and a unit) as written, clipped to syntax.MaxTimeout
+	// (syntax.ClipTimeout).
 	Timeout             string
 	TimeoutTunnel       string
 	HealthCheckInterval string
-	// Allowlist holds the canonical addresses and prefixes of
-	// ip_allowlist (or ip_whitelist); nil means no restriction.
+	// Allowlist holds the addresses and CIDRs of ip_allowlist (or
+	// ip_whitelist) as written, without the invalid entries
+	// (syntax.ParseIPList); nil means no restriction.
 	Allowlist []string
 	// HSTSHeader is the canonical Strict-Transport-Security value (edge and
 	// re-encrypt routes only), e.g. "max-age=31536000;includeSubDomains".
@@ -94,14 +94,19 @@ type Route struct {
 	PoolSize *int
 }
 
-// Problem is an annotation value that was ignored.
+// Problem is an annotation value that was ignored, or (Partly) of which
+// a part was ignored.
 type Problem struct {
 	Annotation string
 	Value      string
 	Reason     string
+	Partly     bool
 }
 
 func (p Problem) String() string {
+	if p.Partly {
+		return fmt.Sprintf("annotation %s=%q partly ignored: %s", p.Annotation, p.Value, p.Reason)
+	}
 	return fmt.Sprintf("annotation %s=%q ignored: %s", p.Annotation, p.Value, p.Reason)
 }
 
@@ -115,7 +120,6 @@ type Input struct {
 
 var (
 	cookieNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)
-	timePattern       = regexp.MustCompile(`^([1-9][0-9]{0,17})(us|ms|s|m|h|d)?$`)
 	// A URL path made of unreserved and sub-delimiter characters that are
 	// all plain in an HAProxy argument and in a log-format string.
 	safePathPattern = regexp.MustCompile(`^/[A-Za-z0-9/._~!*+,;=:@-]*$`)
@@ -213,7 +217,7 @@ func Parse(ann map[string]string, in Input) (Route, []Problem) {
 		if !ok {
 			continue
 		}
-		d, err := ClipTime(v)
+		d, _, err := syntax.ClipTimeout(v)
 		if err != nil {
 			bad(t.name, err.Error())
 			continue
@@ -225,10 +229,18 @@ func Parse(ann map[string]string, in Input) (Route, []Problem) {
 		if !ok {
 			continue
 		}
-		list, err := ParseIPList(v)
+		list, invalid, err := ParseIPList(v)
 		if err != nil {
 			bad(name, err.Error())
 			continue
+		}
+		if len(list) == 0 {
+			bad(name, "no entry is an IP address or CIDR")
+			continue
+		}
+		if len(invalid) > 0 {
+			problems = append(problems, Problem{Annotation: name, Value: truncate(v), Partly: true,
+				Reason: fmt.Sprintf("%d entries are not an IP address or CIDR and are left out (first %q), as in OpenShift", len(invalid), truncate(invalid[0]))})
 		}
 		if r.Allowlist == nil {
 			r.Allowlist = list
@@ -300,58 +312,15 @@ func nonNegative(v string) (int, error) {
 	return n, nil
 }
 
-// ClipTime validates an HAProxy time value (a positive integer without
-// leading zeros and an optional unit us, ms, s, m, h, d; ms when none) and
-// returns it, or MaxTimeout when it is larger than HAProxy accepts.
-func ClipTime(v string) (string, error) {
-	m := timePattern.FindStringSubmatch(v)
-	if m == nil {
-		return "", fmt.Errorf("not an HAProxy time (a positive number and an optional unit us, ms, s, m, h, d)")
+// ParseIPList parses an allowlist annotation: syntax.ParseIPList (valid
+// entries as written, invalid ones dropped, a list with leading or
+// trailing blanks or no entry ignored, as OpenShift does), and a list of
+// more than MaxAllowlistEntries entries is ignored as well.
+func ParseIPList(v string) (valid, invalid []string, err error) {
+	if n := len(strings.Fields(v)); n > MaxAllowlistEntries {
+		return nil, nil, fmt.Errorf("more than %d entries", MaxAllowlistEntries)
 	}
-	n, err := strconv.ParseFloat(m[1], 64)
-	if err != nil {
-		return "", err
-	}
-	ms := map[string]float64{"us": 0.001, "": 1, "ms": 1, "s": 1e3, "m": 60e3, "h": 3600e3, "d": 86400e3}[m[2]]
-	if n*ms > math.MaxInt32 {
-		return MaxTimeout, nil
-	}
-	if m[2] == "us" && n < 1000 {
-		// HAProxy rounds sub-millisecond values to 0, which disables
-		// the timeout: use the smallest positive value instead.
-		return "1ms", nil
-	}
-	return v, nil
-}
-
-// ParseIPList parses a blank-separated list of IPv4/IPv6 addresses and
-// CIDRs. Any invalid entry makes the whole list invalid (a list that
-// silently lost an entry would deny clients it was meant to allow).
-func ParseIPList(v string) ([]string, error) {
-	fields := strings.Fields(v)
-	if len(fields) == 0 {
-		return nil, fmt.Errorf("empty list")
-	}
-	if len(fields) > MaxAllowlistEntries {
-		return nil, fmt.Errorf("more than %d entries", MaxAllowlistEntries)
-	}
-	out := make([]string, 0, len(fields))
-	for _, f := range fields {
-		if strings.Contains(f, "/") {
-			p, err := netip.ParsePrefix(f)
-			if err != nil || p.Addr().Zone() != "" {
-				return nil, fmt.Errorf("%q is not an IP address or CIDR", truncate(f))
-			}
-			out = append(out, p.String())
-			continue
-		}
-		a, err := netip.ParseAddr(f)
-		if err != nil || a.Zone() != "" {
-			return nil, fmt.Errorf("%q is not an IP address or CIDR", truncate(f))
-		}
-		out = append(out, a.String())
-	}
-	return out, nil
+	return syntax.ParseIPList(v)
 }
 
 // ParseHSTS validates a Strict-Transport-Security value: a required
@@ -403,8 +372,9 @@ func truncate(s string) string {
 
 // AllowlistFileThreshold is the number of allowlist entries above which
 // the list is written to a file (WorkingDir/router/allowlists/<key>.txt)
-// that the ACL reads with -f, as OpenShift does (more than 61 entries).
-const AllowlistFileThreshold = 61
+// that the ACL reads with -f, as OpenShift does (more than
+// syntax.MaxInlineAllowlist, 61, entries).
+const AllowlistFileThreshold = syntax.MaxInlineAllowlist
 
 // AllowlistInFile reports whether Allowlist is long enough to be written
 // to a file rather than inline.

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/openshift-router-go/router/haproxy/syntax"
 )
 
 func TestParseValid(t *testing.T) {
@@ -12,14 +14,14 @@ func TestParseValid(t *testing.T) {
 		Balance: "random", DisableCookies: "TRUE", CookieName: "a_B-1", HAProxyCookieName: "other",
 		CookieSameSite: "lax", PodConcurrentConnections: "0", RateLimit: "true", RateLimitConcurrentTCP: "1",
 		RateLimitRateHTTP: "2", RateLimitRateTCP: "3", Timeout: "5500", TimeoutTunnel: "25d",
-		HealthCheckInterval: "500us", IPWhitelist: "10.0.0.1", IPAllowlist: " 192.168.1.0/24\t2001:DB8::1 ",
+		HealthCheckInterval: "500us", IPWhitelist: "10.0.0.1", IPAllowlist: "192.168.1.0/24\t2001:DB8::1",
 		HSTSHeader: `MAX-AGE="600" ; preload;includesubdomains`, RewriteTarget: "/x/", SetForwardedHeaders: "if-none",
 		PoolSize: " 7 ",
 	}, Input{Termination: "edge", Path: "/a/"})
 	want := Route{
 		Balance: "random", DisableCookies: true, CookieName: "a_B-1", CookieSameSite: "Lax", RateLimit: true,
-		RateLimitConcurrentTCP: 1, RateLimitRateHTTP: 2, RateLimitRateTCP: 3, Timeout: "5500", TimeoutTunnel: MaxTimeout,
-		HealthCheckInterval: "1ms", Allowlist: []string{"192.168.1.0/24", "2001:db8::1"},
+		RateLimitConcurrentTCP: 1, RateLimitRateHTTP: 2, RateLimitRateTCP: 3, Timeout: "5500", TimeoutTunnel: syntax.MaxTimeout,
+		HealthCheckInterval: "500us", Allowlist: []string{"192.168.1.0/24", "2001:DB8::1"},
 		HSTSHeader: "max-age=600;includeSubDomains;preload", RewriteTarget: "/x/", RewritePrefix: "/a", ForwardedHeaders: "if-none",
 		PoolSize: &seven,
 	}
@@ -47,7 +49,8 @@ func TestParseInvalidValuesAreDroppedAndReported(t *testing.T) {
 		"timeout-zero":    {Timeout, "0", ""},
 		"timeout-lead0":   {TimeoutTunnel, "010s", ""},
 		"timeout-nl":      {HealthCheckInterval, "1s\nbackend x", ""},
-		"allowlist":       {IPAllowlist, "10.0.0.1 10.0.0.300", ""},
+		"allowlist":       {IPAllowlist, "10.0.0.300", ""},
+		"allowlist-blank": {IPAllowlist, "10.0.0.1 ", ""},
 		"allowlist-zone":  {IPWhitelist, "fe80::1%eth0", ""},
 		"allowlist-empty": {IPAllowlist, "  ", ""},
 		"hsts-plain":      {HSTSHeader, "max-age=1", ""},
@@ -105,16 +108,21 @@ func TestAllowlistLines(t *testing.T) {
 	if len(lines) != 3 || len(lines[0]) != 50 || len(lines[2]) != 1 {
 		t.Errorf("101 entries split as %d lines", len(lines))
 	}
-	if _, err := ParseIPList(strings.Repeat("1.1.1.1 ", MaxAllowlistEntries+1)); err == nil {
+	if _, _, err := ParseIPList(strings.Repeat("1.1.1.1 ", MaxAllowlistEntries) + "1.1.1.1"); err == nil {
 		t.Errorf("list over the maximum accepted")
 	}
 }
 
-func TestClipTime(t *testing.T) {
-	for in, want := range map[string]string{"1": "1", "2147483647": "2147483647", "2147483648": MaxTimeout, "24d": "24d", "25d": MaxTimeout, "999us": "1ms", "1000us": "1000us", "999999999999999999h": MaxTimeout} {
-		if got, err := ClipTime(in); err != nil || got != want {
-			t.Errorf("ClipTime(%q) = %q, %v; want %q", in, got, err, want)
-		}
+// TestAllowlistDropsInvalidEntriesAsOpenShift: an allowlist with an
+// invalid entry keeps its valid entries (OpenShift's parseIPList), and the
+// dropped entry is reported.
+func TestAllowlistDropsInvalidEntriesAsOpenShift(t *testing.T) {
+	got, problems := Parse(map[string]string{IPAllowlist: "10.0.0.1 10.0.0.300 fe80::1%eth0"}, Input{})
+	if !reflect.DeepEqual(got.Allowlist, []string{"10.0.0.1"}) {
+		t.Errorf("allowlist %q, want [10.0.0.1]", got.Allowlist)
+	}
+	if len(problems) != 1 || !problems[0].Partly || !strings.Contains(problems[0].String(), "partly ignored") || !strings.Contains(problems[0].String(), "10.0.0.300") {
+		t.Errorf("problems %v, want one naming the dropped entry", problems)
 	}
 }
 

@@ -8,6 +8,7 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -277,15 +278,26 @@ func (p *parser) duration(name string, def time.Duration) time.Duration {
 		return def
 	}
 	v = strings.TrimSpace(v)
-	if n, err := strconv.Atoi(v); err == nil && n >= 0 {
-		return time.Duration(n) * time.Second
-	}
-	d, err := time.ParseDuration(v)
+	d, err := parseSecondsOrDuration(v)
 	if err != nil || d < 0 {
 		p.ignore(name, v, "want a duration such as 5s or 500ms (or whole seconds)", def)
 		return def
 	}
 	return d
+}
+
+// parseSecondsOrDuration parses a whole number of seconds ("5") or a Go
+// duration ("5s", "500ms"), the two forms OpenShift's duration variables
+// (RELOAD_INTERVAL, ROUTER_METRICS_HAPROXY_*) accept. It is the one parser
+// of those variables; HAProxy time values are syntax.ClipTimeout's.
+func parseSecondsOrDuration(v string) (time.Duration, error) {
+	if n, err := strconv.Atoi(v); err == nil {
+		if int64(n) > math.MaxInt64/int64(time.Second) || int64(n) < math.MinInt64/int64(time.Second) {
+			return 0, fmt.Errorf("%q seconds out of range", v)
+		}
+		return time.Duration(n) * time.Second, nil
+	}
+	return time.ParseDuration(v)
 }
 
 func joinErrors(errs []error) error {

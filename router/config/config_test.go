@@ -66,6 +66,8 @@ func TestMalformedValuesOpenShiftIgnoresAreWarningsAndDefaults(t *testing.T) {
 		{"ROUTER_SERVICE_HTTP_PORT", "http", "port number", func(c *Config) bool { return c.HTTPPort == 80 }},
 		{"ROUTER_SERVICE_HTTPS_PORT", "70000", "port number", func(c *Config) bool { return c.HTTPSPort == 443 }},
 		{"RELOAD_INTERVAL", "soon", "duration", func(c *Config) bool { return c.ReloadInterval == 5*time.Second }},
+		// Seconds beyond a time.Duration used to wrap around.
+		{"RELOAD_INTERVAL", "99999999999", "duration", func(c *Config) bool { return c.ReloadInterval == 5*time.Second }},
 		{"EXTENDED_VALIDATION", "perhaps", "true or false", func(c *Config) bool { return !c.ExtendedValidation }},
 		{"ROUTER_BACKEND_PROCESS_ENDPOINTS", "sort", "shuffle", func(c *Config) bool { return c.BackendProcessEndpoints == "" }},
 		{"ROUTER_MAX_DYNAMIC_SERVERS", "257", "whole number", func(c *Config) bool { return c.MaxDynamicServers == 5 }},
@@ -95,11 +97,12 @@ func TestMaxConnections(t *testing.T) {
 
 func TestValuesOpenShiftRefusesAreErrors(t *testing.T) {
 	for name, value := range map[string]string{
-		"ROUTER_SERVICE_HTTP_PORT":  "443", // equal to HTTPS: HAProxy could not bind both
-		"ROUTER_CANONICAL_HOSTNAME": "not a host",
-		"ROUTE_LABELS":              "a in (",
-		"STATS_PORT":                "1936x",
-		"ROUTER_SERVICE_HTTPS_PORT": "1936", // HAProxy's stats listener's port without STATS_PORT
+		"ROUTER_SERVICE_HTTP_PORT":       "443", // equal to HTTPS: HAProxy could not bind both
+		"ROUTER_CANONICAL_HOSTNAME":      "not a host",
+		"ROUTE_LABELS":                   "a in (",
+		"STATS_PORT":                     "1936x",
+		"ROUTER_METRICS_HAPROXY_TIMEOUT": "99999999999", // seconds beyond a time.Duration
+		"ROUTER_SERVICE_HTTPS_PORT":      "1936",        // HAProxy's stats listener's port without STATS_PORT
 	} {
 		if _, err := FromEnv(env(map[string]string{name: value})); err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s=%q: error %v does not name the variable", name, value, err)

@@ -2,7 +2,6 @@ package config
 
 import (
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -12,8 +11,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/openshift-router-go/router/haproxy/syntax"
 	"github.com/openshift-router-go/router/router/model"
-	"github.com/openshift-router-go/router/templates"
 )
 
 // Cipher profiles accepted in ROUTER_CIPHERS. The lists are OpenSSL names
@@ -304,7 +303,7 @@ func parseHeaderAction(f string) (model.HeaderAction, error) {
 		if err != nil || val == "" || strings.ContainsAny(val, "\x00\r\n") || len(val) > 16384 {
 			return a, fmt.Errorf("value %q: want a non-empty URL-escaped value without line breaks", parts[1])
 		}
-		a.Value = templates.HAProxyQuote(val)
+		a.Value = syntax.Quote(val)
 		a.RawValue = val
 	}
 	return a, nil
@@ -359,24 +358,24 @@ func (p *parser) oneOfTrimmed(name, def string, allowed ...string) string {
 }
 
 // haproxyTime reads an HAProxy time value (a positive whole number and an
-// optional unit us, ms, s, m, h or d; milliseconds without one). Values
-// above HAProxy's maximum are clipped to it, with a warning.
+// optional unit us, ms, s, m, h or d; milliseconds without one) with the
+// rule of route annotations and templates (syntax.ClipTimeout): written
+// as given, values above HAProxy's maximum clipped to it, with a warning.
 func (p *parser) haproxyTime(name, def string) string {
 	v, _ := p.getenv(name)
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return def
 	}
-	d, err := templates.ParseHAProxyDuration(v)
+	out, clipped, err := syntax.ClipTimeout(v)
 	switch {
-	case errors.Is(err, templates.ErrHAProxyDurationOverflow) || (err == nil && d > templates.HAProxyMaxTimeoutDuration):
-		p.warnings = append(p.warnings, fmt.Sprintf("%s=%q exceeds HAProxy's maximum time value: using %s", name, v, templates.HAProxyMaxTimeout))
-		return templates.HAProxyMaxTimeout
+	case clipped:
+		p.warnings = append(p.warnings, fmt.Sprintf("%s=%q exceeds HAProxy's maximum time value: using %s", name, v, out))
 	case err != nil:
 		p.ignore(name, v, "want an HAProxy time value such as 30s, 500ms or 1h (a positive whole number with unit us, ms, s, m, h or d; ms if none)", def)
 		return def
 	}
-	return v
+	return out
 }
 
 // ciphers resolves ROUTER_CIPHERS: a profile name or an explicit
@@ -508,7 +507,7 @@ func (p *parser) logFormat(name string) string {
 	if strings.TrimSpace(v) == "" {
 		return ""
 	}
-	return templates.HAProxyQuote(v)
+	return syntax.Quote(v)
 }
 
 var cookieNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)
@@ -617,5 +616,5 @@ func (p *parser) regexpValue(name string) string {
 		p.errs = append(p.errs, fmt.Errorf("%s=%q: want a regular expression on the client certificate subject such as CN=client[0-9]+", name, v))
 		return ""
 	}
-	return templates.HAProxyQuote(v)
+	return syntax.Quote(v)
 }

@@ -243,10 +243,7 @@ func (p *parser) positiveDuration(name string, def time.Duration) time.Duration 
 	if !ok || strings.TrimSpace(v) == "" {
 		return def
 	}
-	d, err := time.ParseDuration(strings.TrimSpace(v))
-	if n, aerr := strconv.Atoi(strings.TrimSpace(v)); aerr == nil {
-		d, err = time.Duration(n)*time.Second, nil
-	}
+	d, err := parseSecondsOrDuration(strings.TrimSpace(v))
 	if err != nil || d <= 0 {
 		p.errs = append(p.errs, fmt.Errorf("%s=%q: want a positive duration such as 5s", name, v))
 		return def

@@ -11,14 +11,21 @@ import (
 
 	routev1 "github.com/openshift/api/route/v1"
 
+	"github.com/openshift-router-go/router/haproxy/files"
 	"github.com/openshift-router-go/router/router/annotations"
 )
 
 // ServiceUnitKey identifies a service: "namespace/name".
 type ServiceUnitKey string
 
-// ServiceAliasConfigKey identifies a route: "namespace:name".
-type ServiceAliasConfigKey string
+// ServiceAliasConfigKey identifies a route: "namespace:name". It is
+// files.RouteKey, which holds the rule naming the files written for a
+// route (FileName, FileHeader; templates call {{ $cfgIdx.FileName }}).
+type ServiceAliasConfigKey = files.RouteKey
+
+// MaxFileKeyLength is the longest route key used as is in a file name
+// (files.MaxFileKeyLength).
+const MaxFileKeyLength = files.MaxFileKeyLength
 
 // Keys of the Certificates map of a ServiceAliasConfig, as in OpenShift: the
 // route's certificate is stored under its host, the CA certificate under

@@ -130,7 +130,11 @@ func TestAnnotations(t *testing.T) {
 		annotatedRouteYAML("ann", "bad-timeout", "bad-timeout.example.com", "", "slow", "", map[string]string{p + "timeout": "1s\n  timeout server 1ms"}),
 		annotatedRouteYAML("ann", "allowed", "allowed.example.com", "", "ref", "", map[string]string{p + "ip_allowlist": "10.0.0.0/8 127.0.0.1"}),
 		annotatedRouteYAML("ann", "denied", "denied.example.com", "", "ref", "", map[string]string{p + "ip_whitelist": "10.0.0.0/8 192.168.0.0/16"}),
-		annotatedRouteYAML("ann", "bad-allowlist", "bad-allowlist.example.com", "", "ref", "", map[string]string{p + "ip_allowlist": "10.0.0.0/8 nonsense"}),
+		annotatedRouteYAML("ann", "sub-ms-timeout", "sub-ms-timeout.example.com", "", "slow", "", map[string]string{p + "timeout": "500us"}),
+		annotatedRouteYAML("ann", "bad-allowlist", "bad-allowlist.example.com", "", "ref", "", map[string]string{p + "ip_allowlist": "nonsense 10.0.0.300"}),
+		annotatedRouteYAML("ann", "partial-allowlist", "partial-allowlist.example.com", "", "ref", "", map[string]string{p + "ip_allowlist": "10.0.0.0/8 nonsense"}),
+		annotatedRouteYAML("ann", "partial-allowed", "partial-allowed.example.com", "", "ref", "", map[string]string{p + "ip_allowlist": "nonsense 127.0.0.1"}),
+		annotatedRouteYAML("ann", "blank-allowlist", "blank-allowlist.example.com", "", "ref", "", map[string]string{p + "ip_allowlist": "10.0.0.0/8 "}),
 		annotatedRouteYAML("ann", "hsts", "hsts.example.com", "", "ref", edge, map[string]string{p + "hsts_header": "max-age=31536000;includeSubDomains;preload"}),
 		annotatedRouteYAML("ann", "hsts-plain", "hsts-plain.example.com", "", "ref", "", map[string]string{p + "hsts_header": "max-age=31536000"}),
 		annotatedRouteYAML("ann", "sticky", "sticky.example.com", "", "pair", edge, map[string]string{
@@ -165,7 +169,7 @@ func TestAnnotations(t *testing.T) {
 		results := map[string]response{}
 		errs := map[string]error{}
 		var mu sync.Mutex
-		for _, h := range []string{"timeout.example.com", "no-timeout.example.com", "bad-timeout.example.com"} {
+		for _, h := range []string{"timeout.example.com", "no-timeout.example.com", "bad-timeout.example.com", "sub-ms-timeout.example.com"} {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -178,6 +182,11 @@ func TestAnnotations(t *testing.T) {
 		wg.Wait()
 		if errs["timeout.example.com"] != nil || results["timeout.example.com"].Status != 504 {
 			t.Errorf("timeout=1s: got %d %v, want 504", results["timeout.example.com"].Status, errs["timeout.example.com"])
+		}
+		// 500us is written as given and HAProxy rounds it up to 1ms; had
+		// it become 0 (no timeout), the slow answer would come through.
+		if errs["sub-ms-timeout.example.com"] != nil || results["sub-ms-timeout.example.com"].Status != 504 {
+			t.Errorf("timeout=500us: got %d %v, want 504", results["sub-ms-timeout.example.com"].Status, errs["sub-ms-timeout.example.com"])
 		}
 		for _, h := range []string{"no-timeout.example.com", "bad-timeout.example.com"} {
 			if errs[h] != nil || results[h].backend() != "slow" {
@@ -193,8 +202,19 @@ func TestAnnotations(t *testing.T) {
 				t.Fatalf("client 127.0.0.1 not in 10.0.0.0/8 192.168.0.0/16 got %d from %q", resp.Status, resp.backend())
 			}
 		}
-		// An invalid list is ignored: the route is served without one.
+		// A list without a valid entry is ignored: the route is served
+		// without one.
 		expectBackend(t, loadTimeout, get("bad-allowlist.example.com", "/"), "ref")
+		// As OpenShift's parseIPList: invalid entries are dropped and the
+		// others apply; a list with leading or trailing blanks is ignored
+		// as a whole.
+		expectBackend(t, loadTimeout, get("partial-allowed.example.com", "/"), "ref")
+		expectBackend(t, loadTimeout, get("blank-allowlist.example.com", "/"), "ref")
+		for i := 0; i < 3; i++ {
+			if resp, err := r.httpGet("partial-allowlist.example.com", "/"); err == nil {
+				t.Fatalf("client 127.0.0.1 not in the valid part 10.0.0.0/8 of \"10.0.0.0/8 nonsense\" got %d from %q", resp.Status, resp.backend())
+			}
+		}
 		eventually(t, 5*time.Second, "the invalid allowlist logged", func() error {
 			for _, l := range strings.Split(r.Log(), "\n") {
 				if strings.Contains(l, "ignoring invalid route annotation") && strings.Contains(l, "bad-allowlist") && strings.Contains(l, "ip_allowlist") {

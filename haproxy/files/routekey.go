@@ -1,10 +1,16 @@
-package model
+package files
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
 )
+
+// RouteKey identifies the route a file is written for: "namespace:name".
+// It is the router's route key (model.ServiceAliasConfigKey is an alias of
+// it), defined here with the rule naming the files written for a route so
+// that this package needs nothing of the model.
+type RouteKey string
 
 // MaxFileKeyLength is the longest route key ("namespace:name") the router
 // uses as is in the name of a file it writes for the route. Kubernetes
@@ -28,7 +34,7 @@ const fileKeyPrefix = 64
 // (FileHeader) whatever its name.
 //
 // Templates call it as {{ $cfgIdx.FileName }}.
-func (k ServiceAliasConfigKey) FileName() string {
+func (k RouteKey) FileName() string {
 	s := string(k)
 	if len(s) <= MaxFileKeyLength && isFileKey(s) {
 		return s
@@ -51,7 +57,7 @@ func (k ServiceAliasConfigKey) FileName() string {
 // k: a comment naming the route ("# route namespace/name"), which HAProxy
 // skips in allowlist files and OpenSSL skips before a PEM block. Keys of
 // characters outside those of a route key are left out.
-func (k ServiceAliasConfigKey) FileHeader() string {
+func (k RouteKey) FileHeader() string {
 	s := string(k)
 	if !isFileKey(s) {
 		return "# route (name not shown: unexpected characters)\n"
