@@ -39,10 +39,23 @@ func Apply(ctx context.Context, api Execer, cmds []Command) (int, error) {
 			return i, err
 		}
 		if !accepted(c, reply) {
-			return i, fmt.Errorf("haproxy refused %q: %s", c.Text, firstLine(reply))
+			return i, &RefusedError{Command: c, Reply: firstLine(reply)}
 		}
 	}
 	return len(cmds), nil
+}
+
+// RefusedError is a command HAProxy answered with an error (as opposed to
+// one that could not be sent): the command names what it was about (a
+// backend's server, a certificate file), so the failure can be traced.
+type RefusedError struct {
+	Command Command
+	// Reply is the first line of HAProxy's answer.
+	Reply string
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("haproxy refused %q: %s", e.Command.Text, e.Reply)
 }
 
 // accepted interprets the reply of a "set server" command: HAProxy answers
