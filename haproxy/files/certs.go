@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/openshift-router-go/router/haproxy/layout"
 	"github.com/openshift-router-go/router/router/model"
 )
 
@@ -16,8 +17,8 @@ import (
 // starts with a comment line naming the route (OpenSSL skips it).
 func CertificateFiles(td *model.TemplateData) []File {
 	var out []File
-	certDir := filepath.Join(td.WorkingDir, "router", "certs")
-	caDir := filepath.Join(td.WorkingDir, "router", "cacerts")
+	wd := layout.New(td.WorkingDir)
+	certDir, caDir := wd.Certs(), wd.CACerts()
 	for _, key := range td.SortedStateKeys() {
 		cfg := td.State[key]
 		if cert, ok := cfg.Certificates[cfg.Host]; ok && cert.Contents != "" {
@@ -41,7 +42,7 @@ func CertificateFiles(td *model.TemplateData) []File {
 // annotations.AllowlistFileThreshold.
 func AllowlistFiles(td *model.TemplateData) []File {
 	var out []File
-	dir := filepath.Join(td.WorkingDir, "router", "allowlists")
+	dir := layout.New(td.WorkingDir).Allowlists()
 	for _, key := range td.SortedStateKeys() {
 		s := td.State[key].Settings
 		if !s.AllowlistInFile() {
