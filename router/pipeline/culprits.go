@@ -146,15 +146,28 @@ func sectionRoute(lines [][]byte, idx int) (admission.Key, bool) {
 // names, for route backends.
 var runtimeTargetRE = regexp.MustCompile(`^be_(?:http|edge_http|secure|tcp):([^:\s/]+):([^/\s]+)/\S+$`)
 
+// untraceableReplies are HAProxy's answers that blame the router, not the
+// route a command names: a command this HAProxy does not know or allow,
+// or a backend or server it does not have (what runs differs from what the
+// router thinks; a reload fixes it).
+var untraceableReplies = []string{"unknown command", "permission denied", "no such backend", "no such server"}
+
 // RuntimeCulprit returns the route a runtime API command HAProxy refused
 // is about: the route of the backend whose server it sets, adds or
 // enables, or the route of the certificate file it replaces (a file of
-// fs). A refusal that names no route (or a command that could not be sent
-// at all) has no culprit.
+// fs). A refusal that names no route, one whose answer blames the router
+// (untraceableReplies) and a command that could not be sent at all have
+// no culprit.
 func RuntimeCulprit(err error, fs []files.File) (Culprit, bool) {
 	var re *dynamic.RefusedError
 	if !errors.As(err, &re) {
 		return Culprit{}, false
+	}
+	reply := strings.ToLower(re.Reply)
+	for _, u := range untraceableReplies {
+		if strings.Contains(reply, u) {
+			return Culprit{}, false
+		}
 	}
 	msg := fmt.Sprintf("haproxy's runtime API refused a change for this route (%q): %s", re.Command.Text, re.Reply)
 	for _, tok := range strings.Fields(re.Command.Text) {

@@ -53,7 +53,9 @@ func TestRuntimeCulpritNamesTheRouteOfTheRefusedCommand(t *testing.T) {
 	}{
 		{"set server addr", &dynamic.RefusedError{Command: dynamic.Command{Kind: "addr", Text: "set server be_http:ns-a:web/_dynamic-pod-1 addr 10.0.0.1 port 8080"}, Reply: "Invalid addr"}, "ns-a/web"},
 		{"add server", &dynamic.RefusedError{Command: dynamic.Command{Kind: "add", Text: "add server be_secure:ns-b:re.x/_dynamic-pod-2 10.0.0.2:8443 ssl"}, Reply: "error"}, "ns-b/re.x"},
-		{"enable health of a tcp backend", fmt.Errorf("wrapped: %w", &dynamic.RefusedError{Command: dynamic.Command{Kind: "state", Text: "enable health be_tcp:ns-c:pt/s1"}, Reply: "No such server."}), "ns-c/pt"},
+		{"enable health of a tcp backend", fmt.Errorf("wrapped: %w", &dynamic.RefusedError{Command: dynamic.Command{Kind: "state", Text: "enable health be_tcp:ns-c:pt/s1"}, Reply: "Health checks are not configured on this server, cannot enable."}), "ns-c/pt"},
+		{"no such server: the router's view is stale", &dynamic.RefusedError{Command: dynamic.Command{Kind: "state", Text: "set server be_http:ns-a:web/s1 state ready"}, Reply: "No such server."}, ""},
+		{"unknown command", &dynamic.RefusedError{Command: dynamic.Command{Kind: "add", Text: "add server be_http:ns-a:web/s1 10.0.0.1:80"}, Reply: "Unknown command: 'add server'"}, ""},
 		{"certificate of a route", &dynamic.RefusedError{Command: dynamic.Command{Kind: "ssl-set", Text: "set ssl cert /w/router/certs/ns-a:edge.pem"}, Reply: "unable to load"}, "ns-a/edge"},
 		{"a backend of no route", &dynamic.RefusedError{Command: dynamic.Command{Kind: "state", Text: "set server be_other/s1 state ready"}, Reply: "No such backend."}, ""},
 		{"a command that could not be sent", errors.New("dial unix /w/run/haproxy.sock: connection refused"), ""},
