@@ -615,6 +615,7 @@ func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, ch
 	certDir := wd.Certs() + string(filepath.Separator)
 	cmds := change.Commands
 	certs := 0
+	maxPayload := dynamic.MaxPayload(config)
 	data := changedData(fs, changed)
 	for _, p := range changed {
 		p = filepath.Clean(p)
@@ -630,6 +631,12 @@ func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, ch
 		if pem == nil || !strings.HasPrefix(p, certDir) || !strings.HasSuffix(p, ".pem") {
 			// Maps, allowlists, CAs, removed files: read at load time only.
 			c.o.Logger.V(2).Info("change needs a reload", "reason", ReasonFiles, "file", p)
+			return ReasonFiles, nil, nil, nil
+		}
+		if len(pem)+len(p)+len("set ssl cert  <<\n\n") > maxPayload {
+			// HAProxy would drop it unanswered: a limit of the runtime
+			// API, not a fault of the route.
+			c.o.Logger.V(1).Info("certificate too large for the runtime API; reloading", "file", p, "bytes", len(pem), "maxPayload", maxPayload)
 			return ReasonFiles, nil, nil, nil
 		}
 		cmds = append(cmds, dynamic.CertificateCommands(p, pem)...)

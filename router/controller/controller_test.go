@@ -235,6 +235,33 @@ func TestACertificateRotationIsAppliedThroughTheRuntimeAPI(t *testing.T) {
 		t.Fatalf("runtime changes %v, commands %v", f.obs.runtimeChanges, f.rt.sent())
 	}
 
+	// A certificate larger than the runtime API takes (HAProxy would drop
+	// it unanswered) is reloaded, not sent, and its route stays.
+	var chain strings.Builder
+	chain.WriteString(ca.CertPEM)
+	for chain.Len() <= 20000 {
+		extra, err := testcerts.NewCA("chain", time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		chain.WriteString(extra.CertPEM)
+	}
+	withChain := func() *routev1.Route {
+		r := issue()
+		r.Spec.TLS.CACertificate = chain.String()
+		return r
+	}
+	f.st.Upsert(withChain())
+	f.commit(t)
+	f.st.Upsert(withChain())
+	sent := len(f.rt.sent())
+	if !f.commit(t) || f.obs.lastReason() != ReasonFiles || len(f.rt.sent()) != sent {
+		t.Fatalf("a certificate over the runtime API's payload limit: reason %q, commands %v", f.obs.lastReason(), f.rt.sent()[sent:])
+	}
+	if r := f.c.Results()["a/edge"]; !r.Admitted {
+		t.Fatalf("a/edge: %+v", r)
+	}
+
 	// A certificate the runtime API refuses rejects its route.
 	f.rt.set("set ssl cert", false)
 	f.st.Upsert(issue())
