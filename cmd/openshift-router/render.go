@@ -224,6 +224,9 @@ func renderFiles(f renderFlags, workingDir string, log logr.Logger) ([]files.Fil
 	if err != nil {
 		return nil, admission.Decision{}, err
 	}
+	if out.Budget.Summary() != [3]int{} {
+		log.Info(pipeline.BudgetMessage, out.Budget.KeysAndValues()...)
+	}
 	return out.Files, out.Decision, nil
 }
 

@@ -695,9 +695,7 @@ func (c *Controller) pass(prev servers.Layouts) (*pipeline.Output, error) {
 	if state := b.Summary(); state != c.loggedBudget {
 		c.loggedBudget = state
 		if state != [3]int{} {
-			c.o.Logger.Info("spare server slots shared within the open files budget",
-				"routesCappedAtMaxSlots", b.Capped, "maxSlotsPerRoute", pipeline.MaxSlotsPerRoute, "routesWithFewerSlots", b.Short,
-				"routesOverBudget", len(b.Over), "serverBudget", b.Servers, "openFilesLimit", b.OpenFilesLimit, "maxconn", b.MaxConnections)
+			c.o.Logger.Info(pipeline.BudgetMessage, b.KeysAndValues()...)
 		}
 	}
 	return out, nil

@@ -115,8 +115,18 @@ type Budget struct {
 }
 
 // Summary is what changes of the budget are logged on: (capped, short,
-// over).
+// over); all zero when every route got what it asked for.
 func (b Budget) Summary() [3]int { return [3]int{b.Capped, b.Short, len(b.Over)} }
+
+// BudgetMessage is the log message of a budget that did not give every
+// route what it asked for (KeysAndValues are its values).
+const BudgetMessage = "spare server slots shared within the open files budget"
+
+// KeysAndValues are the budget's values for a structured log line.
+func (b Budget) KeysAndValues() []any {
+	return []any{"routesCappedAtMaxSlots", b.Capped, "maxSlotsPerRoute", MaxSlotsPerRoute, "routesWithFewerSlots", b.Short,
+		"routesOverBudget", len(b.Over), "serverBudget", b.Servers, "openFilesLimit", b.OpenFilesLimit, "maxconn", b.MaxConnections}
+}
 
 // ShareBudget shares the open-files budget between the namespaces of td
 // (want spare slots for routes without a pool-size annotation) and drops
