@@ -6,9 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 	"github.com/go-logr/logr/testr"
 	routev1 "github.com/openshift/api/route/v1"
 
@@ -385,5 +388,76 @@ func TestAFailedPreflightWithoutCulpritFailsThePass(t *testing.T) {
 	}
 	if f.config(t) != before {
 		t.Fatal("the files are not the ones haproxy runs")
+	}
+}
+
+// logLines records what a logger logs.
+type logLines struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *logLines) logger() logr.Logger {
+	return funcr.New(func(prefix, args string) {
+		l.mu.Lock()
+		l.lines = append(l.lines, args)
+		l.mu.Unlock()
+	}, funcr.Options{Verbosity: 2})
+}
+
+func (l *logLines) count(parts ...string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, line := range l.lines {
+		all := true
+		for _, p := range parts {
+			all = all && strings.Contains(line, p)
+		}
+		if all {
+			n++
+		}
+	}
+	return n
+}
+
+// TestDecisionsAreLoggedOnceWhenTheyChange: an ignored annotation, a
+// route rejected for another namespace's claim (the holder in the log,
+// not in the status) and the open-files budget's decisions are logged
+// once, not on every pass.
+func TestDecisionsAreLoggedOnceWhenTheyChange(t *testing.T) {
+	older := plainRoute("x", "shop")
+	older.Spec.Host = "shop.example.com"
+	newer := plainRoute("y", "shop")
+	newer.Spec.Host = "shop.example.com"
+	odd := plainRoute("a", "web")
+	odd.Annotations = map[string]string{"haproxy.router.openshift.io/timeout": "soon"}
+	f := newFakeSetup(t, older, newer, odd)
+	setEndpoints(f.st, "big", "svc", "10.1.0.1", "10.1.0.2", "10.1.0.3", "10.1.0.4")
+	f.st.Upsert(plainRoute("big", "web"))
+	var logs logLines
+	f.c.o.Logger = logs.logger()
+	// maxconn 20000 leaves 6 health-checked servers: x's 2 and a's 2
+	// endpoints fit, big's 4 do not.
+	f.c.o.FDLimit = 1000 + 2*20000 + 6
+	f.commit(t)
+	f.st.Poke()
+	f.commit(t)
+
+	if r := f.c.Results()["y/shop"]; r.Reason != "HostAlreadyClaimed" || strings.Contains(r.Message, "x/shop") {
+		t.Fatalf("y/shop: %+v", r)
+	}
+	if r := f.c.Results()["big/web"]; r.Admitted || !strings.Contains(r.Message, "file descriptor budget") {
+		t.Fatalf("big/web: %+v", r)
+	}
+	for _, want := range [][]string{
+		{"ignoring invalid route annotation", "a:web"},
+		{"route rejected", "y/shop", `"holder"="x/shop"`},
+		{"route rejected", "big/web"},
+		{"spare server slots shared within the open files budget", `"routesOverBudget"=1`},
+	} {
+		if n := logs.count(want...); n != 1 {
+			t.Errorf("%q logged %d times, want once:\n%s", want, n, strings.Join(logs.lines, "\n"))
+		}
 	}
 }
