@@ -88,7 +88,7 @@ fuzz-tenants: haproxy
 	$(GO) test -run XXX -fuzz FuzzTenants -fuzztime $(FUZZTIME) -fuzzminimizetime 0 -parallel $(FUZZPARALLEL) ./templates/
 
 bench:
-	$(GO) test -run XXX -bench . -benchtime 3x ./router/controller/
+	$(GO) test -run XXX -bench . -benchtime 3x ./router/pipeline/
 	@$(MAKE) --no-print-directory bench-router
 
 bench-router: haproxy

@@ -539,10 +539,6 @@ func ParseIPList(list string) string {
 // "acl allowlist src ..." line takes (syntax.MaxInlineAllowlist, 61).
 const MaxAllowlistLength = syntax.MaxInlineAllowlist
 
-// allowlistDir is where allowlist files go, relative to the working
-// directory (as in OpenShift).
-const allowlistDir = "router/allowlists"
-
 // ValidateHAProxyAllowlist reports whether the blank-separated list value
 // fits on one acl line (at most MaxAllowlistLength entries); a longer one
 // goes to a file (generateHAProxyAllowlistFile). It counts entries only,

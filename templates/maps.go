@@ -7,6 +7,7 @@ import (
 
 	routev1 "github.com/openshift/api/route/v1"
 
+	"github.com/openshift-router-go/router/haproxy/layout"
 	"github.com/openshift-router-go/router/router/model"
 )
 
@@ -24,7 +25,10 @@ const (
 const (
 	// certConfigDir is where route certificates live, relative to the
 	// working directory.
-	certConfigDir = "router/certs"
+	certConfigDir = layout.CertsDir
+	// allowlistDir is where allowlist files go, relative to the working
+	// directory (as in OpenShift).
+	allowlistDir = layout.AllowlistsDir
 	// certConfigALPN is the crt-list option that offers HTTP/2.
 	certConfigALPN = "[alpn h2,http/1.1]"
 	// wildcardMapEntryPrefix starts the regexps of wildcard routes, which

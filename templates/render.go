@@ -13,6 +13,7 @@ import (
 	"sync"
 	"text/template"
 
+	"github.com/openshift-router-go/router/haproxy/layout"
 	"github.com/openshift-router-go/router/router/model"
 )
 
@@ -21,7 +22,7 @@ import (
 const OpenShiftBaseDir = "/var/lib/haproxy/"
 
 // ConfigTemplateName is the named template that produces haproxy.config.
-const ConfigTemplateName = OpenShiftBaseDir + "conf/haproxy.config"
+const ConfigTemplateName = OpenShiftBaseDir + layout.ConfigFile
 
 //go:embed haproxy-config.template
 var defaultTemplate string

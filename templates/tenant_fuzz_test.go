@@ -21,8 +21,8 @@ import (
 	"github.com/openshift-router-go/router/router/admission"
 	"github.com/openshift-router-go/router/router/annotations"
 	"github.com/openshift-router-go/router/router/builder"
-	"github.com/openshift-router-go/router/router/controller"
 	"github.com/openshift-router-go/router/router/defaultcert"
+	"github.com/openshift-router-go/router/router/pipeline"
 	"github.com/openshift-router-go/router/router/servers"
 	"github.com/openshift-router-go/router/router/source/endpointfilter"
 	"github.com/openshift-router-go/router/router/store"
@@ -34,7 +34,7 @@ import (
 // The tenant fuzzer: whole object sets (hostile tenants' namespaces,
 // services, EndpointSlices and routes, decoded from the fuzz input) next to
 // a fixed set of well-behaved tenants, through the router's pure pass
-// (controller.RenderOnce: admission, builder, server layout, template).
+// (pipeline.Pass: admission, builder, server layout, template).
 // For every input: the files pass haproxy -c, every well-behaved route is
 // admitted and rendered exactly as without the hostile tenants, and no
 // tenant text appears outside a quoted or validated position.
@@ -376,19 +376,19 @@ func tenantPass(t testing.TB, renderer *templates.Renderer, dir string, defaultC
 		// As every source does: restricted endpoint addresses never reach the store.
 		st.Upsert(endpointfilter.Filter(o, endpointfilter.Options{}, logr.Discard()))
 	}
-	fs, decision, err := controller.RenderOnce(controller.Options{
-		Store: st, Renderer: renderer, Logger: logr.Discard(),
+	out, err := pipeline.Pass(st, pipeline.Inputs{
+		Renderer:  renderer,
 		Admission: admission.Options{ExtendedValidation: true, AllowWildcardRoutes: true},
 		Build: builder.Options{WorkingDir: dir, RunDir: filepath.Join(dir, "run"), DefaultCertificate: filepath.Join(dir, "conf", "default.pem"),
 			HTTPPort: 18080, HTTPSPort: 18443, BindPorts: true, MaxConnections: 20000},
 		DefaultCertificate: defaultCert,
 		Servers:            servers.Options{PoolSize: 5},
 		FDLimit:            50000,
-	})
+	}, pipeline.State{})
 	if err != nil {
 		t.Fatalf("the pass failed (no route is a culprit of a whole-pass failure): %v", err)
 	}
-	return fs, decision
+	return out.Files, out.Decision
 }
 
 func fileMap(fs []files.File, dir string) map[string][]byte {

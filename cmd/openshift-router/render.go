@@ -17,41 +17,42 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/openshift-router-go/router/haproxy/files"
+	"github.com/openshift-router-go/router/haproxy/layout"
 	"github.com/openshift-router-go/router/haproxy/process"
 	"github.com/openshift-router-go/router/router/admission"
 	"github.com/openshift-router-go/router/router/builder"
 	"github.com/openshift-router-go/router/router/config"
-	"github.com/openshift-router-go/router/router/controller"
 	"github.com/openshift-router-go/router/router/defaultcert"
 	"github.com/openshift-router-go/router/router/hostname"
 	"github.com/openshift-router-go/router/router/model"
+	"github.com/openshift-router-go/router/router/pipeline"
 	"github.com/openshift-router-go/router/router/servers"
 	"github.com/openshift-router-go/router/router/source/manifests"
 	"github.com/openshift-router-go/router/router/store"
-	"github.com/openshift-router-go/router/templates"
 )
 
 // newPipeline prepares what the running router and render/check share: the
-// template, the default certificate and the admission, build and hostname
-// options derived from the configuration. Both take the controller options
-// from here, so for the same input they produce the same files.
-func newPipeline(cfg *config.Config, workingDir string, log logr.Logger) (controller.Options, error) {
+// inputs of every pass (router/pipeline) — the template, the default
+// certificate and the admission, build, hostname and server options
+// derived from the configuration. Both take them from here and run the same
+// pipeline.Pass, so for the same input they produce the same files.
+func newPipeline(cfg *config.Config, workingDir string, log logr.Logger) (pipeline.Inputs, error) {
 	// These paths are written into haproxy.config as single words.
 	for _, p := range []struct{ name, value string }{
 		{"working directory (--working-dir / ROUTER_WORKING_DIR)", workingDir},
 		{"DEFAULT_DESTINATION_CA_PATH", cfg.DefaultDestinationCAPath},
 	} {
 		if err := config.CheckConfigPath(p.value); err != nil {
-			return controller.Options{}, fmt.Errorf("%s %q: %w", p.name, p.value, err)
+			return pipeline.Inputs{}, fmt.Errorf("%s %q: %w", p.name, p.value, err)
 		}
 	}
 	renderer, err := loadTemplate(cfg)
 	if err != nil {
-		return controller.Options{}, err
+		return pipeline.Inputs{}, err
 	}
 	certPEM, certSrc, err := defaultcert.Load(cfg.DefaultCertificate, cfg.DefaultCertificatePath, cfg.DefaultCertificateDir)
 	if err != nil {
-		return controller.Options{}, err
+		return pipeline.Inputs{}, err
 	}
 	if certSrc == defaultcert.SelfSigned {
 		log.Info("no default certificate given (DEFAULT_CERTIFICATE, DEFAULT_CERTIFICATE_PATH, DEFAULT_CERTIFICATE_DIR): generated a self-signed one")
@@ -59,7 +60,12 @@ func newPipeline(cfg *config.Config, workingDir string, log logr.Logger) (contro
 		log.Info("default certificate loaded", "from", string(certSrc))
 	}
 
-	maxConn, fdLimit := fitMaxConnections(log, cfg.MaxConnections)
+	fdLimit := raiseOpenFilesLimit(log)
+	maxConn := pipeline.FitMaxConnections(fdLimit, cfg.MaxConnections)
+	if maxConn != cfg.MaxConnections {
+		log.Info("ROUTER_MAX_CONNECTIONS lowered to fit the open files limit", "wanted", cfg.MaxConnections, "using", maxConn, "openFilesLimit", fdLimit)
+	}
+	wd := layout.New(workingDir)
 	statsPort, statsUser, statsPassword := cfg.TemplateStats()
 	layout := servers.Options{PoolSize: cfg.MaxDynamicServers}
 	if cfg.BackendProcessEndpoints == "shuffle" {
@@ -74,7 +80,7 @@ func newPipeline(cfg *config.Config, workingDir string, log logr.Logger) (contro
 			destCA = cfg.DefaultDestinationCAPath
 		}
 	}
-	return controller.Options{
+	return pipeline.Inputs{
 		Renderer: renderer,
 		Admission: admission.Options{
 			ExtendedValidation:             cfg.ExtendedValidation,
@@ -85,8 +91,8 @@ func newPipeline(cfg *config.Config, workingDir string, log logr.Logger) (contro
 		},
 		Build: builder.Options{
 			WorkingDir:           workingDir,
-			RunDir:               filepath.Join(workingDir, "run"),
-			DefaultCertificate:   filepath.Join(workingDir, "conf", "default_pub_keys.pem"),
+			RunDir:               wd.Run(),
+			DefaultCertificate:   wd.DefaultCertificate(),
 			DefaultDestinationCA: destCA,
 			WatchEndpoints:       cfg.WatchEndpoints,
 			HTTPPort:             cfg.HTTPPort,
@@ -205,7 +211,7 @@ func renderFiles(f renderFlags, workingDir string, log logr.Logger) ([]files.Fil
 	}
 	logConfigNotes(cfg, log)
 	fitCurves(context.Background(), cfg, f.haproxy, log)
-	opts, err := newPipeline(cfg, workingDir, log.V(1))
+	in, err := newPipeline(cfg, workingDir, log.V(1))
 	if err != nil {
 		return nil, admission.Decision{}, err
 	}
@@ -213,9 +219,15 @@ func renderFiles(f renderFlags, workingDir string, log logr.Logger) ([]files.Fil
 	if err := manifests.LoadDir(f.manifests, st, log.WithName("manifests")); err != nil {
 		return nil, admission.Decision{}, fmt.Errorf("--manifests %s: %w", f.manifests, err)
 	}
-	opts.Store = st
-	opts.Logger = log
-	return controller.RenderOnce(opts)
+	// The pass a running router makes first, on the same inputs.
+	out, err := pipeline.Pass(st, in, pipeline.State{})
+	if err != nil {
+		return nil, admission.Decision{}, err
+	}
+	if out.Budget.Summary() != [3]int{} {
+		log.Info(pipeline.BudgetMessage, out.Budget.KeysAndValues()...)
+	}
+	return out.Files, out.Decision, nil
 }
 
 func runRender(stdout, stderr io.Writer, f renderFlags) error {
@@ -232,7 +244,7 @@ func runRender(stdout, stderr io.Writer, f renderFlags) error {
 	if err != nil {
 		return err
 	}
-	configPath := templates.OutputPath(workingDir, templates.ConfigTemplateName)
+	configPath := layout.New(workingDir).Config()
 	var config []byte
 	found := false
 	for _, file := range fs {
@@ -328,26 +340,25 @@ func runCheck(ctx context.Context, stdout, stderr io.Writer, f renderFlags) erro
 	if err != nil {
 		return fmt.Errorf("working directory: %w", err)
 	}
-	if len(filepath.Join(workingDir, "run"))+len("/haproxy-no-sni.sock") > maxSocketPath {
-		return fmt.Errorf("working directory %q is too long for unix socket paths", workingDir)
+	wd := layout.New(workingDir)
+	if err := wd.CheckSocketPaths(); err != nil {
+		return err
 	}
 	fs, decision, err := renderFiles(f, workingDir, log)
 	if err != nil {
 		return err
 	}
-	for _, d := range []string{"conf", "run", "router/certs", "router/cacerts"} {
-		if err := os.MkdirAll(filepath.Join(workingDir, d), 0o755); err != nil {
-			return fmt.Errorf("preparing working directory: %w", err)
-		}
+	if err := wd.Prepare(); err != nil {
+		return err
 	}
 	if err := writeAll(fs); err != nil {
 		return err
 	}
-	configPath := templates.OutputPath(workingDir, templates.ConfigTemplateName)
+	configPath := wd.Config()
 	proc := process.New(process.Options{
 		Binary:     f.haproxy,
 		ConfigPath: configPath,
-		RunDir:     filepath.Join(workingDir, "run"),
+		RunDir:     wd.Run(),
 		Logger:     log.WithName("haproxy"),
 	})
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
@@ -359,7 +370,7 @@ func runCheck(ctx context.Context, stdout, stderr io.Writer, f renderFlags) erro
 			fmt.Fprintf(stderr, "haproxy -c output:\n%s\n", strings.TrimRight(ce.Output, "\n"))
 		}
 		msg := err.Error()
-		if culprits := controller.Culprits(msg, fileBytes(fs, configPath), fs); len(culprits) > 0 {
+		if culprits := pipeline.CheckCulprits(msg, fileBytes(fs, configPath), fs); len(culprits) > 0 {
 			names := make([]string, len(culprits))
 			for i, c := range culprits {
 				names[i] = string(c)

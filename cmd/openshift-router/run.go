@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
 
+	"github.com/openshift-router-go/router/haproxy/layout"
 	"github.com/openshift-router-go/router/haproxy/runtimeapi"
 	haproxymetrics "github.com/openshift-router-go/router/metrics/haproxy"
 	"github.com/openshift-router-go/router/router/admission"
@@ -49,9 +50,6 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	f.upstream = registerUpstreamFlags(fs)
 }
 
-// maxSocketPath is the longest unix socket path the kernel accepts, less room.
-const maxSocketPath = 100
-
 func run(ctx context.Context, f runFlags) error {
 	log := klog.NewKlogr().WithName("router")
 
@@ -68,22 +66,21 @@ func run(ctx context.Context, f runFlags) error {
 	if err != nil {
 		return fmt.Errorf("working directory: %w", err)
 	}
-	runDir := filepath.Join(workingDir, "run")
-	if len(runDir)+len("/haproxy-no-sni.sock") > maxSocketPath {
-		return fmt.Errorf("working directory %q is too long for unix socket paths (keep it under %d characters)", workingDir, maxSocketPath-len("/run/haproxy-no-sni.sock"))
+	wd := layout.New(workingDir)
+	if err := wd.CheckSocketPaths(); err != nil {
+		return err
 	}
-	for _, d := range []string{"conf", "run", "router/certs", "router/cacerts"} {
-		if err := os.MkdirAll(filepath.Join(workingDir, d), 0o755); err != nil {
-			return fmt.Errorf("preparing working directory: %w", err)
-		}
+	if err := wd.Prepare(); err != nil {
+		return err
 	}
 
 	logConfigNotes(cfg, log)
 	fitCurves(ctx, cfg, f.haproxy, log)
-	pipe, err := newPipeline(cfg, workingDir, log)
+	inputs, err := newPipeline(cfg, workingDir, log)
 	if err != nil {
 		return err
 	}
+	pipe := controller.Options{Inputs: inputs}
 
 	sigCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -96,7 +93,7 @@ func run(ctx context.Context, f runFlags) error {
 	if err != nil {
 		return err
 	}
-	proc, procProblem := newHAProxyProcess(cfg, f.haproxy, templates.OutputPath(workingDir, templates.ConfigTemplateName), runDir, log.WithName("haproxy"))
+	proc, procProblem := newHAProxyProcess(cfg, f.haproxy, wd.Config(), wd.Run(), log.WithName("haproxy"))
 	obs := newRouterMetrics()
 	pipe.Store = st
 	pipe.Process = proc
@@ -110,11 +107,11 @@ func run(ctx context.Context, f runFlags) error {
 		}
 	}
 	pipe.Observer = obs
-	pipe.Runtime = &runtimeapi.Client{Path: filepath.Join(runDir, "haproxy.sock")}
+	pipe.Runtime = &runtimeapi.Client{Path: wd.RuntimeSocket()}
 	if h := cfg.HAProxy; h.MutualTLSAuth != "none" && h.MutualTLSClientCA {
 		// The client CA copy and the CRLs it names (router/mtls).
 		mgr, err := mtls.New(mtls.Options{CAFile: h.MutualTLSCA, CRLFile: h.MutualTLSCRL,
-			Dir: filepath.Join(workingDir, "mtls", "latest"), Logger: log.WithName("mtls"), Changed: st.Poke})
+			Dir: wd.MTLS(), Logger: log.WithName("mtls"), Changed: st.Poke})
 		if err != nil {
 			return err
 		}
@@ -123,7 +120,7 @@ func run(ctx context.Context, f runFlags) error {
 	}
 	ctrl := controller.New(pipe)
 	gate := &processGate{readiness: ctrl, problem: procProblem}
-	mdeps := metricsDeps{haproxySocket: filepath.Join(runDir, "haproxy.sock"), kube: src.kube,
+	mdeps := metricsDeps{haproxySocket: wd.RuntimeSocket(), kube: src.kube,
 		haproxyPID: haproxymetrics.FirstPID(proc.WorkerPIDs, 2*time.Second)}
 	if err := startMetrics(ctx, cfg, log.WithName("metrics"), gate, mdeps, obs); err != nil {
 		return err
@@ -177,15 +174,14 @@ func loadTemplate(cfg *config.Config) (*templates.Renderer, error) {
 	return r, nil
 }
 
-// fitMaxConnections raises the open-files limit to its hard limit (HAProxy
-// inherits it) and lowers maxconn if HAProxy could not get the file
-// descriptors it needs (about two per connection), which would make it
-// refuse to start. It also returns the limit (0 if unknown), which the
-// controller shares between namespaces for health-checked servers.
-func fitMaxConnections(log logr.Logger, want int) (int, int) {
+// raiseOpenFilesLimit raises the open-files limit to its hard limit
+// (HAProxy inherits it) and returns it (0 if unknown): maxconn is fitted to
+// it (pipeline.FitMaxConnections) and the controller shares what maxconn
+// leaves between namespaces for health-checked servers.
+func raiseOpenFilesLimit(log logr.Logger) int {
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		return want, 0
+		return 0
 	}
 	if lim.Cur < lim.Max {
 		lim.Cur = lim.Max
@@ -194,19 +190,7 @@ func fitMaxConnections(log logr.Logger, want int) (int, int) {
 		}
 		_ = syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim)
 	}
-	// Listeners, sockets, files (1000), and a quarter of the limit for
-	// health-checked servers: routes share it (router/controller's server
-	// budget), and maxconn never changes because of them.
-	reserved := 1000 + int64(lim.Cur)/4
-	fit := (int64(lim.Cur) - reserved) / 2
-	if fit < 100 {
-		fit = 100
-	}
-	if int64(want) > fit {
-		log.Info("ROUTER_MAX_CONNECTIONS lowered to fit the open files limit", "wanted", want, "using", fit, "openFilesLimit", lim.Cur)
-		return int(fit), limitInt(lim.Cur)
-	}
-	return want, limitInt(lim.Cur)
+	return limitInt(lim.Cur)
 }
 
 func limitInt(v uint64) int {

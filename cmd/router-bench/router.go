@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/openshift-router-go/router/haproxy/layout"
 	"github.com/openshift-router-go/router/test/freeport"
 )
 
@@ -213,7 +214,7 @@ func (h haproxyProcs) Count() int {
 
 func (r *routerProc) haproxyProcs() haproxyProcs {
 	var h haproxyProcs
-	if b, err := os.ReadFile(filepath.Join(r.WorkingDir, "run", "haproxy.pid")); err == nil {
+	if b, err := os.ReadFile(layout.New(r.WorkingDir).PIDFile()); err == nil {
 		h.Master, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 	}
 	for _, pid := range haproxyPIDs(r.WorkingDir) {

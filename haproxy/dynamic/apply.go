@@ -3,6 +3,7 @@ package dynamic
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -39,10 +40,23 @@ func Apply(ctx context.Context, api Execer, cmds []Command) (int, error) {
 			return i, err
 		}
 		if !accepted(c, reply) {
-			return i, fmt.Errorf("haproxy refused %q: %s", c.Text, firstLine(reply))
+			return i, &RefusedError{Command: c, Reply: firstLine(reply)}
 		}
 	}
 	return len(cmds), nil
+}
+
+// RefusedError is a command HAProxy answered with an error (as opposed to
+// one that could not be sent): the command names what it was about (a
+// backend's server, a certificate file), so the failure can be traced.
+type RefusedError struct {
+	Command Command
+	// Reply is the first line of HAProxy's answer.
+	Reply string
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("haproxy refused %q: %s", e.Command.Text, e.Reply)
 }
 
 // accepted interprets the reply of a "set server" command: HAProxy answers
@@ -73,4 +87,41 @@ func firstLine(s string) string {
 		s = s[:200]
 	}
 	return s
+}
+
+// defaultBufSize is HAProxy's tune.bufsize when the configuration sets
+// none.
+const defaultBufSize = 16384
+
+// payloadMargin is what MaxPayload keeps for the command line and the
+// framing around the payload.
+const payloadMargin = 1024
+
+// MaxPayload returns the largest command with its payload (a certificate
+// for "set ssl cert") that HAProxy's runtime API takes under the
+// configuration config: HAProxy reads a command and its payload into one
+// buffer of tune.bufsize (16384 unless the global section sets it); a
+// longer one is dropped and the connection closed without an answer.
+func MaxPayload(config []byte) int {
+	size := defaultBufSize
+	global := false
+	for _, line := range strings.Split(string(config), "\n") {
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		if line[0] != ' ' && line[0] != '\t' {
+			f := strings.Fields(line)
+			global = len(f) > 0 && f[0] == "global"
+			continue
+		}
+		if !global {
+			continue
+		}
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "tune.bufsize" {
+			if n, err := strconv.Atoi(f[1]); err == nil && n > 0 {
+				size = n
+			}
+		}
+	}
+	return size - payloadMargin
 }

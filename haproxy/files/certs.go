@@ -4,6 +4,8 @@ import (
 	"iter"
 	"path/filepath"
 	"strings"
+
+	"github.com/openshift-router-go/router/haproxy/layout"
 )
 
 // Routes is what CertificateFiles and AllowlistFiles write files for:
@@ -37,8 +39,8 @@ type RouteFiles struct {
 func CertificateFiles(src Routes) []File {
 	var out []File
 	workingDir, routes := src.FileRoutes()
-	certDir := filepath.Join(workingDir, "router", "certs")
-	caDir := filepath.Join(workingDir, "router", "cacerts")
+	wd := layout.New(workingDir)
+	certDir, caDir := wd.Certs(), wd.CACerts()
 	for r := range routes {
 		if r.Certificate != "" {
 			data := joinPEM(r.Certificate, r.PrivateKey, r.CACertificate)
@@ -58,7 +60,7 @@ func CertificateFiles(src Routes) []File {
 func AllowlistFiles(src Routes) []File {
 	var out []File
 	workingDir, routes := src.FileRoutes()
-	dir := filepath.Join(workingDir, "router", "allowlists")
+	dir := layout.New(workingDir).Allowlists()
 	for r := range routes {
 		if r.Allowlist == nil {
 			continue

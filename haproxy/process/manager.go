@@ -84,7 +84,7 @@ import (
 
 const (
 	masterSocketName = "master.sock"
-	pidFileName      = "haproxy.pid"
+	pidFileName      = "haproxy.pid" // layout.PIDFile under RunDir
 
 	defaultBinary        = "haproxy"
 	defaultStartTimeout  = 30 * time.Second

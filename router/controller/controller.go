@@ -1,9 +1,12 @@
-// Package controller runs the router's pipeline: whenever the watched
-// objects change it admits routes, builds the model, renders the template,
-// writes the files, has HAProxy check the new configuration and reloads it —
-// at most once per reload interval. A configuration HAProxy refuses is never
-// loaded: the files are rolled back, and where the refusal can be traced to
-// a route, that route is rejected and the rest is served.
+// Package controller applies the router's pipeline: whenever the watched
+// objects change it runs a pass (router/pipeline: admission, model,
+// budget, rendered files), writes the files, and applies the change
+// through HAProxy's runtime API where it can, or has HAProxy check the new
+// configuration and reloads it — at most once per reload interval. A
+// configuration HAProxy refuses is never loaded: the files are rolled back,
+// and where the refusal (or a refused runtime API command) can be traced
+// to a route, that route is rejected and the rest is served. It also
+// restarts HAProxy, with backoff, when it exits.
 package controller
 
 import (
@@ -21,13 +24,12 @@ import (
 
 	"github.com/openshift-router-go/router/haproxy/dynamic"
 	"github.com/openshift-router-go/router/haproxy/files"
+	"github.com/openshift-router-go/router/haproxy/layout"
 	"github.com/openshift-router-go/router/router/admission"
-	"github.com/openshift-router-go/router/router/builder"
-	"github.com/openshift-router-go/router/router/hostname"
 	"github.com/openshift-router-go/router/router/model"
+	"github.com/openshift-router-go/router/router/pipeline"
 	"github.com/openshift-router-go/router/router/servers"
 	"github.com/openshift-router-go/router/router/store"
-	"github.com/openshift-router-go/router/templates"
 )
 
 // Process is the HAProxy process the controller drives.
@@ -94,44 +96,29 @@ const (
 
 // Options configure the controller.
 type Options struct {
-	Store    *store.Store
-	Renderer *templates.Renderer
-	Process  Process
-	Logger   logr.Logger
+	// Inputs are the settings of every pass (router/pipeline). A change
+	// to the files of Inputs.ExtraFiles reloads HAProxy. With
+	// Inputs.FDLimit set, every configuration is checked against it before
+	// a start or reload (pipeline.Preflight).
+	pipeline.Inputs
+	Store   *store.Store
+	Process Process
+	Logger  logr.Logger
 	// Sources must all have synced before the first configuration is written.
 	Sources        []string
 	ReloadInterval time.Duration
-	Admission      admission.Options
-	Build          builder.Options
-	// DefaultCertificate is the PEM written to Build.DefaultCertificate.
-	DefaultCertificate []byte
 	// OnResults, if set, is called with every route's admission result
 	// after each successful commit (for route status).
 	OnResults func(map[admission.Key]admission.Result)
 	// Observer receives measurements; nil means none.
 	Observer Observer
-	// Hostnames generates the hosts of routes (ROUTER_SUBDOMAIN).
-	Hostnames hostname.Generator
 	// BindEarly starts HAProxy with no routes before the sources have
 	// synced, so the ports answer (503) at once; without it nothing is
 	// bound until the initial state is loaded (ROUTER_BIND_PORTS_AFTER_SYNC).
 	BindEarly bool
-	// Servers lays out backends' server lines (spare slots).
-	Servers servers.Options
 	// Runtime sends commands to the running HAProxy's runtime API; nil
 	// turns changes without reload off.
 	Runtime dynamic.Execer
-	// ExtraFiles, if set, is called on every pass with the built template
-	// data before it is rendered: it may point the data at files the
-	// router keeps besides the routes' (router/mtls: the client CA copy
-	// and CRLs) and returns them, to be written, checked and rolled back
-	// with the configuration. A change to them reloads HAProxy.
-	ExtraFiles func(td *model.TemplateData) []files.File
-	// FDLimit is the open-files limit HAProxy runs with; when set, spare
-	// server slots share what maxconn leaves of it between namespaces and
-	// every configuration is checked against it before a start or reload
-	// (see budget.go).
-	FDLimit int
 }
 
 // maxCulpritRounds bounds how many times one commit retries after
@@ -153,7 +140,7 @@ type Controller struct {
 	results  map[admission.Key]admission.Result
 	reloads  int
 	lastErr  error
-	excluded map[admission.Key]exclusion
+	excluded map[admission.Key]pipeline.Exclusion
 	// forceReload is set when what HAProxy runs may differ from the files
 	// (a reload or a runtime change failed); forceReason says which.
 	forceReload bool
@@ -178,8 +165,8 @@ type Controller struct {
 	// lines; both nil when unknown (before the first load, after a failure).
 	running *dynamic.Config
 	layouts servers.Layouts
-	// loggedPlan is the last slot plan logged (capped, short, over).
-	loggedPlan [3]int
+	// loggedBudget is the last budget summary logged (capped, short, over).
+	loggedBudget [3]int
 }
 
 // outcome says what one pass did.
@@ -231,12 +218,6 @@ func failureBackoff(interval time.Duration, n int) time.Duration {
 	return d
 }
 
-type exclusion struct {
-	resourceVersion string
-	generation      int64
-	result          admission.Result
-}
-
 // New returns a controller.
 func New(o Options) *Controller {
 	if o.ReloadInterval <= 0 {
@@ -245,7 +226,7 @@ func New(o Options) *Controller {
 	if o.Observer == nil {
 		o.Observer = nopObserver{}
 	}
-	return &Controller{o: o, writer: files.NewWriter(), excluded: map[admission.Key]exclusion{}, started: make(chan struct{}, 1)}
+	return &Controller{o: o, writer: files.NewWriter(), excluded: map[admission.Key]pipeline.Exclusion{}, started: make(chan struct{}, 1)}
 }
 
 // Ready reports whether the initial state has been loaded into HAProxy.
@@ -431,19 +412,16 @@ func (c *Controller) commit(ctx context.Context, allowReload bool) (outcome, err
 		if !allowReload && !incremental {
 			return outcome{deferred: true}, nil
 		}
-		td, decision, exhausted, err := c.buildModel(prevLayouts)
+		out, err := c.pass(prevLayouts)
 		if err != nil {
 			return outcome{}, err
 		}
-		fs, err := c.render(td)
-		if err != nil {
-			return outcome{}, err
-		}
+		td, decision, fs := out.Model, out.Decision, out.Files
 		changed, err := c.writer.Stage(fs)
 		if err != nil {
 			// A file that cannot be written for one route (its name, its
 			// size) rejects that route; anything else is an error.
-			if found := culprits(err, fs, nil); len(found) > 0 {
+			if found := pipeline.Culprits(err, fs, nil); len(found) > 0 {
 				c.exclude(found, err)
 				if round+1 >= maxCulpritRounds {
 					return outcome{}, errExcludedMore
@@ -462,15 +440,30 @@ func (c *Controller) commit(ctx context.Context, allowReload bool) (outcome, err
 			c.logAnnotationProblems(td)
 			return outcome{}, nil
 		}
-		configPath := templates.OutputPath(td.WorkingDir, templates.ConfigTemplateName)
-		config := fileData(fs, configPath)
+		configPath, config := out.ConfigPath, out.Config
 		reason := c.reloadReason(force, incremental)
 		if carried != "" {
 			reason = carried
 		}
 		if reason == "" {
 			var parsed *dynamic.Config
-			reason, parsed = c.tryRuntime(ctx, running, changed, fs, td.WorkingDir, config, exhausted)
+			var found []pipeline.Culprit
+			var rtErr error
+			reason, parsed, found, rtErr = c.tryRuntime(ctx, running, changed, fs, td.WorkingDir, config, out.Exhausted)
+			if len(found) > 0 {
+				// A command HAProxy refused for one route: that route is
+				// rejected, and the rest is applied without it (with a
+				// reload: what runs is unknown after a partial change,
+				// and the route's backend goes away).
+				if rbErr := c.writer.Rollback(); rbErr != nil {
+					log.Error(rbErr, "rolling back files of a refused runtime change")
+				}
+				c.exclude(found, rtErr)
+				if round+1 >= maxCulpritRounds {
+					return outcome{}, errExcludedMore
+				}
+				continue
+			}
 			if reason == "" {
 				c.writer.Commit()
 				c.mu.Lock()
@@ -499,7 +492,7 @@ func (c *Controller) commit(ctx context.Context, allowReload bool) (outcome, err
 			round--
 			continue
 		}
-		if found, err := c.preflight(config); err != nil {
+		if found, err := pipeline.Preflight(config, c.o.FDLimit); err != nil {
 			// What HAProxy would refuse at start, "haproxy -c" does not see.
 			if rbErr := c.writer.Rollback(); rbErr != nil {
 				log.Error(rbErr, "rolling back a configuration haproxy could not start")
@@ -517,7 +510,7 @@ func (c *Controller) commit(ctx context.Context, allowReload bool) (outcome, err
 			if rbErr := c.writer.Rollback(); rbErr != nil {
 				log.Error(rbErr, "rolling back refused configuration")
 			}
-			found := culprits(err, fs, config)
+			found := pipeline.Culprits(err, fs, config)
 			if len(found) == 0 {
 				return outcome{}, fmt.Errorf("haproxy refused the new configuration: %w", err)
 			}
@@ -601,23 +594,28 @@ func (c *Controller) reloadReason(force, incremental bool) string {
 
 // tryRuntime applies the change from the running configuration to the
 // staged one through the runtime API. It returns "" and the new parsed
-// configuration when it did, or why a reload is needed.
-func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, changed []string, fs []files.File, workingDir string, config []byte, exhausted []model.ServiceAliasConfigKey) (string, *dynamic.Config) {
+// configuration when it did, or why a reload is needed. A command HAProxy
+// refused that names a route (pipeline.RuntimeCulprit) is returned as that
+// route's culprit, with the error; any other failure falls back to a
+// reload.
+func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, changed []string, fs []files.File, workingDir string, config []byte, exhausted []model.ServiceAliasConfigKey) (string, *dynamic.Config, []pipeline.Culprit, error) {
 	if len(exhausted) > 0 {
 		// Those backends were laid out afresh: their lines changed.
 		c.o.Logger.V(1).Info("backends out of spare server slots; reloading", "routes", exhausted)
-		return ReasonPoolExhausted, nil
+		return ReasonPoolExhausted, nil, nil, nil
 	}
 	parsed := dynamic.Parse(config)
 	change := dynamic.Diff(running, parsed)
 	if change.Reload {
 		c.o.Logger.V(2).Info("change needs a reload", "reason", change.Reason, "where", change.Where)
-		return change.Reason, nil
+		return change.Reason, nil, nil, nil
 	}
-	configPath := filepath.Clean(templates.OutputPath(workingDir, templates.ConfigTemplateName))
-	certDir := filepath.Join(workingDir, "router", "certs") + string(filepath.Separator)
+	wd := layout.New(workingDir)
+	configPath := filepath.Clean(wd.Config())
+	certDir := wd.Certs() + string(filepath.Separator)
 	cmds := change.Commands
 	certs := 0
+	maxPayload := dynamic.MaxPayload(config)
 	data := changedData(fs, changed)
 	for _, p := range changed {
 		p = filepath.Clean(p)
@@ -633,26 +631,36 @@ func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, ch
 		if pem == nil || !strings.HasPrefix(p, certDir) || !strings.HasSuffix(p, ".pem") {
 			// Maps, allowlists, CAs, removed files: read at load time only.
 			c.o.Logger.V(2).Info("change needs a reload", "reason", ReasonFiles, "file", p)
-			return ReasonFiles, nil
+			return ReasonFiles, nil, nil, nil
+		}
+		if len(pem)+len(p)+len("set ssl cert  <<\n\n") > maxPayload {
+			// HAProxy would drop it unanswered: a limit of the runtime
+			// API, not a fault of the route.
+			c.o.Logger.V(1).Info("certificate too large for the runtime API; reloading", "file", p, "bytes", len(pem), "maxPayload", maxPayload)
+			return ReasonFiles, nil, nil, nil
 		}
 		cmds = append(cmds, dynamic.CertificateCommands(p, pem)...)
 		certs++
 	}
 	if len(cmds) == 0 {
 		// Only comments or blank lines changed.
-		return "", change.Running
+		return "", change.Running, nil, nil
 	}
 	began := time.Now()
 	n, err := dynamic.Apply(ctx, c.o.Runtime, cmds)
 	if err != nil {
 		c.o.Observer.ObserveRuntimeError()
-		c.o.Logger.Error(err, "runtime API change failed; reloading instead", "applied", n, "of", len(cmds))
 		// What HAProxy runs is now unknown: only a reload fixes it.
 		c.mu.Lock()
 		c.forceReload, c.forceReason = true, ReasonRuntimeError
 		c.running, c.layouts = nil, nil
 		c.mu.Unlock()
-		return ReasonRuntimeError, nil
+		if cu, ok := pipeline.RuntimeCulprit(err, fs); ok {
+			c.o.Logger.Error(err, "runtime API change refused for one route; rejecting it and reloading without it", "route", string(cu.Route), "applied", n, "of", len(cmds))
+			return ReasonRuntimeError, nil, []pipeline.Culprit{cu}, err
+		}
+		c.o.Logger.Error(err, "runtime API change failed; reloading instead", "applied", n, "of", len(cmds))
+		return ReasonRuntimeError, nil, nil, nil
 	}
 	if len(change.Commands) > 0 {
 		c.o.Observer.ObserveRuntimeChange("endpoints")
@@ -663,115 +671,39 @@ func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, ch
 	c.o.Logger.V(1).Info("changes applied without a reload", "serverCommands", len(change.Commands), "certificates", certs, "took", time.Since(began).String())
 	// What runs: the new configuration and the servers of removed lines,
 	// in maintenance until the next reload.
-	return "", change.Running
+	return "", change.Running, nil, nil
 }
 
-func (c *Controller) buildModel(prev servers.Layouts) (*model.TemplateData, admission.Decision, []model.ServiceAliasConfigKey, error) {
-	var td *model.TemplateData
-	var decision admission.Decision
-	err := c.o.Store.Read(func(v store.View) error {
-		var routes []*routev1.Route
-		if !c.presync {
-			routes = c.o.Hostnames.Apply(v.Routes())
-		}
-		opts := c.o.Admission
-		opts.Excluded = c.currentExclusions(routes)
-		decision = admission.Admit(routes, opts)
-		td = builder.Build(v, decision.Admitted, c.o.Build)
-		return nil
-	})
+// pass runs the pipeline on the store with the controller's exclusions
+// and prev as the running layouts, keeps the exclusions still in force and
+// logs the budget when it changed.
+func (c *Controller) pass(prev servers.Layouts) (*pipeline.Output, error) {
+	c.mu.RLock()
+	excluded := c.excluded
+	c.mu.RUnlock()
+	out, err := pipeline.Pass(c.o.Store, c.o.Inputs, pipeline.State{Exclusions: excluded, Layouts: prev, NoRoutes: c.presync})
 	if err != nil {
-		return nil, decision, nil, err
+		return nil, err
 	}
-	opts := c.o.Servers
-	opts.Pools = c.planSlots(td, &decision)
-	exhausted := servers.Assign(td, prev, opts)
-	return td, decision, exhausted, nil
-}
-
-// planSlots shares the open-files budget between namespaces (see
-// budget.go): it returns every route's spare slots and drops from td, as
-// rejected in d, the routes whose endpoints do not fit in their
-// namespace's share (evaluated again at every pass).
-func (c *Controller) planSlots(td *model.TemplateData, d *admission.Decision) map[model.ServiceAliasConfigKey]int {
-	budget := -1
-	switch {
-	case c.o.FDLimit > 0 && td.MaxConnections == 0:
-		// ROUTER_MAX_CONNECTIONS=auto: HAProxy derives maxconn from what
-		// the servers leave; they get the quarter cmd/openshift-router
-		// sets aside for them.
-		budget = c.o.FDLimit / 4
-	case c.o.FDLimit > 0:
-		budget = serverBudget(c.o.FDLimit, td.MaxConnections)
-	}
-	plan := planSlots(td, c.o.Servers.PoolSize, budget)
-	if len(plan.over) > 0 {
-		results := make(map[admission.Key]admission.Result, len(d.Results))
-		for k, v := range d.Results {
-			results[k] = v
-		}
-		drop := map[admission.Key]bool{}
-		for _, k := range plan.over {
-			ak := keyOf(k)
-			drop[ak] = true
-			res := results[ak]
-			res.Admitted, res.Reason = false, admission.ReasonConfigCheckFailed
-			res.Message = fmt.Sprintf("the %d endpoints of this route do not fit in the router's file descriptor budget for its namespace (%d health-checked servers for all namespaces)", td.State[k].ActiveEndpoints, budget)
-			results[ak] = res
-			delete(td.State, k)
-		}
-		admitted := make([]*routev1.Route, 0, len(d.Admitted))
-		for _, r := range d.Admitted {
-			if !drop[admission.KeyOf(r)] {
-				admitted = append(admitted, r)
-			}
-		}
-		d.Results, d.Admitted = results, admitted
-	}
-	if state := [3]int{plan.capped, plan.short, len(plan.over)}; state != c.loggedPlan {
-		c.loggedPlan = state
-		if state != [3]int{} {
-			c.o.Logger.Info("spare server slots shared within the open files budget",
-				"routesCappedAtMaxSlots", plan.capped, "maxSlotsPerRoute", MaxSlotsPerRoute, "routesWithFewerSlots", plan.short,
-				"routesOverBudget", len(plan.over), "serverBudget", budget, "openFilesLimit", c.o.FDLimit, "maxconn", td.MaxConnections)
-		}
-	}
-	return plan.pools
-}
-
-// currentExclusions drops exclusions of routes that changed or went away,
-// so a fixed route is admitted again.
-func (c *Controller) currentExclusions(routes []*routev1.Route) map[admission.Key]admission.Result {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.excluded) == 0 {
-		return nil
+	c.excluded = out.Exclusions
+	if c.excluded == nil {
+		c.excluded = map[admission.Key]pipeline.Exclusion{}
 	}
-	present := make(map[admission.Key]*routev1.Route, len(c.excluded))
-	for _, r := range routes {
-		if _, ok := c.excluded[admission.KeyOf(r)]; ok {
-			present[admission.KeyOf(r)] = r
+	c.mu.Unlock()
+	b := out.Budget
+	if state := b.Summary(); state != c.loggedBudget {
+		c.loggedBudget = state
+		if state != [3]int{} {
+			c.o.Logger.Info(pipeline.BudgetMessage, b.KeysAndValues()...)
 		}
 	}
-	out := map[admission.Key]admission.Result{}
-	for k, ex := range c.excluded {
-		r, ok := present[k]
-		// The API server bumps generation on spec changes only (not on
-		// status writes); the manifests source has no generation and
-		// changes the resource version with the content.
-		changed := r == nil || r.Generation != ex.generation || (r.Generation == 0 && r.ResourceVersion != ex.resourceVersion)
-		if !ok || changed {
-			delete(c.excluded, k)
-			continue
-		}
-		out[k] = ex.result
-	}
-	return out
+	return out, nil
 }
 
 // exclude rejects the culprits of err until they change or go away; the
 // log has err in full, each route's status only its culprit message.
-func (c *Controller) exclude(found []Culprit, err error) {
+func (c *Controller) exclude(found []pipeline.Culprit, err error) {
 	_ = c.o.Store.Read(func(v store.View) error {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -785,41 +717,14 @@ func (c *Controller) exclude(found []Culprit, err error) {
 				continue
 			}
 			c.o.Logger.Error(err, "route rejected: the configuration it produces cannot be written or haproxy refuses it", "route", string(cu.Route))
-			c.excluded[cu.Route] = exclusion{
-				resourceVersion: r.ResourceVersion,
-				generation:      r.Generation,
-				result:          admission.Result{Host: strings.ToLower(r.Spec.Host), Reason: admission.ReasonConfigCheckFailed, Message: cu.Message},
+			c.excluded[cu.Route] = pipeline.Exclusion{
+				ResourceVersion: r.ResourceVersion,
+				Generation:      r.Generation,
+				Result:          admission.Result{Host: strings.ToLower(r.Spec.Host), Reason: admission.ReasonConfigCheckFailed, Message: cu.Message},
 			}
 		}
 		return nil
 	})
-}
-
-func (c *Controller) render(td *model.TemplateData) ([]files.File, error) {
-	var extra []files.File
-	if c.o.ExtraFiles != nil {
-		extra = c.o.ExtraFiles(td)
-	}
-	rendered, err := c.o.Renderer.Render(td)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]files.File, 0, len(rendered)+len(td.State)+1+len(extra))
-	out = append(out, extra...)
-	for _, f := range rendered {
-		out = append(out, files.File{Path: f.Path, Data: f.Data})
-	}
-	out = append(out, files.CertificateFiles(td)...)
-	for _, f := range files.AllowlistFiles(td) {
-		// A template's generateHAProxyAllowlistFile wrote it already.
-		if fileData(out, f.Path) == nil {
-			out = append(out, f)
-		}
-	}
-	if td.DefaultCertificate != "" && len(c.o.DefaultCertificate) > 0 {
-		out = append(out, files.File{Path: td.DefaultCertificate, Data: c.o.DefaultCertificate, Mode: 0o600})
-	}
-	return out, nil
 }
 
 // logAnnotationProblems logs the ignored annotation values of routes whose
@@ -890,15 +795,6 @@ func changedData(fs []files.File, changed []string) map[string][]byte {
 		}
 	}
 	return out
-}
-
-func fileData(fs []files.File, path string) []byte {
-	for _, f := range fs {
-		if filepath.Clean(f.Path) == filepath.Clean(path) {
-			return f.Data
-		}
-	}
-	return nil
 }
 
 func (c *Controller) hasStarted() bool {

@@ -1,4 +1,4 @@
-package controller
+package pipeline
 
 import (
 	"bufio"
@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	routev1 "github.com/openshift/api/route/v1"
 
 	"github.com/openshift-router-go/router/router/admission"
 	"github.com/openshift-router-go/router/router/model"
@@ -21,7 +23,8 @@ import (
 // The router therefore:
 //
 //   - never lowers maxconn for servers: maxconn is fixed at start from
-//     ROUTER_MAX_CONNECTIONS and the limit (cmd/openshift-router);
+//     ROUTER_MAX_CONNECTIONS and the limit (FitMaxConnections), which sets a
+//     quarter of the limit aside for server lines;
 //   - shares what is left for server lines (the server budget) between
 //     namespaces, max-min fair: a namespace gets what it asks for unless
 //     the budget is short, and then no less than an equal share of it
@@ -42,14 +45,121 @@ const MaxSlotsPerRoute = 64
 // servers (listeners, sockets, pollers, pipes, files), with a margin.
 const fdOverhead = 1000
 
-// serverBudget is the number of health-checked server lines HAProxy can
-// have with maxconn under an open-files limit of fdLimit.
-func serverBudget(fdLimit, maxconn int) int {
+// serverShareDivisor: a quarter of the open-files limit is set aside for
+// health-checked server lines when maxconn is fitted to the limit.
+const serverShareDivisor = 4
+
+// minMaxConnections is the lowest maxconn FitMaxConnections picks.
+const minMaxConnections = 100
+
+// FitMaxConnections returns the global maxconn HAProxy can have under an
+// open-files limit of fdLimit when ROUTER_MAX_CONNECTIONS asks for want:
+// want, unless two descriptors per connection do not fit in what the
+// limit leaves after the overhead and the quarter set aside for server
+// lines (then what fits, at least 100). 0 (auto: HAProxy derives maxconn
+// from its limit) stays 0, and so does any want when fdLimit is unknown
+// (0). It is the one maxconn fitting of the router: cmd/openshift-router
+// calls it at start, and ServerBudget shares what it leaves.
+func FitMaxConnections(fdLimit, want int) int {
+	if fdLimit <= 0 || want <= 0 {
+		return want
+	}
+	reserved := fdOverhead + fdLimit/serverShareDivisor
+	fit := (fdLimit - reserved) / 2
+	if fit < minMaxConnections {
+		fit = minMaxConnections
+	}
+	if want > fit {
+		return fit
+	}
+	return want
+}
+
+// ServerBudget is the number of health-checked server lines HAProxy can
+// have with maxconn under an open-files limit of fdLimit; -1 when fdLimit
+// is unknown (no limit). With maxconn 0 (auto: HAProxy derives maxconn
+// from what the servers leave) the servers get the quarter
+// FitMaxConnections sets aside.
+func ServerBudget(fdLimit, maxconn int) int {
+	switch {
+	case fdLimit <= 0:
+		return -1
+	case maxconn <= 0:
+		return fdLimit / serverShareDivisor
+	}
 	b := fdLimit - fdOverhead - 2*maxconn
 	if b < 0 {
 		return 0
 	}
 	return b
+}
+
+// Budget is how a pass shared the open-files budget: the values the
+// controller logs when they change.
+type Budget struct {
+	// OpenFilesLimit is HAProxy's open-files limit (0: unknown).
+	OpenFilesLimit int
+	// MaxConnections is the global maxconn (0: auto).
+	MaxConnections int
+	// Servers is the number of health-checked server lines shared between
+	// namespaces; -1 without a limit.
+	Servers int
+	// Pools are every admitted route's spare slots.
+	Pools map[model.ServiceAliasConfigKey]int
+	// Over are the routes rejected because their endpoints do not fit in
+	// their namespace's share, largest first.
+	Over []model.ServiceAliasConfigKey
+	// Capped counts the routes that asked for more than MaxSlotsPerRoute,
+	// Short the routes that got fewer slots than they asked for.
+	Capped, Short int
+}
+
+// Summary is what changes of the budget are logged on: (capped, short,
+// over); all zero when every route got what it asked for.
+func (b Budget) Summary() [3]int { return [3]int{b.Capped, b.Short, len(b.Over)} }
+
+// BudgetMessage is the log message of a budget that did not give every
+// route what it asked for (KeysAndValues are its values).
+const BudgetMessage = "spare server slots shared within the open files budget"
+
+// KeysAndValues are the budget's values for a structured log line.
+func (b Budget) KeysAndValues() []any {
+	return []any{"routesCappedAtMaxSlots", b.Capped, "maxSlotsPerRoute", MaxSlotsPerRoute, "routesWithFewerSlots", b.Short,
+		"routesOverBudget", len(b.Over), "serverBudget", b.Servers, "openFilesLimit", b.OpenFilesLimit, "maxconn", b.MaxConnections}
+}
+
+// ShareBudget shares the open-files budget between the namespaces of td
+// (want spare slots for routes without a pool-size annotation) and drops
+// from td, as rejected in d, the routes whose endpoints do not fit in
+// their namespace's share (evaluated again at every pass).
+func ShareBudget(td *model.TemplateData, d *admission.Decision, want, fdLimit int) Budget {
+	budget := ServerBudget(fdLimit, td.MaxConnections)
+	plan := planSlots(td, want, budget)
+	if len(plan.over) > 0 {
+		results := make(map[admission.Key]admission.Result, len(d.Results))
+		for k, v := range d.Results {
+			results[k] = v
+		}
+		drop := map[admission.Key]bool{}
+		for _, k := range plan.over {
+			ak := RouteKey(k)
+			drop[ak] = true
+			res := results[ak]
+			res.Admitted, res.Reason = false, admission.ReasonConfigCheckFailed
+			res.Message = fmt.Sprintf("the %d endpoints of this route do not fit in the router's file descriptor budget for its namespace (%d health-checked servers for all namespaces)", td.State[k].ActiveEndpoints, budget)
+			results[ak] = res
+			delete(td.State, k)
+		}
+		admitted := make([]*routev1.Route, 0, len(d.Admitted))
+		for _, r := range d.Admitted {
+			if !drop[admission.KeyOf(r)] {
+				admitted = append(admitted, r)
+			}
+		}
+		d.Results, d.Admitted = results, admitted
+	}
+	return Budget{OpenFilesLimit: fdLimit, MaxConnections: td.MaxConnections, Servers: budget,
+		Pools: plan.pools, Over: plan.over, Capped: plan.capped, Short: plan.short}
 }
 
 // fairShares divides budget between demands, max-min fair: each gets its
@@ -265,19 +375,20 @@ func hasWord(f []string, w string) bool {
 	return false
 }
 
-// preflight checks that HAProxy can start config under the open-files
-// limit. When it cannot, it returns the route backend with the most
-// health-checked servers as the culprit (none if no route has any).
-func (c *Controller) preflight(config []byte) ([]Culprit, error) {
-	if c.o.FDLimit <= 0 {
+// Preflight checks that HAProxy can start config under the open-files
+// limit fdLimit (0: unknown, nothing to check). When it cannot, it returns
+// an error and the route backend with the most health-checked servers as
+// the culprit (none if no route has any).
+func Preflight(config []byte, fdLimit int) ([]Culprit, error) {
+	if fdLimit <= 0 {
 		return nil, nil
 	}
 	need := readFDNeed(config)
-	if need.total() <= c.o.FDLimit || need.lenient {
+	if need.total() <= fdLimit || need.lenient {
 		return nil, nil
 	}
 	err := fmt.Errorf("haproxy would refuse to start: it needs about %d file descriptors (maxconn %d, %d health-checked servers), the open-files limit is %d",
-		need.total(), need.maxconn, need.checked, c.o.FDLimit)
+		need.total(), need.maxconn, need.checked, fdLimit)
 	var worst admission.Key
 	for k, n := range need.byRoute {
 		if n > need.byRoute[worst] || (n == need.byRoute[worst] && k < worst) {

@@ -1,13 +1,16 @@
-package controller
+package pipeline
 
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/openshift-router-go/router/haproxy/dynamic"
 	"github.com/openshift-router-go/router/haproxy/files"
 	"github.com/openshift-router-go/router/router/admission"
 	"github.com/openshift-router-go/router/router/model"
@@ -17,8 +20,8 @@ import (
 // a file of the route that cannot be written, a line of its backend or a
 // file of it that HAProxy refuses — rejects that route (ConfigCheckFailed,
 // with a message about that route only) and everything else is applied.
-// culprits finds the routes; Controller.exclude rejects them until they
-// change or go away.
+// Culprits finds the routes; the controller (router/controller) rejects
+// them until they change or go away (Exclusion).
 
 var (
 	// "[/path/conf/haproxy.config:57]" in haproxy -c output.
@@ -35,17 +38,17 @@ type Culprit struct {
 	Message string
 }
 
-// culprits returns the routes err can be traced to, sorted: the routes of
+// Culprits returns the routes err can be traced to, sorted: the routes of
 // the files a files.StageError holds, else the routes HAProxy's check
 // output (err's text) blames — those whose files it names and those whose
 // backend section holds a line it refused. config is the configuration
 // checked, fs the files written with it.
-func culprits(err error, fs []files.File, config []byte) []Culprit {
+func Culprits(err error, fs []files.File, config []byte) []Culprit {
 	found := map[admission.Key]string{}
 	var se *files.StageError
 	if errors.As(err, &se) {
 		for _, f := range se.Files {
-			k := keyOf(f.Route)
+			k := RouteKey(f.Route)
 			if _, ok := found[k]; !ok {
 				found[k] = "the router could not write a file for this route: " + f.Err.Error()
 			}
@@ -63,9 +66,9 @@ func culprits(err error, fs []files.File, config []byte) []Culprit {
 	return out
 }
 
-// Culprits returns the routes HAProxy's check output blames, sorted (see
-// culprits).
-func Culprits(checkOutput string, config []byte, fs []files.File) []admission.Key {
+// CheckCulprits returns the routes HAProxy's check output blames, sorted
+// (see Culprits).
+func CheckCulprits(checkOutput string, config []byte, fs []files.File) []admission.Key {
 	found := blamed(checkOutput, fs, config)
 	out := make([]admission.Key, 0, len(found))
 	for k := range found {
@@ -100,7 +103,7 @@ func blamed(output string, fs []files.File, config []byte) map[admission.Key]str
 		}) {
 			for _, p := range []string{tok, strings.TrimRight(tok, ":.")} {
 				if k, ok := routeFiles[p]; ok {
-					blame(keyOf(k), line)
+					blame(RouteKey(k), line)
 				}
 			}
 		}
@@ -117,8 +120,9 @@ func blamed(output string, fs []files.File, config []byte) map[admission.Key]str
 	return found
 }
 
-// keyOf returns the admission key of a model key ("ns:name" → "ns/name").
-func keyOf(k model.ServiceAliasConfigKey) admission.Key {
+// RouteKey returns the admission key of a model key ("ns:name" →
+// "ns/name").
+func RouteKey(k model.ServiceAliasConfigKey) admission.Key {
 	return admission.Key(strings.Replace(string(k), ":", "/", 1))
 }
 
@@ -136,4 +140,47 @@ func sectionRoute(lines [][]byte, idx int) (admission.Key, bool) {
 		return "", false
 	}
 	return "", false
+}
+
+// runtimeTargetRE is the "<backend>/<server>" a runtime API command
+// names, for route backends.
+var runtimeTargetRE = regexp.MustCompile(`^be_(?:http|edge_http|secure|tcp):([^:\s/]+):([^/\s]+)/\S+$`)
+
+// untraceableReplies are HAProxy's answers that blame the router, not the
+// route a command names: a command this HAProxy does not know or allow,
+// or a backend or server it does not have (what runs differs from what the
+// router thinks; a reload fixes it).
+var untraceableReplies = []string{"unknown command", "permission denied", "no such backend", "no such server"}
+
+// RuntimeCulprit returns the route a runtime API command HAProxy refused
+// is about: the route of the backend whose server it sets, adds or
+// enables, or the route of the certificate file it replaces (a file of
+// fs). A refusal that names no route, one whose answer blames the router
+// (untraceableReplies) and a command that could not be sent at all have
+// no culprit.
+func RuntimeCulprit(err error, fs []files.File) (Culprit, bool) {
+	var re *dynamic.RefusedError
+	if !errors.As(err, &re) {
+		return Culprit{}, false
+	}
+	reply := strings.ToLower(re.Reply)
+	for _, u := range untraceableReplies {
+		if strings.Contains(reply, u) {
+			return Culprit{}, false
+		}
+	}
+	msg := fmt.Sprintf("haproxy's runtime API refused a change for this route (%q): %s", re.Command.Text, re.Reply)
+	for _, tok := range strings.Fields(re.Command.Text) {
+		if m := runtimeTargetRE.FindStringSubmatch(tok); m != nil {
+			return Culprit{Route: admission.Key(m[1] + "/" + m[2]), Message: msg}, true
+		}
+	}
+	for _, tok := range strings.Fields(re.Command.Text) {
+		for _, f := range fs {
+			if f.Route != "" && filepath.Clean(f.Path) == filepath.Clean(tok) {
+				return Culprit{Route: RouteKey(f.Route), Message: msg}, true
+			}
+		}
+	}
+	return Culprit{}, false
 }

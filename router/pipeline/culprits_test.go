@@ -1,4 +1,4 @@
-package controller
+package pipeline
 
 import (
 	"errors"
@@ -36,7 +36,7 @@ func TestCulpritsFromHAProxyCheckOutput(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := Culprits(c.output, config, fs); !reflect.DeepEqual(got, c.want) {
+			if got := CheckCulprits(c.output, config, fs); !reflect.DeepEqual(got, c.want) {
 				t.Fatalf("got %v, want %v", got, c.want)
 			}
 		})
@@ -63,7 +63,7 @@ func TestCulpritMessagesConcernTheirRouteOnly(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := culprits(tt.err, fs, nil)
+			got := Culprits(tt.err, fs, nil)
 			if len(got) != 2 || got[0].Route != "alpha-secret/one" || got[1].Route != "beta-secret/two" {
 				t.Fatalf("culprits %+v", got)
 			}

@@ -1,4 +1,4 @@
-package controller
+package pipeline
 
 import (
 	"fmt"
@@ -51,10 +51,10 @@ func benchStore(n int) *store.Store {
 	return st
 }
 
-// benchOptions are the controller options of the benchmarks: the router's
+// benchInputs are the pass inputs of the benchmarks: the router's
 // defaults (5 spare server slots per backend).
-func benchOptions(st *store.Store, r *templates.Renderer, dir string) Options {
-	return Options{Store: st, Renderer: r, Admission: admission.Options{},
+func benchInputs(r *templates.Renderer, dir string) Inputs {
+	return Inputs{Renderer: r, Admission: admission.Options{},
 		Build: builder.Options{WorkingDir: dir, RunDir: filepath.Join(dir, "run"), DefaultCertificate: filepath.Join(dir, "conf", "default.pem"),
 			HTTPPort: 80, HTTPSPort: 443, BindPorts: true, MaxConnections: 20000},
 		Servers: servers.Options{PoolSize: 5}}
@@ -72,17 +72,12 @@ func BenchmarkEndpointChange(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			c := New(benchOptions(st, r, b.TempDir()))
-			td, _, _, err := c.buildModel(nil)
+			in := benchInputs(r, b.TempDir())
+			out, err := Pass(st, in, State{})
 			if err != nil {
 				b.Fatal(err)
 			}
-			fs, err := c.render(td)
-			if err != nil {
-				b.Fatal(err)
-			}
-			configPath := templates.OutputPath(td.WorkingDir, templates.ConfigTemplateName)
-			running, layouts := dynamic.Parse(fileData(fs, configPath)), servers.Of(td)
+			running, layouts := dynamic.Parse(out.Config), servers.Of(out.Model)
 			port, portName := int32(8080), "web"
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -95,20 +90,16 @@ func BenchmarkEndpointChange(b *testing.B) {
 					Ports:       []discoveryv1.EndpointPort{{Name: &portName, Port: &port}},
 					Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{fmt.Sprintf("10.200.%d.%d", i/256%256, i%256)}}},
 				})
-				td, _, exhausted, err := c.buildModel(layouts)
-				if err != nil || len(exhausted) > 0 {
-					b.Fatal(err, exhausted)
+				out, err := Pass(st, in, State{Layouts: layouts})
+				if err != nil || len(out.Exhausted) > 0 {
+					b.Fatal(err, out.Exhausted)
 				}
-				fs, err := c.render(td)
-				if err != nil {
-					b.Fatal(err)
-				}
-				parsed := dynamic.Parse(fileData(fs, configPath))
+				parsed := dynamic.Parse(out.Config)
 				change := dynamic.Diff(running, parsed)
 				if change.Reload || len(change.Commands) != 3 {
 					b.Fatalf("change %+v", change)
 				}
-				running, layouts = parsed, servers.Of(td)
+				running, layouts = parsed, servers.Of(out.Model)
 			}
 		})
 	}
@@ -127,17 +118,18 @@ func BenchmarkRenderAndWrite(b *testing.B) {
 				b.Fatal(err)
 			}
 			dir := b.TempDir()
-			o := benchOptions(st, r, dir)
+			in := benchInputs(r, dir)
 			b.ReportAllocs()
 			b.ResetTimer()
 			var size int64
 			for i := 0; i < b.N; i++ {
-				fs, d, err := RenderOnce(o)
+				out, err := Pass(st, in, State{})
 				if err != nil {
 					b.Fatal(err)
 				}
-				if len(d.Admitted) != n {
-					b.Fatalf("admitted %d of %d", len(d.Admitted), n)
+				fs := out.Files
+				if len(out.Decision.Admitted) != n {
+					b.Fatalf("admitted %d of %d", len(out.Decision.Admitted), n)
 				}
 				w := files.NewWriter()
 				if _, err := w.Stage(fs); err != nil {

@@ -1,4 +1,4 @@
-package controller
+package pipeline
 
 import (
 	"bytes"
@@ -121,15 +121,14 @@ func TestReadFDNeed(t *testing.T) {
 	}
 	// "no strict-limits" (OpenShift's template): HAProxy starts anyway,
 	// with a warning, when it cannot raise its limit.
-	c := &Controller{o: Options{FDLimit: 1000}}
-	if _, err := c.preflight(cfg); err == nil {
+	if _, err := Preflight(cfg, 1000); err == nil {
 		t.Fatal("maxconn 7000 under a 1000 limit passed the preflight")
 	}
 	lenient := append([]byte("global\n  no strict-limits\n"), cfg[len("global\n"):]...)
 	if need := readFDNeed(lenient); !need.lenient {
 		t.Fatal("no strict-limits not seen")
 	}
-	if _, err := c.preflight(lenient); err != nil {
+	if _, err := Preflight(lenient, 1000); err != nil {
 		t.Fatalf("no strict-limits: %v", err)
 	}
 }
@@ -158,18 +157,18 @@ func TestSpareSlotsFitTheOpenFilesLimit(t *testing.T) {
 	st := tenantStore(append(routes, polite, huge)...)
 	addService(st, "huge", "big", 19000)
 	dir := t.TempDir()
-	o := tenantOptions(t, st, dir)
+	o := tenantInputs(t, dir)
 	ports, err := freeport.Ports(2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	o.Build.HTTPPort, o.Build.HTTPSPort, o.Build.MaxConnections = ports[0], ports[1], maxconn
 	o.FDLimit = fdLimit
-	c := New(o)
-	td, d, _, err := c.buildModel(nil)
+	out, err := Pass(st, o, State{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	td, d := out.Model, out.Decision
 	if td.MaxConnections != maxconn {
 		t.Errorf("maxconn %d, want %d", td.MaxConnections, maxconn)
 	}
@@ -182,17 +181,13 @@ func TestSpareSlotsFitTheOpenFilesLimit(t *testing.T) {
 	if n := len(td.State["polite:web"].Servers); n != 2+5 {
 		t.Errorf("polite/web has %d server lines, want its 2 endpoints and 5 spare slots", n)
 	}
-	fs, err := c.render(td)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fs := out.Files
 	w := files.NewWriter()
 	if _, err := w.Stage(fs); err != nil {
 		t.Fatal(err)
 	}
 	w.Commit()
-	cfg := fileData(fs, filepath.Join(dir, "conf", "haproxy.config"))
-	if found, err := c.preflight(cfg); err != nil {
+	if found, err := Preflight(out.Config, fdLimit); err != nil {
 		t.Fatalf("preflight refuses the planned configuration: %v %v", found, err)
 	}
 	haproxyStartsUnder(t, dir, fdLimit, ports[0])

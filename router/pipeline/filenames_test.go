@@ -1,4 +1,4 @@
-package controller
+package pipeline
 
 import (
 	"fmt"
@@ -72,7 +72,7 @@ func tenantStore(routes ...*routev1.Route) *store.Store {
 	return st
 }
 
-func tenantOptions(t *testing.T, st *store.Store, dir string) Options {
+func tenantInputs(t *testing.T, dir string) Inputs {
 	t.Helper()
 	r, err := templates.Parse("default", templates.Default(), templates.FuncMap(templates.FuncOptions{}))
 	if err != nil {
@@ -82,7 +82,7 @@ func tenantOptions(t *testing.T, st *store.Store, dir string) Options {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := benchOptions(st, r, dir)
+	o := benchInputs(r, dir)
 	o.Build.HTTPPort, o.Build.HTTPSPort = 18080, 18443
 	o.Admission = admission.Options{ExtendedValidation: true}
 	o.DefaultCertificate = cert
@@ -144,7 +144,12 @@ func TestLongRouteKeysGetBoundedFileNames(t *testing.T) {
 		t.Fatalf("name lengths %d %d %d %d", len(ns), len(edge.Name), len(reencrypt.Name), len(plain.Name))
 	}
 	dir := t.TempDir()
-	fs, d, err := RenderOnce(tenantOptions(t, tenantStore(edge, reencrypt, plain, short), dir))
+	out, err := Pass(tenantStore(edge, reencrypt, plain, short), tenantInputs(t, dir), State{})
+	var fs []files.File
+	var d admission.Decision
+	if out != nil {
+		fs, d = out.Files, out.Decision
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,209 @@
+// Package pipeline is the router's pure pass: from the watched objects and
+// the router's settings to everything it would write, as values. One pass
+// admits the routes (host claims, validation, the exclusions the
+// controller carries), builds the template model, lays the backends'
+// server lines out within the open-files budget, and renders the template,
+// the certificates and the allowlists. It writes nothing and runs nothing:
+// the controller (router/controller) writes the files, has HAProxy check and
+// load them or applies them through the runtime API, and the render and
+// check subcommands print or check them.
+//
+// The stages of the router are: source (router/source: cluster or
+// manifests, into router/store) → admission (router/admission) → pipeline
+// (this package: model, budget, render) → controller (write, check,
+// runtime API or reload, exclusions, supervision).
+package pipeline
+
+import (
+	"fmt"
+	"path/filepath"
+
+	routev1 "github.com/openshift/api/route/v1"
+
+	"github.com/openshift-router-go/router/haproxy/files"
+	"github.com/openshift-router-go/router/haproxy/layout"
+	"github.com/openshift-router-go/router/router/admission"
+	"github.com/openshift-router-go/router/router/builder"
+	"github.com/openshift-router-go/router/router/hostname"
+	"github.com/openshift-router-go/router/router/model"
+	"github.com/openshift-router-go/router/router/servers"
+	"github.com/openshift-router-go/router/router/store"
+	"github.com/openshift-router-go/router/templates"
+)
+
+// Inputs are the router's settings a pass derives the configuration from,
+// besides the objects.
+type Inputs struct {
+	Renderer  *templates.Renderer
+	Admission admission.Options
+	Build     builder.Options
+	// DefaultCertificate is the PEM written to Build.DefaultCertificate.
+	DefaultCertificate []byte
+	// Hostnames generates the hosts of routes (ROUTER_SUBDOMAIN).
+	Hostnames hostname.Generator
+	// Servers lays out backends' server lines (spare slots).
+	Servers servers.Options
+	// ExtraFiles, if set, is called with the built template data before it
+	// is rendered: it may point the data at files the router keeps besides
+	// the routes' (router/mtls: the client CA copy and CRLs) and returns
+	// them, to be written with the configuration.
+	ExtraFiles func(td *model.TemplateData) []files.File
+	// FDLimit is the open-files limit HAProxy runs with; when set, spare
+	// server slots share what maxconn leaves of it between namespaces (see
+	// budget.go). 0: no limit.
+	FDLimit int
+}
+
+// Exclusion is a route rejected because a failure was traced to it (see
+// culprits.go): it stays rejected until it changes or goes away.
+type Exclusion struct {
+	ResourceVersion string
+	Generation      int64
+	Result          admission.Result
+}
+
+// State is what a pass takes from the passes before it.
+type State struct {
+	// Exclusions are the routes rejected for failures traced to them.
+	Exclusions map[admission.Key]Exclusion
+	// Layouts are the server lines of the running configuration's
+	// backends: spare slots keep their endpoints so that an endpoint
+	// change is a runtime API change. nil lays every backend out afresh.
+	Layouts servers.Layouts
+	// NoRoutes renders the configuration without any route (the ports
+	// answer 503 before the sources have synced).
+	NoRoutes bool
+}
+
+// Source gives the pass a consistent view of the objects (*store.Store).
+// The pass reads under it only what admission and the model need; the
+// rest works on the model.
+type Source interface {
+	Read(fn func(v store.View) error) error
+}
+
+// Output is what one pass decided and rendered.
+type Output struct {
+	// Model is the template data the files were rendered from.
+	Model *model.TemplateData
+	// Decision is every route's admission result (the budget's and the
+	// exclusions' rejections included) and the admitted routes.
+	Decision admission.Decision
+	// Exclusions are the exclusions of State still in force (those of
+	// routes that changed or went away are dropped).
+	Exclusions map[admission.Key]Exclusion
+	// Budget is how the open-files budget was shared.
+	Budget Budget
+	// Exhausted are the backends that had no free spare slot for their
+	// endpoints and were laid out afresh (a reload is needed).
+	Exhausted []model.ServiceAliasConfigKey
+	// Files are every file to write: configuration, maps, certificates,
+	// allowlists, extra files, the default certificate.
+	Files []files.File
+	// ConfigPath is the path of haproxy.config among Files, Config its
+	// contents (nil if the template rendered none).
+	ConfigPath string
+	Config     []byte
+}
+
+// Pass runs the pipeline once on the objects of src.
+func Pass(src Source, in Inputs, st State) (*Output, error) {
+	out := &Output{}
+	err := src.Read(func(v store.View) error {
+		var routes []*routev1.Route
+		if !st.NoRoutes {
+			routes = in.Hostnames.Apply(v.Routes())
+		}
+		opts := in.Admission
+		out.Exclusions = CurrentExclusions(st.Exclusions, routes)
+		if len(out.Exclusions) > 0 {
+			opts.Excluded = make(map[admission.Key]admission.Result, len(out.Exclusions))
+			for k, ex := range out.Exclusions {
+				opts.Excluded[k] = ex.Result
+			}
+		}
+		out.Decision = admission.Admit(routes, opts)
+		out.Model = builder.Build(v, out.Decision.Admitted, in.Build)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the objects: %w", err)
+	}
+	out.Budget = ShareBudget(out.Model, &out.Decision, in.Servers.PoolSize, in.FDLimit)
+	so := in.Servers
+	so.Pools = out.Budget.Pools
+	out.Exhausted = servers.Assign(out.Model, st.Layouts, so)
+	fs, err := Render(out.Model, in)
+	if err != nil {
+		return nil, err
+	}
+	out.Files = fs
+	out.ConfigPath = filepath.Clean(layout.New(out.Model.WorkingDir).Config())
+	out.Config = FileData(fs, out.ConfigPath)
+	return out, nil
+}
+
+// CurrentExclusions returns the exclusions of routes that are still
+// present and unchanged, so a fixed or deleted route is no longer
+// rejected. ex is not modified.
+func CurrentExclusions(ex map[admission.Key]Exclusion, routes []*routev1.Route) map[admission.Key]Exclusion {
+	if len(ex) == 0 {
+		return nil
+	}
+	out := map[admission.Key]Exclusion{}
+	for _, r := range routes {
+		k := admission.KeyOf(r)
+		e, ok := ex[k]
+		if !ok {
+			continue
+		}
+		// The API server bumps generation on spec changes only (not on
+		// status writes); the manifests source has no generation and
+		// changes the resource version with the content.
+		if r.Generation != e.Generation || (r.Generation == 0 && r.ResourceVersion != e.ResourceVersion) {
+			continue
+		}
+		out[k] = e
+	}
+	return out
+}
+
+// Render renders every file for td: the template's files, the routes'
+// certificates and allowlists, in.ExtraFiles and the default certificate.
+func Render(td *model.TemplateData, in Inputs) ([]files.File, error) {
+	var extra []files.File
+	if in.ExtraFiles != nil {
+		extra = in.ExtraFiles(td)
+	}
+	rendered, err := in.Renderer.Render(td)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]files.File, 0, len(rendered)+len(td.State)+1+len(extra))
+	out = append(out, extra...)
+	for _, f := range rendered {
+		out = append(out, files.File{Path: f.Path, Data: f.Data})
+	}
+	out = append(out, files.CertificateFiles(td)...)
+	for _, f := range files.AllowlistFiles(td) {
+		// A template's generateHAProxyAllowlistFile wrote it already.
+		if FileData(out, f.Path) == nil {
+			out = append(out, f)
+		}
+	}
+	if td.DefaultCertificate != "" && len(in.DefaultCertificate) > 0 {
+		out = append(out, files.File{Path: td.DefaultCertificate, Data: in.DefaultCertificate, Mode: 0o600})
+	}
+	return out, nil
+}
+
+// FileData returns the contents of the file at path among fs, or nil.
+func FileData(fs []files.File, path string) []byte {
+	path = filepath.Clean(path)
+	for _, f := range fs {
+		if filepath.Clean(f.Path) == path {
+			return f.Data
+		}
+	}
+	return nil
+}
