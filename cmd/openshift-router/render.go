@@ -23,6 +23,7 @@ import (
 	"github.com/openshift-router-go/router/router/builder"
 	"github.com/openshift-router-go/router/router/config"
 	"github.com/openshift-router-go/router/router/defaultcert"
+	"github.com/openshift-router-go/router/router/extcert"
 	"github.com/openshift-router-go/router/router/hostname"
 	"github.com/openshift-router-go/router/router/model"
 	"github.com/openshift-router-go/router/router/pipeline"
@@ -106,8 +107,11 @@ func newPipeline(cfg *config.Config, workingDir string, log logr.Logger) (pipeli
 			HAProxy:              cfg.HAProxy,
 		},
 		DefaultCertificate: certPEM,
-		Servers:            layout,
-		FDLimit:            fdLimit,
+		// The manifests' Secrets; the cluster source replaces it with one
+		// that checks permissions and watches the secrets (source.go).
+		ExternalCertificates: extcert.New(extcert.Options{Enabled: cfg.ExternalCertificates, Logger: log.WithName("extcert")}),
+		Servers:              layout,
+		FDLimit:              fdLimit,
 		Hostnames: hostname.Generator{
 			Domain:          cfg.Kube.Domain,
 			Subdomain:       cfg.Kube.Subdomain,

@@ -107,6 +107,9 @@ func run(ctx context.Context, f runFlags) error {
 		}
 	}
 	pipe.Observer = obs
+	if src.extcert != nil {
+		pipe.ExternalCertificates = src.extcert
+	}
 	pipe.Runtime = &runtimeapi.Client{Path: wd.RuntimeSocket()}
 	if h := cfg.HAProxy; h.MutualTLSAuth != "none" && h.MutualTLSClientCA {
 		// The client CA copy and the CRLs it names (router/mtls).

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/openshift-router-go/router/router/config"
+	"github.com/openshift-router-go/router/router/extcert"
 	"github.com/openshift-router-go/router/router/source/kube"
 	"github.com/openshift-router-go/router/router/source/manifests"
 	"github.com/openshift-router-go/router/router/status"
@@ -34,6 +35,9 @@ type source struct {
 	// kube is the cluster's client (cluster only): the metrics server
 	// authorises bearer tokens with it.
 	kube kubernetes.Interface
+	// extcert resolves external certificates with the cluster (cluster
+	// only; nil: the pipeline's own, from the store's secrets).
+	extcert *extcert.Resolver
 }
 
 // chooseSource picks the source: --manifests when given; otherwise the
@@ -90,6 +94,16 @@ func chooseSource(ctx context.Context, f runFlags, cfg *config.Config, st *store
 	}
 	out := &source{name: kube.SourceName, run: run, kube: kc, desc: []any{"cluster", restConfig.Host, "routerName", k.RouterName,
 		"routeLabels", k.RouteLabels.String(), "namespaceLabels", fmt.Sprint(k.NamespaceLabels), "namespace", namespace}}
+	if cfg.ExternalCertificates {
+		elog := log.WithName("extcert")
+		out.extcert = extcert.New(extcert.Options{
+			Enabled: true,
+			Checker: &extcert.Kube{Client: kc, Logger: elog},
+			Watcher: kube.NewSecretWatches(ctx, kc, st, k.ResyncInterval, elog),
+			Changed: st.Poke,
+			Logger:  elog,
+		})
+	}
 	if k.UpdateStatus {
 		out.status = status.New(status.Options{
 			Client:            rc,

@@ -45,6 +45,9 @@ type Config struct {
 	WatchEndpoints bool
 	// ExtendedValidation is EXTENDED_VALIDATION (default true).
 	ExtendedValidation bool
+	// ExternalCertificates is ROUTER_ENABLE_EXTERNAL_CERTIFICATE (default
+	// true, as OpenShift): routes' spec.tls.externalCertificate is served.
+	ExternalCertificates bool
 	// BackendProcessEndpoints is ROUTER_BACKEND_PROCESS_ENDPOINTS ("" or "shuffle").
 	BackendProcessEndpoints string
 	DisableHTTP2            bool
@@ -121,6 +124,7 @@ func FromEnv(getenv Getenv) (*Config, error) {
 		DefaultDestinationCAPath: p.str("DEFAULT_DESTINATION_CA_PATH", "/var/run/secrets/kubernetes.io/serviceaccount/service-ca.crt"),
 		WatchEndpoints:           p.boolean("ROUTER_WATCH_ENDPOINTS", false),
 		ExtendedValidation:       p.boolean("EXTENDED_VALIDATION", true),
+		ExternalCertificates:     p.boolean("ROUTER_ENABLE_EXTERNAL_CERTIFICATE", true),
 		BackendProcessEndpoints:  p.oneOf("ROUTER_BACKEND_PROCESS_ENDPOINTS", "", "", "shuffle"),
 		DisableHTTP2:             p.boolean("ROUTER_DISABLE_HTTP2", false),
 		MaxConnections:           p.maxConnections("ROUTER_MAX_CONNECTIONS"),

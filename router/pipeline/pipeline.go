@@ -52,6 +52,12 @@ type Inputs struct {
 	// server slots share what maxconn leaves of it between namespaces (see
 	// budget.go). 0: no limit.
 	FDLimit int
+	// ExternalCertificates, if set, fills in routes' certificates from the
+	// secrets spec.tls.externalCertificate names, or rejects the routes,
+	// before admission (router/extcert).
+	ExternalCertificates interface {
+		Resolve(v store.View, routes []*routev1.Route) ([]*routev1.Route, map[admission.Key]admission.Result)
+	}
 }
 
 // Exclusion is a route rejected because a failure was traced to it (see
@@ -120,6 +126,20 @@ func Pass(src Source, in Inputs, st State) (*Output, error) {
 			opts.Excluded = make(map[admission.Key]admission.Result, len(out.Exclusions))
 			for k, ex := range out.Exclusions {
 				opts.Excluded[k] = ex.Result
+			}
+		}
+		if in.ExternalCertificates != nil {
+			var rejected map[admission.Key]admission.Result
+			routes, rejected = in.ExternalCertificates.Resolve(v, routes)
+			if len(rejected) > 0 {
+				merged := make(map[admission.Key]admission.Result, len(opts.Excluded)+len(rejected))
+				for k, res := range opts.Excluded {
+					merged[k] = res
+				}
+				for k, res := range rejected {
+					merged[k] = res
+				}
+				opts.Excluded = merged
 			}
 		}
 		out.Decision = admission.Admit(routes, opts)

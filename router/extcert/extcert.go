@@ -1,0 +1,333 @@
+// Package extcert serves routes' spec.tls.externalCertificate: the
+// certificate and key of an edge or re-encrypt route come from a
+// kubernetes.io/tls Secret in the route's namespace, as OpenShift's router
+// does with its route secret manager (ROUTER_ENABLE_EXTERNAL_CERTIFICATE).
+//
+// Every pass of the pipeline calls Resolve with the store's view: routes
+// that refer to a usable secret are handed on as copies whose
+// spec.tls.certificate and key hold the secret's tls.crt and tls.key (the
+// admission chain then validates them like inline ones); routes whose
+// secret cannot be used are rejected with OpenShift's reason
+// ExternalCertificateValidationFailed and its messages.
+//
+// With the Kubernetes API (a Checker is given), whether the router may get,
+// list and watch the secret is asked with SubjectAccessReviews and whether
+// the secret exists with a GET, as OpenShift's router does; the answers are
+// fetched in the background (a pass never waits for the API) and asked
+// again when the secret changes or the answer is older than Recheck. Only
+// secrets the router may read are watched, one watch per referenced secret
+// (a Watcher), as OpenShift's secret monitor does: their data reach the
+// store, and a changed tls.crt/tls.key reaches HAProxy as a changed
+// certificate file (replaced through the runtime API without a reload when
+// nothing else changed). Without a Checker (the manifests directory) the
+// Secrets of the directory are the source and no permission is checked.
+package extcert
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	routev1 "github.com/openshift/api/route/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/openshift-router-go/router/router/admission"
+	"github.com/openshift-router-go/router/router/store"
+)
+
+// OpenShift's status reasons for external certificates. Only
+// ReasonValidationFailed is written here: OpenShift's other reasons mark
+// the transient states between a secret event and the route's
+// re-evaluation, which this router does in the same pass.
+const (
+	ReasonValidationFailed = "ExternalCertificateValidationFailed"
+	ReasonSecretRecreated  = "ExternalCertificateSecretRecreated"
+	ReasonSecretUpdated    = "ExternalCertificateSecretUpdated"
+	ReasonSecretDeleted    = "ExternalCertificateSecretDeleted"
+	ReasonGetFailed        = "ExternalCertificateGetFailed"
+)
+
+// fieldPath is the field OpenShift's messages name.
+var fieldPath = field.NewPath("spec", "tls", "externalCertificate")
+
+// Ref names a referenced secret.
+type Ref struct{ Namespace, Name string }
+
+func (r Ref) String() string { return r.Namespace + "/" + r.Name }
+
+// Answer is what the API says about a referenced secret.
+type Answer struct {
+	// Forbidden holds one error per verb (get, watch, list) the router
+	// may not use on the secret.
+	Forbidden field.ErrorList
+	// Exists is false when the GET found no such secret; Err is set when
+	// it failed otherwise (not asked when Forbidden is not empty).
+	Exists bool
+	Err    *field.Error
+}
+
+// Checker asks the API about a secret (Kube, in kube.go).
+type Checker interface {
+	Check(ctx context.Context, ref Ref) Answer
+}
+
+// Watcher keeps exactly the wanted secrets watched into the store.
+type Watcher interface {
+	Sync(wanted map[Ref]bool)
+}
+
+// Options configure a Resolver.
+type Options struct {
+	// Enabled is ROUTER_ENABLE_EXTERNAL_CERTIFICATE. Off, routes are
+	// handed on unchanged: as with OpenShift's router without its route
+	// secret manager, spec.tls.externalCertificate is ignored and such a
+	// route is served with the default certificate.
+	Enabled bool
+	// Checker and Watcher are the API's (nil: the store's secrets are used
+	// as they are, without a permission check).
+	Checker Checker
+	Watcher Watcher
+	// Changed is called when an answer arrives that changes a route's
+	// outcome (store.Poke).
+	Changed func()
+	Logger  logr.Logger
+	// Recheck is how old an answer may get before it is asked again
+	// (default 5 minutes); Timeout bounds one check (default 10 seconds).
+	Recheck time.Duration
+	Timeout time.Duration
+	// Grace is how long an allowed secret may take to reach the store
+	// through its new watch before its routes are rejected (default 30s).
+	Grace time.Duration
+	// Now is the clock (tests).
+	Now func() time.Time
+}
+
+// entry is the state of one referenced secret.
+type entry struct {
+	answer   Answer
+	answered bool
+	inflight bool
+	// secretRV is the store's resource version of the secret when the
+	// answer was asked for ("" absent); checked when it was asked.
+	secretRV string
+	checked  time.Time
+	// seen is set once the store had the secret after an allowed answer;
+	// allowedAt is when the allowed answer arrived.
+	seen      bool
+	allowedAt time.Time
+}
+
+// Resolver resolves external certificates; Resolve is called by one
+// goroutine, answers arrive from others.
+type Resolver struct {
+	o       Options
+	mu      sync.Mutex
+	entries map[Ref]*entry
+}
+
+// New returns a Resolver.
+func New(o Options) *Resolver {
+	if o.Recheck <= 0 {
+		o.Recheck = 5 * time.Minute
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 10 * time.Second
+	}
+	if o.Grace <= 0 {
+		o.Grace = 30 * time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Changed == nil {
+		o.Changed = func() {}
+	}
+	return &Resolver{o: o, entries: map[Ref]*entry{}}
+}
+
+// RefOf returns the secret a route refers to, if any.
+func RefOf(r *routev1.Route) (Ref, bool) {
+	tls := r.Spec.TLS
+	if tls == nil || tls.ExternalCertificate == nil || tls.ExternalCertificate.Name == "" {
+		return Ref{}, false
+	}
+	return Ref{Namespace: r.Namespace, Name: tls.ExternalCertificate.Name}, true
+}
+
+// Resolve returns the routes to admit, with external certificates filled
+// in, and the rejected ones' results. Routes whose secret has not been
+// answered for yet are left out (no result: their status stays as it is)
+// until the answer arrives and Changed is called. v is read only during
+// the call.
+func (r *Resolver) Resolve(v store.View, routes []*routev1.Route) ([]*routev1.Route, map[admission.Key]admission.Result) {
+	if !r.o.Enabled {
+		return routes, nil
+	}
+	out := make([]*routev1.Route, 0, len(routes))
+	var rejected map[admission.Key]admission.Result
+	reject := func(rt *routev1.Route, errs field.ErrorList) {
+		if rejected == nil {
+			rejected = map[admission.Key]admission.Result{}
+		}
+		rejected[admission.KeyOf(rt)] = admission.Result{Reason: ReasonValidationFailed, Message: errs.ToAggregate().Error()}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	used := map[Ref]bool{}
+	wanted := map[Ref]bool{}
+	for _, rt := range routes {
+		ref, ok := RefOf(rt)
+		if !ok {
+			out = append(out, rt)
+			continue
+		}
+		used[ref] = true
+		secret := v.Secret(ref.Namespace, ref.Name)
+		var errs field.ErrorList
+		if r.o.Checker != nil {
+			var pending bool
+			errs, pending = r.fromAPI(ref, secret, wanted)
+			if pending {
+				continue
+			}
+		}
+		if len(errs) == 0 {
+			errs = Validate(ref.Name, secret)
+		}
+		if len(errs) > 0 {
+			reject(rt, errs)
+			continue
+		}
+		out = append(out, withCertificate(rt, secret))
+	}
+	for ref := range r.entries {
+		if !used[ref] {
+			delete(r.entries, ref)
+		}
+	}
+	if r.o.Watcher != nil {
+		r.o.Watcher.Sync(wanted)
+	}
+	return out, rejected
+}
+
+// fromAPI returns the API's errors for a secret (none when it may be used
+// and the store has it) or pending while there is no answer yet. Secrets
+// the router may read are added to wanted. Called with r.mu held.
+func (r *Resolver) fromAPI(ref Ref, secret *corev1.Secret, wanted map[Ref]bool) (field.ErrorList, bool) {
+	now := r.o.Now()
+	rv := ""
+	if secret != nil {
+		rv = secret.ResourceVersion
+	}
+	e := r.entries[ref]
+	if e == nil {
+		e = &entry{}
+		r.entries[ref] = e
+	}
+	if !e.inflight && (!e.answered || e.secretRV != rv || now.Sub(e.checked) >= r.o.Recheck) {
+		r.ask(ref, e, rv)
+	}
+	if !e.answered {
+		return nil, true
+	}
+	a := e.answer
+	if len(a.Forbidden) > 0 {
+		// OpenShift's order: the permission errors, then the GET's.
+		errs := append(field.ErrorList{}, a.Forbidden...)
+		if a.Err != nil {
+			errs = append(errs, a.Err)
+		} else if !a.Exists {
+			errs = append(errs, notFound(ref.Name))
+		}
+		return errs, false
+	}
+	wanted[ref] = true
+	if a.Err != nil {
+		return field.ErrorList{a.Err}, false
+	}
+	if secret != nil {
+		e.seen = true
+		return nil, false
+	}
+	if a.Exists && !e.seen && now.Sub(e.allowedAt) < r.o.Grace {
+		// Allowed and present: its watch has not delivered it yet.
+		return nil, true
+	}
+	return field.ErrorList{notFound(ref.Name)}, false
+}
+
+// ask starts a check of ref in the background. Called with r.mu held.
+func (r *Resolver) ask(ref Ref, e *entry, rv string) {
+	e.inflight = true
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), r.o.Timeout)
+		defer cancel()
+		a := r.o.Checker.Check(ctx, ref)
+		r.mu.Lock()
+		cur := r.entries[ref]
+		if cur != e {
+			// No longer referenced.
+			r.mu.Unlock()
+			return
+		}
+		changed := !e.answered || !sameAnswer(e.answer, a)
+		if len(a.Forbidden) == 0 && (!e.answered || len(e.answer.Forbidden) > 0) {
+			e.allowedAt = r.o.Now()
+		}
+		e.answer, e.answered, e.inflight = a, true, false
+		e.secretRV, e.checked = rv, r.o.Now()
+		r.mu.Unlock()
+		if changed {
+			r.o.Logger.V(1).Info("external certificate secret checked", "secret", ref.String(),
+				"forbidden", len(a.Forbidden), "exists", a.Exists)
+			r.o.Changed()
+		}
+	}()
+}
+
+func sameAnswer(a, b Answer) bool {
+	if a.Exists != b.Exists || len(a.Forbidden) != len(b.Forbidden) || (a.Err == nil) != (b.Err == nil) {
+		return false
+	}
+	for i := range a.Forbidden {
+		if a.Forbidden[i].Error() != b.Forbidden[i].Error() {
+			return false
+		}
+	}
+	return a.Err == nil || a.Err.Error() == b.Err.Error()
+}
+
+// Validate checks a secret the route may use as OpenShift's router does:
+// it exists and is of type kubernetes.io/tls. (The certificate and key
+// themselves are validated by the admission chain, as inline ones.)
+func Validate(name string, secret *corev1.Secret) field.ErrorList {
+	if secret == nil {
+		return field.ErrorList{notFound(name)}
+	}
+	if secret.Type != corev1.SecretTypeTLS {
+		return field.ErrorList{field.Invalid(fieldPath, name, fmt.Sprintf("secret of type %q required", corev1.SecretTypeTLS))}
+	}
+	return nil
+}
+
+// notFound is OpenShift's error for a missing secret (the API's message).
+func notFound(name string) *field.Error {
+	return field.NotFound(fieldPath, fmt.Sprintf("secrets %q not found", name))
+}
+
+// withCertificate returns a copy of the route serving the secret's
+// certificate and key (the watched route is not changed). As OpenShift's
+// router, the secret's tls.crt and tls.key replace spec.tls.certificate
+// and key; spec.tls.caCertificate stays.
+func withCertificate(rt *routev1.Route, secret *corev1.Secret) *routev1.Route {
+	c := *rt
+	tls := *rt.Spec.TLS
+	tls.Certificate = string(secret.Data[corev1.TLSCertKey])
+	tls.Key = string(secret.Data[corev1.TLSPrivateKeyKey])
+	c.Spec.TLS = &tls
+	return &c
+}
