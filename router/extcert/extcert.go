@@ -67,6 +67,9 @@ type Answer struct {
 	// it failed otherwise (not asked when Forbidden is not empty).
 	Exists bool
 	Err    *field.Error
+	// Secret is what the GET returned: served until the secret's watch
+	// has delivered it to the store.
+	Secret *corev1.Secret
 }
 
 // Checker asks the API about a secret (Kube, in kube.go).
@@ -98,9 +101,10 @@ type Options struct {
 	// (default 5 minutes); Timeout bounds one check (default 10 seconds).
 	Recheck time.Duration
 	Timeout time.Duration
-	// Grace is how long an allowed secret may take to reach the store
-	// through its new watch before its routes are rejected (default 30s).
-	Grace time.Duration
+	// FirstWait bounds how long one pass waits for the first answers
+	// about secrets it has not asked about before (default 5 seconds), so
+	// the routes of a starting router are in its first configuration.
+	FirstWait time.Duration
 	// Now is the clock (tests).
 	Now func() time.Time
 }
@@ -110,14 +114,17 @@ type entry struct {
 	answer   Answer
 	answered bool
 	inflight bool
-	// secretRV is the store's resource version of the secret when the
-	// answer was asked for ("" absent); checked when it was asked.
+	// first is closed when the first answer arrives.
+	first chan struct{}
+	// secretRV and routeRVs are the resource versions of the secret in
+	// the store ("" absent) and of the routes that refer to it when last
+	// seen: as OpenShift's router, a change of either asks again (dirty).
 	secretRV string
+	routeRVs map[admission.Key]string
+	dirty    bool
 	checked  time.Time
-	// seen is set once the store had the secret after an allowed answer;
-	// allowedAt is when the allowed answer arrived.
-	seen      bool
-	allowedAt time.Time
+	// seen is set once the store had the secret.
+	seen bool
 }
 
 // Resolver resolves external certificates; Resolve is called by one
@@ -136,8 +143,8 @@ func New(o Options) *Resolver {
 	if o.Timeout <= 0 {
 		o.Timeout = 10 * time.Second
 	}
-	if o.Grace <= 0 {
-		o.Grace = 30 * time.Second
+	if o.FirstWait <= 0 {
+		o.FirstWait = 5 * time.Second
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -174,6 +181,9 @@ func (r *Resolver) Resolve(v store.View, routes []*routev1.Route) ([]*routev1.Ro
 		}
 		rejected[admission.KeyOf(rt)] = admission.Result{Reason: ReasonValidationFailed, Message: errs.ToAggregate().Error()}
 	}
+	if r.o.Checker != nil {
+		r.askNew(v, routes)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	used := map[Ref]bool{}
@@ -189,7 +199,7 @@ func (r *Resolver) Resolve(v store.View, routes []*routev1.Route) ([]*routev1.Ro
 		var errs field.ErrorList
 		if r.o.Checker != nil {
 			var pending bool
-			errs, pending = r.fromAPI(ref, secret, wanted)
+			errs, secret, pending = r.fromAPI(rt, ref, secret, wanted)
 			if pending {
 				continue
 			}
@@ -214,25 +224,73 @@ func (r *Resolver) Resolve(v store.View, routes []*routev1.Route) ([]*routev1.Ro
 	return out, rejected
 }
 
-// fromAPI returns the API's errors for a secret (none when it may be used
-// and the store has it) or pending while there is no answer yet. Secrets
-// the router may read are added to wanted. Called with r.mu held.
-func (r *Resolver) fromAPI(ref Ref, secret *corev1.Secret, wanted map[Ref]bool) (field.ErrorList, bool) {
-	now := r.o.Now()
+// askNew asks about the secrets no answer was asked for yet and waits, up
+// to FirstWait, for the answers.
+func (r *Resolver) askNew(v store.View, routes []*routev1.Route) {
+	var wait []chan struct{}
+	fresh := map[Ref]*entry{}
+	r.mu.Lock()
+	for _, rt := range routes {
+		ref, ok := RefOf(rt)
+		if !ok {
+			continue
+		}
+		e := fresh[ref]
+		if e == nil {
+			if r.entries[ref] != nil {
+				continue
+			}
+			e = &entry{first: make(chan struct{}), routeRVs: map[admission.Key]string{}}
+			if s := v.Secret(ref.Namespace, ref.Name); s != nil {
+				e.secretRV = s.ResourceVersion
+			}
+			r.entries[ref], fresh[ref] = e, e
+			wait = append(wait, e.first)
+		}
+		e.routeRVs[admission.KeyOf(rt)] = rt.ResourceVersion
+	}
+	for ref, e := range fresh {
+		r.ask(ref, e)
+	}
+	r.mu.Unlock()
+	if len(wait) == 0 {
+		return
+	}
+	t := time.NewTimer(r.o.FirstWait)
+	defer t.Stop()
+	for _, ch := range wait {
+		select {
+		case <-ch:
+		case <-t.C:
+			return
+		}
+	}
+}
+
+// fromAPI returns the API's errors for a secret and the secret to serve
+// (the store's, or the GET's until the store has it), or pending while
+// there is no answer yet. Secrets the router may read are added to
+// wanted. Called with r.mu held.
+func (r *Resolver) fromAPI(rt *routev1.Route, ref Ref, secret *corev1.Secret, wanted map[Ref]bool) (field.ErrorList, *corev1.Secret, bool) {
 	rv := ""
 	if secret != nil {
 		rv = secret.ResourceVersion
 	}
 	e := r.entries[ref]
 	if e == nil {
-		e = &entry{}
+		e = &entry{first: make(chan struct{}), routeRVs: map[admission.Key]string{}, dirty: true}
 		r.entries[ref] = e
 	}
-	if !e.inflight && (!e.answered || e.secretRV != rv || now.Sub(e.checked) >= r.o.Recheck) {
-		r.ask(ref, e, rv)
+	key := admission.KeyOf(rt)
+	if e.secretRV != rv || e.routeRVs[key] != rt.ResourceVersion {
+		e.secretRV, e.routeRVs[key] = rv, rt.ResourceVersion
+		e.dirty = true
+	}
+	if !e.inflight && (e.dirty || r.o.Now().Sub(e.checked) >= r.o.Recheck) {
+		r.ask(ref, e)
 	}
 	if !e.answered {
-		return nil, true
+		return nil, nil, true
 	}
 	a := e.answer
 	if len(a.Forbidden) > 0 {
@@ -243,43 +301,43 @@ func (r *Resolver) fromAPI(ref Ref, secret *corev1.Secret, wanted map[Ref]bool) 
 		} else if !a.Exists {
 			errs = append(errs, notFound(ref.Name))
 		}
-		return errs, false
+		return errs, nil, false
 	}
 	wanted[ref] = true
 	if a.Err != nil {
-		return field.ErrorList{a.Err}, false
+		return field.ErrorList{a.Err}, nil, false
 	}
 	if secret != nil {
 		e.seen = true
-		return nil, false
+		return nil, secret, false
 	}
-	if a.Exists && !e.seen && now.Sub(e.allowedAt) < r.o.Grace {
-		// Allowed and present: its watch has not delivered it yet.
-		return nil, true
+	if !e.seen && a.Exists {
+		// Its watch has not delivered it yet.
+		return nil, a.Secret, false
 	}
-	return field.ErrorList{notFound(ref.Name)}, false
+	// Deleted since (Validate says not found).
+	return nil, nil, false
 }
 
 // ask starts a check of ref in the background. Called with r.mu held.
-func (r *Resolver) ask(ref Ref, e *entry, rv string) {
-	e.inflight = true
+func (r *Resolver) ask(ref Ref, e *entry) {
+	e.inflight, e.dirty = true, false
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), r.o.Timeout)
 		defer cancel()
 		a := r.o.Checker.Check(ctx, ref)
 		r.mu.Lock()
-		cur := r.entries[ref]
-		if cur != e {
+		if r.entries[ref] != e {
 			// No longer referenced.
 			r.mu.Unlock()
 			return
 		}
-		changed := !e.answered || !sameAnswer(e.answer, a)
-		if len(a.Forbidden) == 0 && (!e.answered || len(e.answer.Forbidden) > 0) {
-			e.allowedAt = r.o.Now()
+		changed := !e.answered || !sameAnswer(e.answer, a) || e.dirty
+		if !e.answered {
+			close(e.first)
 		}
 		e.answer, e.answered, e.inflight = a, true, false
-		e.secretRV, e.checked = rv, r.o.Now()
+		e.checked = r.o.Now()
 		r.mu.Unlock()
 		if changed {
 			r.o.Logger.V(1).Info("external certificate secret checked", "secret", ref.String(),

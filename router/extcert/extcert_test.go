@@ -107,9 +107,14 @@ type fakeChecker struct {
 	mu      sync.Mutex
 	answers map[Ref]Answer
 	calls   int
+	// block, if set, holds every answer until closed.
+	block chan struct{}
 }
 
 func (f *fakeChecker) Check(_ context.Context, ref Ref) Answer {
+	if f.block != nil {
+		<-f.block
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls++
@@ -164,18 +169,17 @@ func TestAPIAnswers(t *testing.T) {
 		answer  Answer
 		secret  *corev1.Secret
 		watched bool
-		pending bool
 		message string
 	}{
-		{"allowed and present is served", Answer{Exists: true}, secret("a", "s", corev1.SecretTypeTLS, "1"), true, false, ""},
-		{"allowed but not delivered yet waits", Answer{Exists: true}, nil, true, true, ""},
-		{"allowed and missing is not found", Answer{}, nil, true, false, `spec.tls.externalCertificate: Not found: "secrets \"s\" not found"`},
-		{"allowed and of another type is refused", Answer{Exists: true}, secret("a", "s", corev1.SecretTypeOpaque, "1"), true, false, `spec.tls.externalCertificate: Invalid value: "s": secret of type "kubernetes.io/tls" required`},
-		{"not allowed is refused and not watched", Answer{Forbidden: forbidden("get", "watch", "list"), Exists: true}, nil, false, false,
+		{"allowed and present is served", Answer{Exists: true}, secret("a", "s", corev1.SecretTypeTLS, "1"), true, ""},
+		{"allowed but not delivered by the watch yet serves what the GET read", Answer{Exists: true, Secret: secret("a", "s", corev1.SecretTypeTLS, "1")}, nil, true, ""},
+		{"allowed and missing is not found", Answer{}, nil, true, `spec.tls.externalCertificate: Not found: "secrets \"s\" not found"`},
+		{"allowed and of another type is refused", Answer{Exists: true}, secret("a", "s", corev1.SecretTypeOpaque, "1"), true, `spec.tls.externalCertificate: Invalid value: "s": secret of type "kubernetes.io/tls" required`},
+		{"not allowed is refused and not watched", Answer{Forbidden: forbidden("get", "watch", "list"), Exists: true}, nil, false,
 			"[spec.tls.externalCertificate: Forbidden: router serviceaccount does not have permission to get this secret, spec.tls.externalCertificate: Forbidden: router serviceaccount does not have permission to watch this secret, spec.tls.externalCertificate: Forbidden: router serviceaccount does not have permission to list this secret]"},
-		{"not allowed to watch only", Answer{Forbidden: forbidden("watch"), Exists: true}, nil, false, false,
+		{"not allowed to watch only", Answer{Forbidden: forbidden("watch"), Exists: true}, nil, false,
 			"spec.tls.externalCertificate: Forbidden: router serviceaccount does not have permission to watch this secret"},
-		{"not allowed and missing", Answer{Forbidden: forbidden("get")}, nil, false, false,
+		{"not allowed and missing", Answer{Forbidden: forbidden("get")}, nil, false,
 			`[spec.tls.externalCertificate: Forbidden: router serviceaccount does not have permission to get this secret, spec.tls.externalCertificate: Not found: "secrets \"s\" not found"]`},
 	}
 	for _, tt := range tests {
@@ -188,20 +192,12 @@ func TestAPIAnswers(t *testing.T) {
 			w := &fakeWatcher{}
 			changed := make(chan struct{}, 10)
 			r := New(Options{Enabled: true, Checker: chk, Watcher: w, Changed: func() { changed <- struct{}{} }, Logger: logr.Discard()})
-			out, rej := resolve(t, r, st, route("a", "r", "s"))
-			if len(out) != 0 || len(rej) != 0 {
-				t.Fatalf("before the answer: out %v rejected %v", out, rej)
-			}
-			out, rej = settle(t, r, changed, st, route("a", "r", "s"))
+			out, rej := settle(t, r, changed, st, route("a", "r", "s"))
 			if w.wanted[ref] != tt.watched {
 				t.Errorf("watched %v, want %v", w.wanted[ref], tt.watched)
 			}
 			res, rejected := rej["a/r"]
 			switch {
-			case tt.pending:
-				if len(out) != 0 || rejected {
-					t.Errorf("want pending: out %v rejected %+v", out, res)
-				}
 			case tt.message == "":
 				if len(out) != 1 || out[0].Spec.TLS.Certificate != "CERT-1" {
 					t.Errorf("want served: out %v rejected %+v", out, res)
@@ -273,5 +269,56 @@ func TestAnswersAreAskedAgainWhenOld(t *testing.T) {
 	out, _ := settle(t, r, changed, st, rt)
 	if chk.calls != 2 || len(out) != 1 {
 		t.Fatalf("calls %d out %v: a granted permission is not picked up", chk.calls, out)
+	}
+}
+
+// TestUnansweredRoutesWait: a route whose secret has no answer yet is left
+// out (no status) after FirstWait, and served once the answer arrives.
+func TestUnansweredRoutesWait(t *testing.T) {
+	ref := Ref{"a", "s"}
+	st := store.New()
+	st.Upsert(secret("a", "s", corev1.SecretTypeTLS, "1"))
+	chk := &fakeChecker{answers: map[Ref]Answer{ref: {Exists: true}}, block: make(chan struct{})}
+	changed := make(chan struct{}, 10)
+	r := New(Options{Enabled: true, Checker: chk, Watcher: &fakeWatcher{}, Changed: func() { changed <- struct{}{} },
+		FirstWait: 20 * time.Millisecond, Logger: logr.Discard()})
+	out, rej := resolve(t, r, st, route("a", "r", "s"), route("a", "plain", ""))
+	if len(out) != 1 || out[0].Name != "plain" || len(rej) != 0 {
+		t.Fatalf("before the answer: out %v rejected %v", out, rej)
+	}
+	close(chk.block)
+	select {
+	case <-changed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no change signalled after the answer")
+	}
+	out, _ = resolve(t, r, st, route("a", "r", "s"), route("a", "plain", ""))
+	if len(out) != 2 {
+		t.Fatalf("after the answer: out %v", out)
+	}
+}
+
+// TestRouteChangeAsksAgain: as OpenShift's router re-validates on every
+// route update, a changed route has its secret checked again (a permission
+// granted since is picked up).
+func TestRouteChangeAsksAgain(t *testing.T) {
+	ref := Ref{"a", "s"}
+	st := store.New()
+	chk := &fakeChecker{answers: map[Ref]Answer{ref: {Forbidden: field.ErrorList{field.Forbidden(fieldPath, "no")}, Exists: true}}}
+	changed := make(chan struct{}, 10)
+	r := New(Options{Enabled: true, Checker: chk, Watcher: &fakeWatcher{}, Changed: func() { changed <- struct{}{} }, Logger: logr.Discard()})
+	rt := route("a", "r", "s")
+	rt.ResourceVersion = "1"
+	if _, rej := settle(t, r, changed, st, rt); rej["a/r"].Reason != ReasonValidationFailed {
+		t.Fatalf("not rejected: %v", rej)
+	}
+	settle(t, r, changed, st, rt)
+	calls := chk.calls
+	chk.set(ref, Answer{Exists: true, Secret: secret("a", "s", corev1.SecretTypeTLS, "1")})
+	rt2 := rt.DeepCopy()
+	rt2.ResourceVersion = "2"
+	out, _ := settle(t, r, changed, st, rt2)
+	if chk.calls != calls+1 || len(out) != 1 {
+		t.Fatalf("calls %d (were %d), out %v", chk.calls, calls, out)
 	}
 }

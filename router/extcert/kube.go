@@ -41,10 +41,13 @@ func (k *Kube) Check(ctx context.Context, ref Ref) Answer {
 			a.Forbidden = append(a.Forbidden, field.Forbidden(fieldPath, fmt.Sprintf("router serviceaccount does not have permission to %s this secret", verb)))
 		}
 	}
-	_, err := k.Client.CoreV1().Secrets(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+	s, err := k.Client.CoreV1().Secrets(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
 	switch {
 	case err == nil:
 		a.Exists = true
+		if len(a.Forbidden) == 0 {
+			a.Secret = s
+		}
 	case apierrors.IsNotFound(err):
 	case len(a.Forbidden) > 0 && apierrors.IsForbidden(err):
 		// Said already; the API's message would name the router's
