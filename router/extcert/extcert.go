@@ -165,7 +165,8 @@ func RefOf(r *routev1.Route) (Ref, bool) {
 }
 
 // Resolve returns the routes to admit, with external certificates filled
-// in, and the rejected ones' results. Routes whose secret has not been
+// in, and the rejected ones' results (to be given to admission as
+// Options.Excluded: the rejected routes are among those returned). Routes whose secret has not been
 // answered for yet are left out (no result: their status stays as it is)
 // until the answer arrives and Changed is called. v is read only during
 // the call.
@@ -208,7 +209,9 @@ func (r *Resolver) Resolve(v store.View, routes []*routev1.Route) ([]*routev1.Ro
 			errs = Validate(ref.Name, secret)
 		}
 		if len(errs) > 0 {
+			// Handed on for admission to reject with this result.
 			reject(rt, errs)
+			out = append(out, rt)
 			continue
 		}
 		out = append(out, withCertificate(rt, secret))

@@ -19,7 +19,7 @@ import (
 
 func route(ns, name, secret string) *routev1.Route {
 	r := &routev1.Route{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: routev1.RouteSpec{Host: name + ".example.com", TLS: &routev1.TLSConfig{Termination: routev1.TLSTerminationEdge}}}
+		Spec: routev1.RouteSpec{Host: name + ".example.com", To: routev1.RouteTargetReference{Kind: "Service", Name: "web"}, TLS: &routev1.TLSConfig{Termination: routev1.TLSTerminationEdge}}}
 	if secret != "" {
 		r.Spec.TLS.ExternalCertificate = &routev1.LocalObjectReference{Name: secret}
 	}
@@ -76,8 +76,8 @@ func TestValidateFromStore(t *testing.T) {
 			if !rejected || res.Reason != ReasonValidationFailed || res.Message != tt.message {
 				t.Errorf("got %+v, want %q", res, tt.message)
 			}
-			if len(out) != 1 || out[0].Name != "plain" {
-				t.Errorf("other routes: %v", out)
+			if len(out) != 2 || out[0].Spec.TLS.Certificate != "" {
+				t.Errorf("routes handed on: %v", out)
 			}
 		})
 	}
@@ -234,7 +234,7 @@ func TestSecretLifecycle(t *testing.T) {
 	st.Delete(secret("a", "s", "", ""))
 	chk.set(ref, Answer{})
 	out, rej = resolve(t, r, st, rt)
-	if len(out) != 0 || !strings.Contains(rej["a/r"].Message, "not found") {
+	if len(out) != 1 || out[0].Spec.TLS.Certificate != "" || !strings.Contains(rej["a/r"].Message, "not found") {
 		t.Fatalf("deletion: out %v rejected %v", out, rej)
 	}
 
@@ -320,5 +320,19 @@ func TestRouteChangeAsksAgain(t *testing.T) {
 	out, _ := settle(t, r, changed, st, rt2)
 	if chk.calls != calls+1 || len(out) != 1 {
 		t.Fatalf("calls %d (were %d), out %v", chk.calls, calls, out)
+	}
+}
+
+// TestRejectedThroughAdmission: the rejections, given to admission as
+// Excluded, reject exactly those routes with their reason.
+func TestRejectedThroughAdmission(t *testing.T) {
+	st := store.New()
+	out, rej := resolve(t, New(Options{Enabled: true}), st, route("a", "missing", "nope"), route("a", "plain", ""))
+	d := admission.Admit(out, admission.Options{Excluded: rej})
+	if res := d.Results["a/missing"]; res.Admitted || res.Reason != ReasonValidationFailed {
+		t.Errorf("missing: %+v", res)
+	}
+	if res := d.Results["a/plain"]; !res.Admitted {
+		t.Errorf("plain: %+v", res)
 	}
 }
