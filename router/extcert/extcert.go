@@ -102,7 +102,7 @@ type Options struct {
 	Recheck time.Duration
 	Timeout time.Duration
 	// FirstWait bounds how long one pass waits for the first answers
-	// about secrets it has not asked about before (default 5 seconds), so
+	// about secrets it has not asked about before (default 2 seconds), so
 	// the routes of a starting router are in its first configuration.
 	FirstWait time.Duration
 	// Now is the clock (tests).
@@ -144,7 +144,7 @@ func New(o Options) *Resolver {
 		o.Timeout = 10 * time.Second
 	}
 	if o.FirstWait <= 0 {
-		o.FirstWait = 5 * time.Second
+		o.FirstWait = 2 * time.Second
 	}
 	if o.Now == nil {
 		o.Now = time.Now

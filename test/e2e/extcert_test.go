@@ -81,9 +81,11 @@ func TestManifestsExternalCertificate(t *testing.T) {
 	m.Write("svc.yaml", serviceYAML("tenant", "web", b))
 	m.Write("secret.yaml", secretYAML("tenant", "ext-cert", corev1.SecretTypeTLS, pairs[0]))
 	m.Write("opaque.yaml", secretYAML("tenant", "opaque", corev1.SecretTypeOpaque, pairs[0]))
+	m.Write("garbage.yaml", secretYAML("tenant", "garbage", corev1.SecretTypeTLS, &testcerts.Pair{CertPEM: "not a certificate", KeyPEM: "not a key"}))
 	m.Write("routes.yaml", externalRouteYAML("tenant", "ext", "ext.example.com", "web", "ext-cert")+"---\n"+
 		externalRouteYAML("tenant", "missing", "missing.example.com", "web", "nope")+"---\n"+
 		externalRouteYAML("tenant", "opaque", "opaque.example.com", "web", "opaque")+"---\n"+
+		externalRouteYAML("tenant", "garbage", "garbage.example.com", "web", "garbage")+"---\n"+
 		routeYAML("tenant", "plain", "plain.example.com", "", "web", ""))
 
 	t.Run("enabled", func(t *testing.T) {
@@ -92,6 +94,8 @@ func TestManifestsExternalCertificate(t *testing.T) {
 		expectBackend(t, loadTimeout, func() (response, error) { return r.httpGet("plain.example.com", "/") }, "web")
 		expectLogLine(t, r, `route="tenant/missing"`, `reason="ExternalCertificateValidationFailed"`, `Not found`, `nope`)
 		expectLogLine(t, r, `route="tenant/opaque"`, `reason="ExternalCertificateValidationFailed"`, `kubernetes.io/tls`, `required`)
+		// The secret's PEM is validated as an inline certificate's.
+		expectLogLine(t, r, `route="tenant/garbage"`, `reason="ExtendedValidationFailed"`, `spec.tls.certificate`)
 
 		pids0 := haproxyPIDSet(r)
 		loads0 := strings.Count(r.Log(), `"configuration loaded"`)
@@ -153,7 +157,7 @@ func TestKubeExternalCertificate(t *testing.T) {
 	grant := func(ns string) {
 		r := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "router-reads-secrets"},
 			Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "watch"},
-				ResourceNames: []string{"ext-cert", "missing", "opaque"}}}}
+				ResourceNames: []string{"ext-cert", "missing", "opaque", "garbage"}}}}
 		_, err := c.Kube.RbacV1().Roles(ns).Create(kctx(t), r, metav1.CreateOptions{})
 		must(t, err)
 		rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "router-reads-secrets"},
@@ -175,6 +179,7 @@ func TestKubeExternalCertificate(t *testing.T) {
 	createSecret(tlsSecret(ns, "ext-cert", corev1.SecretTypeTLS, pairs[0]))
 	createSecret(tlsSecret(ns, "opaque", corev1.SecretTypeOpaque, pairs[0]))
 	createSecret(tlsSecret(other, "ext-cert", corev1.SecretTypeTLS, pairs[0]))
+	createSecret(tlsSecret(ns, "garbage", corev1.SecretTypeTLS, &testcerts.Pair{CertPEM: "not a certificate", KeyPEM: "not a key"}))
 	extRoute := func(ns, name, host, secret string) {
 		r := &routev1.Route{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 			Spec: routev1.RouteSpec{Host: host, To: routev1.RouteTargetReference{Kind: "Service", Name: "web"},
@@ -189,6 +194,7 @@ func TestKubeExternalCertificate(t *testing.T) {
 	extRoute(ns, "missing", "missing.example.com", "missing")
 	extRoute(ns, "opaque", "opaque.example.com", "opaque")
 	extRoute(other, "ext", "other.example.com", "ext-cert")
+	extRoute(ns, "garbage", "garbage.example.com", "garbage")
 	kubeRoute(t, c, ns, "plain", "plain.example.com", "web", nil)
 
 	r := startKubeRouter(t, impersonatingKubeconfig(t, c, sa), map[string]string{
@@ -217,6 +223,12 @@ func TestKubeExternalCertificate(t *testing.T) {
 	})
 	t.Run("a secret of another type is refused", func(t *testing.T) {
 		rejected(ns, "opaque", `spec.tls.externalCertificate: Invalid value: "opaque": secret of type "kubernetes.io/tls" required`)
+	})
+	t.Run("a secret whose PEM is not a certificate is refused by validation", func(t *testing.T) {
+		ing := ingressOf(t, c, ns, "garbage", routerName, admitted(corev1.ConditionFalse, "ExtendedValidationFailed"))
+		if msg := ing.Conditions[0].Message; !strings.Contains(msg, "spec.tls.certificate") {
+			t.Errorf("message %q", msg)
+		}
 	})
 	t.Run("a secret the router may not read is refused", func(t *testing.T) {
 		msg := rejected(other, "ext", "router serviceaccount does not have permission to get this secret")
