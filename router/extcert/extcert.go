@@ -51,7 +51,7 @@ const (
 )
 
 // fieldPath is the field OpenShift's messages name.
-var fieldPath = field.NewPath("spec", "tls", "externalCertificate")
+func fieldPath() *field.Path { return field.NewPath("spec", "tls", "externalCertificate") }
 
 // Ref names a referenced secret.
 type Ref struct{ Namespace, Name string }
@@ -370,14 +370,14 @@ func Validate(name string, secret *corev1.Secret) field.ErrorList {
 		return field.ErrorList{notFound(name)}
 	}
 	if secret.Type != corev1.SecretTypeTLS {
-		return field.ErrorList{field.Invalid(fieldPath, name, fmt.Sprintf("secret of type %q required", corev1.SecretTypeTLS))}
+		return field.ErrorList{field.Invalid(fieldPath(), name, fmt.Sprintf("secret of type %q required", corev1.SecretTypeTLS))}
 	}
 	return nil
 }
 
 // notFound is OpenShift's error for a missing secret (the API's message).
 func notFound(name string) *field.Error {
-	return field.NotFound(fieldPath, fmt.Sprintf("secrets %q not found", name))
+	return field.NotFound(fieldPath(), fmt.Sprintf("secrets %q not found", name))
 }
 
 // withCertificate returns a copy of the route serving the secret's

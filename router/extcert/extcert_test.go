@@ -160,7 +160,7 @@ func TestAPIAnswers(t *testing.T) {
 	forbidden := func(verbs ...string) field.ErrorList {
 		var out field.ErrorList
 		for _, v := range verbs {
-			out = append(out, field.Forbidden(fieldPath, "router serviceaccount does not have permission to "+v+" this secret"))
+			out = append(out, field.Forbidden(fieldPath(), "router serviceaccount does not have permission to "+v+" this secret"))
 		}
 		return out
 	}
@@ -252,7 +252,7 @@ func TestAnswersAreAskedAgainWhenOld(t *testing.T) {
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	ref := Ref{"a", "s"}
 	st := store.New()
-	chk := &fakeChecker{answers: map[Ref]Answer{ref: {Forbidden: field.ErrorList{field.Forbidden(fieldPath, "no")}}}}
+	chk := &fakeChecker{answers: map[Ref]Answer{ref: {Forbidden: field.ErrorList{field.Forbidden(fieldPath(), "no")}}}}
 	changed := make(chan struct{}, 10)
 	r := New(Options{Enabled: true, Checker: chk, Watcher: &fakeWatcher{}, Changed: func() { changed <- struct{}{} }, Now: clock, Recheck: time.Minute, Logger: logr.Discard()})
 	rt := route("a", "r", "s")
@@ -304,7 +304,7 @@ func TestUnansweredRoutesWait(t *testing.T) {
 func TestRouteChangeAsksAgain(t *testing.T) {
 	ref := Ref{"a", "s"}
 	st := store.New()
-	chk := &fakeChecker{answers: map[Ref]Answer{ref: {Forbidden: field.ErrorList{field.Forbidden(fieldPath, "no")}, Exists: true}}}
+	chk := &fakeChecker{answers: map[Ref]Answer{ref: {Forbidden: field.ErrorList{field.Forbidden(fieldPath(), "no")}, Exists: true}}}
 	changed := make(chan struct{}, 10)
 	r := New(Options{Enabled: true, Checker: chk, Watcher: &fakeWatcher{}, Changed: func() { changed <- struct{}{} }, Logger: logr.Discard()})
 	rt := route("a", "r", "s")

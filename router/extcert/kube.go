@@ -26,19 +26,17 @@ type Kube struct {
 	identity *authnv1.UserInfo
 }
 
-// verbs are the verbs OpenShift's router checks, in its order.
-var verbs = []string{"get", "watch", "list"}
-
 // Check implements Checker.
 func (k *Kube) Check(ctx context.Context, ref Ref) Answer {
 	var a Answer
-	for _, verb := range verbs {
+	// The verbs OpenShift's router checks, in its order.
+	for _, verb := range []string{"get", "watch", "list"} {
 		ok, err := k.allowed(ctx, ref, verb)
 		if err != nil {
 			k.Logger.Error(err, "asking whether the router may use a secret", "secret", ref.String(), "verb", verb)
 		}
 		if !ok {
-			a.Forbidden = append(a.Forbidden, field.Forbidden(fieldPath, fmt.Sprintf("router serviceaccount does not have permission to %s this secret", verb)))
+			a.Forbidden = append(a.Forbidden, field.Forbidden(fieldPath(), fmt.Sprintf("router serviceaccount does not have permission to %s this secret", verb)))
 		}
 	}
 	s, err := k.Client.CoreV1().Secrets(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
@@ -54,7 +52,7 @@ func (k *Kube) Check(ctx context.Context, ref Ref) Answer {
 		// identity, an object of another namespace.
 	default:
 		k.Logger.Error(err, "reading a secret", "secret", ref.String())
-		a.Err = field.InternalError(fieldPath, fmt.Errorf("the secret could not be read"))
+		a.Err = field.InternalError(fieldPath(), fmt.Errorf("the secret could not be read"))
 	}
 	return a
 }
