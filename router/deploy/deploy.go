@@ -198,7 +198,11 @@ func ClusterRoleRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"list", "watch"}},
 		{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"list", "watch"}},
 		// The bearer-token check of /metrics (TokenReview, then a
-		// SubjectAccessReview on routers/metrics), as OpenShift's router.
+		// SubjectAccessReview on routers/metrics), and whether the router
+		// may read a route's external certificate secret (router/extcert),
+		// as OpenShift's router. No access to secrets: as with OpenShift,
+		// a tenant grants it on its own secret with a Role
+		// (docs/kubernetes.md, "External certificates").
 		{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"tokenreviews"}, Verbs: []string{"create"}},
 		{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{"create"}},
 	}
