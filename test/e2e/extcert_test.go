@@ -107,6 +107,22 @@ func TestManifestsExternalCertificate(t *testing.T) {
 		if n := strings.Count(r.Log(), `"configuration loaded"`); n != loads0 {
 			t.Errorf("configuration loaded %d times, was %d: the rotation reloaded", n, loads0)
 		}
+
+		// render resolves external certificates as the running router.
+		renderEnv := map[string]string{"ROUTER_SERVICE_HTTP_PORT": fmt.Sprint(r.HTTPPort), "ROUTER_SERVICE_HTTPS_PORT": fmt.Sprint(r.HTTPSPort),
+			"ROUTER_METRICS_TYPE": "haproxy", "ROUTER_LISTEN_ADDR": "127.0.0.1:1"}
+		out := t.TempDir()
+		_, stderr, err := cli(t, renderEnv, "render", "--manifests", m.Dir, "--working-dir", r.WorkingDir, "--output-dir", out)
+		if err != nil {
+			t.Fatalf("render: %v\n%s", err, stderr)
+		}
+		if err := sameFiles(generatedFiles(t, r.WorkingDir), generatedFiles(t, out)); err != nil {
+			t.Errorf("render differs from the running router: %v", err)
+		}
+		cert := generatedFiles(t, out)["router/certs/tenant:ext.pem"]
+		if !strings.Contains(string(cert), strings.TrimSpace(pairs[1].CertPEM)) {
+			t.Errorf("rendered certificate file is not the secret's:\n%s", cert)
+		}
 	})
 	t.Run("ROUTER_ENABLE_EXTERNAL_CERTIFICATE=false serves the default certificate", func(t *testing.T) {
 		r := startRouter(t, m.Dir, map[string]string{"ROUTER_ENABLE_EXTERNAL_CERTIFICATE": "false"})
