@@ -109,6 +109,10 @@ type Options struct {
 	Now func() time.Time
 }
 
+// watchGrace is how long the secret a GET read is served while its watch
+// has not delivered it to the store, before it is asked for again.
+const watchGrace = 30 * time.Second
+
 // entry is the state of one referenced secret.
 type entry struct {
 	answer   Answer
@@ -287,6 +291,10 @@ func (r *Resolver) fromAPI(rt *routev1.Route, ref Ref, secret *corev1.Secret, wa
 	key := admission.KeyOf(rt)
 	if e.secretRV != rv || e.routeRVs[key] != rt.ResourceVersion {
 		e.secretRV, e.routeRVs[key] = rv, rt.ResourceVersion
+		e.dirty = true
+	}
+	if secret == nil && !e.seen && e.answered && e.answer.Exists && r.o.Now().Sub(e.checked) >= watchGrace {
+		// Its watch has not delivered it: ask whether it still exists.
 		e.dirty = true
 	}
 	if !e.inflight && (e.dirty || r.o.Now().Sub(e.checked) >= r.o.Recheck) {
