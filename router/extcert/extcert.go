@@ -113,6 +113,10 @@ type Options struct {
 // has not delivered it to the store, before it is asked for again.
 const watchGrace = 30 * time.Second
 
+// errorRetry is how soon an answer the API failed to give is asked again
+// (at the next pass after it).
+const errorRetry = 10 * time.Second
+
 // entry is the state of one referenced secret.
 type entry struct {
 	answer   Answer
@@ -343,12 +347,24 @@ func (r *Resolver) ask(ref Ref, e *entry) {
 			r.mu.Unlock()
 			return
 		}
+		if a.Err != nil && e.answered && e.answer.Err == nil {
+			// The API failed (not a denial): the previous answer stands
+			// and is asked again after errorRetry.
+			e.inflight = false
+			e.checked = r.o.Now().Add(errorRetry - r.o.Recheck)
+			r.mu.Unlock()
+			r.o.Logger.Info("external certificate secret could not be checked; keeping the previous answer", "secret", ref.String(), "err", a.Err.Error())
+			return
+		}
 		changed := !e.answered || !sameAnswer(e.answer, a) || e.dirty
 		if !e.answered {
 			close(e.first)
 		}
 		e.answer, e.answered, e.inflight = a, true, false
 		e.checked = r.o.Now()
+		if a.Err != nil {
+			e.checked = e.checked.Add(errorRetry - r.o.Recheck)
+		}
 		r.mu.Unlock()
 		if changed {
 			r.o.Logger.V(1).Info("external certificate secret checked", "secret", ref.String(),

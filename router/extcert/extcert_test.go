@@ -2,6 +2,7 @@ package extcert
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -334,5 +335,30 @@ func TestRejectedThroughAdmission(t *testing.T) {
 	}
 	if res := d.Results["a/plain"]; !res.Admitted {
 		t.Errorf("plain: %+v", res)
+	}
+}
+
+// TestFailedRecheckKeepsTheAnswer: a recheck the API fails does not
+// reject a route that was served.
+func TestFailedRecheckKeepsTheAnswer(t *testing.T) {
+	ref := Ref{"a", "s"}
+	st := store.New()
+	st.Upsert(secret("a", "s", corev1.SecretTypeTLS, "1"))
+	chk := &fakeChecker{answers: map[Ref]Answer{ref: {Exists: true}}}
+	changed := make(chan struct{}, 10)
+	r := New(Options{Enabled: true, Checker: chk, Watcher: &fakeWatcher{}, Changed: func() { changed <- struct{}{} }, Logger: logr.Discard()})
+	rt := route("a", "r", "s")
+	if out, _ := settle(t, r, changed, st, rt); len(out) != 1 || out[0].Spec.TLS.Certificate != "CERT-1" {
+		t.Fatalf("not served: %v", out)
+	}
+	chk.set(ref, Answer{Err: field.InternalError(fieldPath(), errors.New("the secret could not be read"))})
+	st.Upsert(secret("a", "s", corev1.SecretTypeTLS, "2"))
+	settle(t, r, changed, st, rt)
+	out, rej := resolve(t, r, st, rt)
+	if len(rej) != 0 || len(out) != 1 || out[0].Spec.TLS.Certificate != "CERT-2" {
+		t.Fatalf("after a failed recheck: out %v rejected %v", out, rej)
+	}
+	if chk.calls < 2 {
+		t.Fatalf("no recheck made (%d calls)", chk.calls)
 	}
 }

@@ -2,6 +2,7 @@ package extcert
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -33,7 +34,10 @@ func (k *Kube) Check(ctx context.Context, ref Ref) Answer {
 	for _, verb := range []string{"get", "watch", "list"} {
 		ok, err := k.allowed(ctx, ref, verb)
 		if err != nil {
+			// Not a denial: the answer is unknown (OpenShift's router
+			// counts it as one; here the previous answer stands).
 			k.Logger.Error(err, "asking whether the router may use a secret", "secret", ref.String(), "verb", verb)
+			return Answer{Err: field.InternalError(fieldPath(), errors.New("the router's permission to read the secret could not be checked"))}
 		}
 		if !ok {
 			a.Forbidden = append(a.Forbidden, field.Forbidden(fieldPath(), fmt.Sprintf("router serviceaccount does not have permission to %s this secret", verb)))
@@ -52,7 +56,7 @@ func (k *Kube) Check(ctx context.Context, ref Ref) Answer {
 		// identity, an object of another namespace.
 	default:
 		k.Logger.Error(err, "reading a secret", "secret", ref.String())
-		a.Err = field.InternalError(fieldPath(), fmt.Errorf("the secret could not be read"))
+		a.Err = field.InternalError(fieldPath(), errors.New("the secret could not be read"))
 	}
 	return a
 }

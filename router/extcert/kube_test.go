@@ -94,3 +94,17 @@ func TestKubeCheck(t *testing.T) {
 		})
 	}
 }
+
+// TestKubeCheckReviewFailureIsNotADenial: a SubjectAccessReview the API
+// fails to answer leaves the answer unknown (an internal error), never a
+// denial.
+func TestKubeCheckReviewFailureIsNotADenial(t *testing.T) {
+	c, _ := fakeAPI(t, func(string) bool { return true }, nil)
+	c.PrependReactor("create", "subjectaccessreviews", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, errors.New("etcd timeout")
+	})
+	a := (&Kube{Client: c, Logger: logr.Discard()}).Check(context.Background(), Ref{"shop", "shop-tls"})
+	if len(a.Forbidden) != 0 || a.Err == nil || strings.Contains(a.Err.Error(), "etcd") {
+		t.Errorf("answer %+v", a)
+	}
+}
