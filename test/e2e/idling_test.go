@@ -5,12 +5,17 @@ import (
 	"fmt"
 	"net"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/openshift-router-go/router/haproxy/runtimeapi"
+	"github.com/openshift-router-go/router/test/kubetest"
 )
 
 // startBackendAt starts a plain HTTP backend listening on addr
@@ -99,7 +104,7 @@ func runtimeCheckStatus(t *testing.T, r *router, backend string) map[string]stri
 // pods are back the route serves them again, health-checked.
 func TestIdledServiceServedThroughClusterIPWithoutHealthChecks(t *testing.T) {
 	// The "cluster IP": what kube-proxy and the unidling machinery answer
-	// on, here a loopback listener (manifests mode allows loopback).
+	// on, here a loopback listener.
 	clusterIP := startBackendAt(t, "cluster-ip", "127.0.0.77:0")
 	// Two live endpoints of another service of the same route (weight 0):
 	// they are health-checked, so the absence of checks on the idled
@@ -149,4 +154,78 @@ func TestIdledServiceServedThroughClusterIPWithoutHealthChecks(t *testing.T) {
 	eventually(t, 30*time.Second, "the pod health-checked again", checks(map[string]string{
 		addr(pod): "L4OK/UP", addr(live1): "L4OK/UP", addr(live2): "L4OK/UP",
 	}))
+}
+
+// TestKubeIdledServiceServedThroughClusterIP: on a real kube-apiserver, the
+// router reads the idled-at annotation of the Service (not of its
+// endpoints): once the service is idled and its EndpointSlice empty, the
+// route's server is the cluster IP the API allocated, on the service port,
+// without health checks, and requests reach it (the test cluster's service
+// range is on loopback: the test answers there in place of the cluster's
+// unidling machinery); when the annotation goes and pods are back they are
+// served again.
+func TestKubeIdledServiceServedThroughClusterIP(t *testing.T) {
+	c := kubetest.Shared(t)
+	netns := kubetest.NewNetNS(t)
+	ip2 := netns.AddAddress(t)
+	b1 := netns.StartBackend(t, netns.IP(), 8080, "pod-1")
+	b2 := netns.StartBackend(t, ip2, 8080, "pod-2")
+	ns := c.CreateNamespace(t, "idle-", nil).Name
+	kubeService(t, c, ns, "web", b1, b2)
+	svc, err := c.Kube.CoreV1().Services(ns).Get(kctx(t), "web", metav1.GetOptions{})
+	must(t, err)
+	if ip := net.ParseIP(svc.Spec.ClusterIP); ip == nil || !ip.IsLoopback() {
+		t.Fatalf("cluster IP %q: the test cluster's service range must be on loopback", svc.Spec.ClusterIP)
+	}
+	clusterIP := svc.Spec.ClusterIP + ":80"
+	startBackendAt(t, "cluster-ip", clusterIP)
+	r := startKubeRouter(t, c.KubeconfigPath, map[string]string{"ROUTER_BACKEND_CHECK_INTERVAL": "200ms"})
+	kubeRoute(t, c, ns, "web", "web.example.com", "web", nil)
+	get := func() (response, error) { return r.httpGet("web.example.com", "/") }
+	expectBackend(t, 30*time.Second, get, "pod-1")
+	backend := "be_http:" + ns + ":web"
+	pods := map[string]string{
+		fmt.Sprintf("%s:%d", b1.IP, b1.Port): "L4OK/UP", fmt.Sprintf("%s:%d", b2.IP, b2.Port): "L4OK/UP",
+	}
+	eventually(t, 30*time.Second, "the pods health-checked", func() error {
+		if got := runtimeCheckStatus(t, r, backend); !reflect.DeepEqual(got, pods) {
+			return fmt.Errorf("servers %v, want %v", got, pods)
+		}
+		return nil
+	})
+
+	// `oc idle`: the endpoints go (scaled to zero), the Service is annotated.
+	setEndpoints(t, c, ns, "web")
+	svc, err = c.Kube.CoreV1().Services(ns).Get(kctx(t), "web", metav1.GetOptions{})
+	must(t, err)
+	svc.Annotations = map[string]string{"idling.alpha.openshift.io/idled-at": time.Now().UTC().Format(time.RFC3339)}
+	svc, err = c.Kube.CoreV1().Services(ns).Update(kctx(t), svc, metav1.UpdateOptions{})
+	must(t, err)
+	expectBackend(t, 30*time.Second, get, "cluster-ip")
+	eventually(t, 30*time.Second, "the cluster IP served without health checks", func() error {
+		want := map[string]string{clusterIP: "/no check"}
+		if got := runtimeCheckStatus(t, r, backend); !reflect.DeepEqual(got, want) {
+			return fmt.Errorf("servers %v, want %v", got, want)
+		}
+		return nil
+	})
+	config, err := os.ReadFile(filepath.Join(r.WorkingDir, "conf", "haproxy.config"))
+	must(t, err)
+	if want := fmt.Sprintf("server ept:web:web:%s %s ", clusterIP, clusterIP); !strings.Contains(string(config), want) {
+		t.Errorf("haproxy.config has no line %q", want)
+	}
+
+	// Woken up: the idler's controller scales up and removes the
+	// annotation.
+	delete(svc.Annotations, "idling.alpha.openshift.io/idled-at")
+	_, err = c.Kube.CoreV1().Services(ns).Update(kctx(t), svc, metav1.UpdateOptions{})
+	must(t, err)
+	setEndpoints(t, c, ns, "web", b1, b2)
+	expectBackend(t, 30*time.Second, get, "pod-1")
+	eventually(t, 30*time.Second, "the pods health-checked again", func() error {
+		if got := runtimeCheckStatus(t, r, backend); !reflect.DeepEqual(got, pods) {
+			return fmt.Errorf("servers %v, want %v", got, pods)
+		}
+		return nil
+	})
 }

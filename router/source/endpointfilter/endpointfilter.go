@@ -15,7 +15,6 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/openshift-router-go/router/router/builder"
 	"github.com/openshift-router-go/router/router/store"
 )
 
@@ -97,8 +96,8 @@ func Check(address string, o Options) error {
 }
 
 // Filter returns obj without the restricted addresses of an Endpoints or
-// EndpointSlice, or an idled Service's cluster IP (a copy if any is
-// dropped; obj itself is never changed), logging each dropped address. An EndpointSlice whose address type is
+// EndpointSlice (a copy if any is dropped; obj itself is never changed),
+// logging each dropped address. An EndpointSlice whose address type is
 // not IPv4 or IPv6 loses all its endpoints, with a log line. Other objects
 // are returned as they are.
 func Filter(obj runtime.Object, o Options, log logr.Logger) runtime.Object {
@@ -107,28 +106,8 @@ func Filter(obj runtime.Object, o Options, log logr.Logger) runtime.Object {
 		return filterEndpoints(e, o, log)
 	case *discoveryv1.EndpointSlice:
 		return filterSlice(e, o, log)
-	case *corev1.Service:
-		return filterIdledService(e, o, log)
 	}
 	return obj
-}
-
-// filterIdledService returns an idled service whose cluster IP is
-// restricted without its idled-at annotation (a copy): the router would
-// otherwise send the route's traffic to that address (see
-// builder.ServiceIdled).
-func filterIdledService(s *corev1.Service, o Options, log logr.Logger) *corev1.Service {
-	if !builder.ServiceIdled(s) {
-		return s
-	}
-	err := Check(s.Spec.ClusterIP, o)
-	if err == nil {
-		return s
-	}
-	log.Info("ignoring the idled-at annotation of a service with a restricted or invalid cluster IP", "service", s.Namespace+"/"+s.Name, "clusterIP", s.Spec.ClusterIP, "reason", err.Error())
-	c := s.DeepCopy()
-	delete(c.Annotations, builder.IdledAtAnnotation)
-	return c
 }
 
 func filterEndpoints(e *corev1.Endpoints, o Options, log logr.Logger) *corev1.Endpoints {

@@ -9,8 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/openshift-router-go/router/router/builder"
 )
 
 func TestRestrictedAddresses(t *testing.T) {
@@ -148,40 +146,5 @@ func TestEndpointsLoseRestrictedAddressesOnly(t *testing.T) {
 	}
 	if len(*lines) != 3 {
 		t.Fatalf("want 3 log lines, got %q", *lines)
-	}
-}
-
-func TestIdledServiceWithRestrictedClusterIPLosesTheAnnotation(t *testing.T) {
-	tests := []struct {
-		name      string
-		clusterIP string
-		loopback  bool
-		keep      bool
-	}{
-		{"service range address is kept", "10.0.0.7", false, true},
-		{"link-local address is dropped", "169.254.169.254", false, false},
-		{"loopback is dropped from a cluster", "127.0.0.5", false, false},
-		{"loopback is kept in manifests mode", "127.0.0.5", true, true},
-		{"headless service is left alone", corev1.ClusterIPNone, false, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			svc := &corev1.Service{
-				ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", Annotations: map[string]string{builder.IdledAtAnnotation: "now"}},
-				Spec:       corev1.ServiceSpec{ClusterIP: tt.clusterIP},
-			}
-			lines, sink := logged()
-			got := Filter(svc, Options{AllowLoopback: tt.loopback}, funcr.New(sink, funcr.Options{})).(*corev1.Service)
-			_, kept := got.Annotations[builder.IdledAtAnnotation]
-			if kept != tt.keep {
-				t.Errorf("annotation kept %v, want %v (log %v)", kept, tt.keep, *lines)
-			}
-			if svc.Annotations[builder.IdledAtAnnotation] != "now" {
-				t.Error("the original object was changed")
-			}
-			if !tt.keep && len(*lines) != 1 {
-				t.Errorf("log lines %v, want one", *lines)
-			}
-		})
 	}
 }
