@@ -419,7 +419,7 @@ func buildServiceUnit(v store.View, namespace, name string, watchEndpoints bool)
 		}
 	}
 	if found && !ready {
-		if svc := v.Service(namespace, name); ServiceIdled(svc) {
+		if svc := v.Service(namespace, name); serviceIdled(svc) {
 			// OpenShift's unidling: the idled service's cluster IP, one
 			// endpoint per service port, never health-checked (a check
 			// would wake the service up). A request reaching it makes
@@ -443,10 +443,10 @@ func buildServiceUnit(v store.View, namespace, name string, watchEndpoints bool)
 // `oc idle`), with the time it did.
 const IdledAtAnnotation = "idling.alpha.openshift.io/idled-at"
 
-// ServiceIdled reports whether svc is idled and can be woken up through its
+// serviceIdled reports whether svc is idled and can be woken up through its
 // cluster IP: the idled-at annotation is not empty and the service has a
 // cluster IP (a headless idled service gets no endpoint, as in OpenShift).
-func ServiceIdled(svc *corev1.Service) bool {
+func serviceIdled(svc *corev1.Service) bool {
 	if svc == nil || svc.Annotations[IdledAtAnnotation] == "" {
 		return false
 	}
