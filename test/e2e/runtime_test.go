@@ -231,8 +231,9 @@ func TestEndpointChangesNeedNoReload(t *testing.T) {
 // current endpoint after each move. HAProxy returns the connection of a
 // request that ends after its server changed address to the server's pool
 // and reuses it (it does not compare addresses): a slot freed by a change
-// must not take the new endpoint in the same change, and a slot reused
-// later must first drop the connections it pooled meanwhile.
+// must not take the new endpoint in the same change. A slot reused by a
+// later change serves its new endpoint only ("set server addr" closes the
+// idle connections it pooled meanwhile).
 func TestEndpointMovesLeaveNoConnectionToTheOldEndpoint(t *testing.T) {
 	a, c, d := startBackend(t, "a"), startBackend(t, "c"), startBackend(t, "d")
 	b := slowPathBackend(t, "b", 2*time.Second)
