@@ -367,6 +367,11 @@ func serverCommands(backend string, o, n *server) ([]Command, bool) {
 		// A live server's idle connections to the old address would
 		// still be reused after "set server addr": maintenance closes
 		// them, so the new address takes all the traffic at once.
+		// Connections of requests still in flight are not closed: when
+		// such a request ends, HAProxy 2.6 puts its connection in the
+		// server's pool and reuses it for the new address. The server
+		// layout (router/servers) therefore never moves a line that
+		// served until this change.
 		out := []Command{{Kind: "state", Text: "set server " + target + " state maint"}}
 		out = append(append(append(out, addr...), weight...), Command{Kind: "state", Text: "set server " + target + " state ready"})
 		return out, true

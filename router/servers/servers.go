@@ -7,7 +7,8 @@
 // HAProxy runs, a backend keeps every line it had and changes lines only in
 // ways the runtime API can follow: an endpoint that went away leaves its line
 // disabled (maintenance), one that comes back enables it again, a new
-// endpoint takes a free slot (its address, port and weight are set), weights
+// endpoint takes a free slot (its address, port and weight are set; never a
+// slot whose endpoint went away in the same change), weights
 // follow the services' weights. Only when the slots run out, or the line
 // count itself must change (pool size), is a backend laid out afresh — which
 // a reload has to load.
@@ -218,6 +219,13 @@ func follow(old []model.Server, desired []desiredServer) ([]model.Server, bool) 
 	placed := make([]bool, len(desired))
 	lines := make([]model.Server, len(old))
 	copy(lines, old)
+	// freed are the slots whose endpoint goes away in this change. They
+	// are not reused in the same change: HAProxy still has connections to
+	// the old endpoint on them (requests in flight), and a connection that
+	// ends after the slot got its new address would go back to the slot's
+	// pool of idle connections and keep serving the slot's requests from
+	// the old endpoint (see haproxy/dynamic).
+	freed := make([]bool, len(lines))
 	for i := range lines {
 		s := &lines[i]
 		id := s.Endpoint.ID
@@ -237,6 +245,7 @@ func follow(old []model.Server, desired []desiredServer) ([]model.Server, bool) 
 			s.Endpoint = desired[j].ep
 			continue
 		}
+		freed[i] = s.Dynamic && !s.Disabled
 		s.Disabled = true
 	}
 	next := 0 // search position for free slots
@@ -244,7 +253,7 @@ func follow(old []model.Server, desired []desiredServer) ([]model.Server, bool) 
 		if placed[j] {
 			continue
 		}
-		for next < len(lines) && !(lines[next].Dynamic && lines[next].Disabled) {
+		for next < len(lines) && !(lines[next].Dynamic && lines[next].Disabled && !freed[next]) {
 			next++
 		}
 		if next == len(lines) {

@@ -70,6 +70,12 @@ func TestLayoutFollowsEndpointChanges(t *testing.T) {
 			strings.Join([]string{e(1), e(2), slot(1, 0), slot(2, 0)}, " "), false},
 		{"freed slot keeps its address and is reused first", [][]int{{1}, {1, 2}, {1}, {1, 3}},
 			strings.Join([]string{e(1), slot(1, 3), slot(2, 0)}, " "), false},
+		// Requests in flight to the endpoint a slot loses would leave
+		// connections to it in the slot's pool once it serves another.
+		{"slot freed by a change is not reused in the same change", [][]int{{1}, {2}, {3}},
+			strings.Join([]string{e(1) + "-", slot(1, 2) + "-", slot(2, 3)}, " "), false},
+		{"slots freed by a change only: laid out afresh", [][]int{{1}, {1, 2, 3}, {1, 4}},
+			strings.Join([]string{e(1), e(4), slot(1, 0), slot(2, 0)}, " "), true},
 		{"freed slot is disabled", [][]int{{1}, {1, 2}, {1}},
 			strings.Join([]string{e(1), slot(1, 2) + "-", slot(2, 0)}, " "), false},
 		{"out of slots: laid out afresh", [][]int{{1}, {1, 2, 3, 4}},

@@ -225,6 +225,139 @@ func TestEndpointChangesNeedNoReload(t *testing.T) {
 	}
 }
 
+// TestEndpointMovesLeaveNoConnectionToTheOldEndpoint: a route's only
+// endpoint moves a → b → c → d through spare slots while a request to b is
+// in flight, and a client on a kept-alive connection reaches exactly the
+// current endpoint after each move. HAProxy returns the connection of a
+// request that ends after its server changed address to the server's pool
+// and reuses it (it does not compare addresses): a slot freed by a change
+// must not take the new endpoint in the same change. A slot reused by a
+// later change serves its new endpoint only ("set server addr" closes the
+// idle connections it pooled meanwhile).
+func TestEndpointMovesLeaveNoConnectionToTheOldEndpoint(t *testing.T) {
+	a, c, d := startBackend(t, "a"), startBackend(t, "c"), startBackend(t, "d")
+	b := slowPathBackend(t, "b", 2*time.Second)
+	const host = "mv.example.com"
+	m := newManifests(t)
+	m.Write("svc.yaml", serviceYAML("mv", "web", a))
+	m.Write("route.yaml", routeYAML("mv", "r", host, "", "web", ""))
+	env, ms := metricsEnv(t)
+	env["RELOAD_INTERVAL"] = "60s" // anything faster than a minute is the runtime API
+	r := startRouter(t, m.Dir, env)
+	expectExactly(t, loadTimeout, r, host, "a")
+	waitReady(t, ms)
+	reloads0 := ms.mustValue(t, "template_router_reload_seconds_count", nil)
+
+	// Kept-alive connections to HAProxy: requests after a connection's
+	// first may go over HAProxy's idle server connections (http-reuse
+	// safe), and a request on one leaves its server connection open.
+	newClient := func() *http.Client {
+		tr := &http.Transport{MaxIdleConnsPerHost: 1, ForceAttemptHTTP2: false}
+		t.Cleanup(tr.CloseIdleConnections)
+		return &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	}
+	client, slowClient := newClient(), newClient()
+	get := func(client *http.Client, path string) (string, error) {
+		req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d%s", r.HTTPPort, path), nil)
+		if err != nil {
+			return "", err
+		}
+		req.Host = host
+		resp, err := client.Do(req)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return "", err
+		}
+		if resp.StatusCode != 200 {
+			return "", fmt.Errorf("status %d", resp.StatusCode)
+		}
+		return response{Body: string(body)}.backend(), nil
+	}
+	// only checks that 20 requests in a row (on client's connection)
+	// reach want.
+	only := func(client *http.Client, want string) error {
+		for i := 0; i < 20; i++ {
+			got, err := get(client, "/")
+			if err != nil {
+				return err
+			}
+			if got != want {
+				return fmt.Errorf("request %d answered by %q", i, got)
+			}
+		}
+		return nil
+	}
+	// serving waits until HAProxy runs be (through the runtime API: no
+	// traffic meanwhile, whose connections could be the ones reused).
+	serving := func(be *backend) {
+		t.Helper()
+		eventually(t, 30*time.Second, "HAProxy serves "+be.Name, func() error {
+			want := fmt.Sprintf("%s:%d maint=false", be.IP, be.Port)
+			servers := runtimeServers(t, r, "be_http:mv:r")
+			for _, s := range servers {
+				if s == want {
+					return nil
+				}
+			}
+			return fmt.Errorf("servers %v", servers)
+		})
+	}
+
+	m.Write("svc.yaml", serviceYAML("mv", "web", b))
+	serving(b)
+	if err := only(client, "b"); err != nil {
+		t.Fatal(err)
+	}
+	// A request to b in flight while b's slot is retired, over a server
+	// connection that served a request before (HAProxy shares only those
+	// with other clients).
+	if got, err := get(slowClient, "/"); err != nil || got != "b" {
+		t.Fatalf("answered by %q (%v)", got, err)
+	}
+	slow := make(chan error, 1)
+	go func() {
+		got, err := get(slowClient, "/slow")
+		if err == nil && got != "b" {
+			err = fmt.Errorf("answered by %q", got)
+		}
+		slow <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	m.Write("svc.yaml", serviceYAML("mv", "web", c))
+	serving(c)
+	if err := <-slow; err != nil {
+		t.Errorf("request in flight across the move: %v", err)
+	}
+	// Its connection to b is idle now: the traffic goes to c only, on
+	// that client's connection too.
+	if err := only(slowClient, "c"); err != nil {
+		t.Errorf("after the move to c: %v", err)
+	}
+	if err := only(client, "c"); err != nil {
+		t.Errorf("after the move to c: %v", err)
+	}
+	// d takes the slot b had (free since the previous change, with the
+	// connection to b in its pool: "set server addr" closes idle ones).
+	m.Write("svc.yaml", serviceYAML("mv", "web", d))
+	serving(d)
+	for _, client := range []*http.Client{slowClient, client} {
+		if err := only(client, "d"); err != nil {
+			t.Errorf("after the move to d: %v", err)
+		}
+	}
+
+	if reloads := ms.mustValue(t, "template_router_reload_seconds_count", nil); reloads != reloads0 {
+		t.Errorf("reloads %v, were %v: the moves should go through the runtime API", reloads, reloads0)
+	}
+	if mem, disk := runtimeServers(t, r, "be_http:mv:r"), diskServers(t, r, "be_http:mv:r"); !reflect.DeepEqual(mem, disk) {
+		t.Errorf("running servers differ from haproxy.config on disk:\nrunning %v\ndisk    %v", mem, disk)
+	}
+}
+
 // TestEndpointChangesBeyondThePoolReload: a route with pool-size 1 that
 // gains two endpoints falls back to a reload, counted with its reason, and
 // afterwards serves all of them.
