@@ -105,7 +105,7 @@ func run(ctx context.Context, f runFlags) error {
 			src.status.Update(results)
 		}
 	}
-	pipe.Observer = obs
+	pipe.Observer = newMemoryTrimmer(obs, log.WithName("memory"))
 	if src.extcert != nil {
 		pipe.ExternalCertificates = src.extcert
 	}

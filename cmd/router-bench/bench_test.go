@@ -116,7 +116,8 @@ func TestScenarios(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Log(res.Line())
-		if res.Router.RSSKiB < 1024 || res.HAProxy.RSSKiB < 1024 || res.HAProxyProcesses < 2 {
+		if res.Router.RSSKiB < 1024 || res.HAProxy.RSSKiB < 1024 || res.HAProxyProcesses < 2 ||
+			res.Router.PeakKiB < res.Router.RSSKiB || res.Router.RSSFileKiB <= 0 || res.Router.RSSFileKiB > res.Router.RSSKiB {
 			t.Errorf("insane memory: %+v", res)
 		}
 	})

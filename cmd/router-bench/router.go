@@ -254,10 +254,14 @@ func parentPID(pid int) int {
 
 // memory is the resident memory of a process, in KiB: VmRSS from
 // /proc/PID/status and Pss (shared pages split between their users) from
-// /proc/PID/smaps_rollup.
+// /proc/PID/smaps_rollup; the peak (VmHWM) and the part that is pages of
+// mapped files (RssFile: for the router, its own binary) from
+// /proc/PID/status too.
 type memory struct {
-	RSSKiB int64 `json:"rss_kib"`
-	PSSKiB int64 `json:"pss_kib"`
+	RSSKiB     int64 `json:"rss_kib"`
+	PSSKiB     int64 `json:"pss_kib"`
+	PeakKiB    int64 `json:"peak_rss_kib"`
+	RSSFileKiB int64 `json:"rss_file_kib"`
 }
 
 func processMemory(pid int) (memory, error) {
@@ -267,6 +271,8 @@ func processMemory(pid int) (memory, error) {
 		return m, err
 	}
 	m.PSSKiB, _ = procKiB(fmt.Sprintf("/proc/%d/smaps_rollup", pid), "Pss:")
+	m.PeakKiB, _ = procKiB(fmt.Sprintf("/proc/%d/status", pid), "VmHWM:")
+	m.RSSFileKiB, _ = procKiB(fmt.Sprintf("/proc/%d/status", pid), "RssFile:")
 	return m, nil
 }
 

@@ -96,8 +96,9 @@ type memoryResult struct {
 }
 
 func (r *memoryResult) Line() string {
-	return fmt.Sprintf("memory: %d routes loaded and answering: router RSS %s (PSS %s); haproxy RSS %s (PSS %s) in %d processes (master + workers)%s",
-		r.Routes, mib(r.Router.RSSKiB), mib(r.Router.PSSKiB), mib(r.HAProxy.RSSKiB), mib(r.HAProxy.PSSKiB), r.HAProxyProcesses, stopNote(r.StopProblem))
+	return fmt.Sprintf("memory: %d routes loaded and answering: router RSS %s (PSS %s; %s of it its binary's pages; peak %s); haproxy RSS %s (PSS %s) in %d processes (master + workers)%s",
+		r.Routes, mib(r.Router.RSSKiB), mib(r.Router.PSSKiB), mib(r.Router.RSSFileKiB), mib(r.Router.PeakKiB),
+		mib(r.HAProxy.RSSKiB), mib(r.HAProxy.PSSKiB), r.HAProxyProcesses, stopNote(r.StopProblem))
 }
 
 func runMemory(ctx context.Context, cfg config, n int) (res *memoryResult, err error) {

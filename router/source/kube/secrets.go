@@ -71,6 +71,7 @@ func (w *SecretWatches) Sync(wanted map[extcert.Ref]bool) {
 func (w *SecretWatches) start(ctx context.Context, ref extcert.Ref) {
 	f := informers.NewSharedInformerFactoryWithOptions(w.kube, w.resync,
 		informers.WithNamespace(ref.Namespace),
+		informers.WithTransform(StripManagedFields),
 		informers.WithTweakListOptions(func(lo *metav1.ListOptions) {
 			lo.FieldSelector = fields.OneTermEqualSelector("metadata.name", ref.Name).String()
 		}))

@@ -111,11 +111,13 @@ func (s *Source) Run(ctx context.Context) error {
 	o := s.o
 	routeFactory := routeinformers.NewSharedInformerFactoryWithOptions(o.Routes, o.Resync,
 		routeinformers.WithNamespace(o.Namespace),
+		routeinformers.WithTransform(StripManagedFields),
 		routeinformers.WithTweakListOptions(func(lo *metav1.ListOptions) {
 			lo.LabelSelector = o.RouteLabels.String()
 			lo.FieldSelector = o.RouteFields.String()
 		}))
-	kubeFactory := informers.NewSharedInformerFactoryWithOptions(o.Kube, o.Resync, informers.WithNamespace(o.Namespace))
+	kubeFactory := informers.NewSharedInformerFactoryWithOptions(o.Kube, o.Resync, informers.WithNamespace(o.Namespace),
+		informers.WithTransform(StripManagedFields))
 
 	routeInformer := routeFactory.Route().V1().Routes().Informer()
 	s.routes = routeInformer.GetIndexer()
@@ -148,6 +150,7 @@ func (s *Source) Run(ctx context.Context) error {
 	var nsFactory informers.SharedInformerFactory
 	if o.NamespaceLabels != nil {
 		nsFactory = informers.NewSharedInformerFactoryWithOptions(o.Kube, o.Resync,
+			informers.WithTransform(StripManagedFields),
 			informers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = o.NamespaceLabels.String() }))
 		if err := add(nsFactory.Core().V1().Namespaces().Informer(), s.namespaceHandler()); err != nil {
 			return err
@@ -175,6 +178,20 @@ func (s *Source) Run(ctx context.Context) error {
 		nsFactory.Shutdown()
 	}
 	return nil
+}
+
+// StripManagedFields is the informers' transform: it drops
+// metadata.managedFields (server-side apply bookkeeping, often the largest
+// part of an object) before the object enters the informer's cache and the
+// store, since the router never reads them. Objects are otherwise kept as
+// listed. A route status the router writes from such an object leaves the
+// API server's managedFields as they are (an update without managedFields
+// keeps them).
+func StripManagedFields(obj any) (any, error) {
+	if m, ok := obj.(metav1.Object); ok && m.GetManagedFields() != nil {
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
 }
 
 // objectOf unwraps delete tombstones.

@@ -26,14 +26,7 @@ func LoadDir(dir string, sink store.Sink, logger logr.Logger) error {
 		return fmt.Errorf("manifests directory: %w", err)
 	}
 	s := New(dir, sink, logger)
-	st := &state{
-		Source:      s,
-		watched:     map[string]string{},
-		unwatchable: map[string]bool{},
-		files:       map[string]*fileState{},
-		emitted:     map[objKey]object{},
-		timestamps:  map[objKey]*assignedTimestamp{},
-	}
+	st := newState(s)
 	st.scan()
 	if st.rootFailing {
 		return fmt.Errorf("manifests directory %s: cannot be read", dir)

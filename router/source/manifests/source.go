@@ -67,6 +67,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -145,14 +146,7 @@ func (s *Source) Run(ctx context.Context) error {
 		return fmt.Errorf("manifests directory: %w", err)
 	}
 
-	st := &state{
-		Source:      s,
-		watched:     map[string]string{},
-		unwatchable: map[string]bool{},
-		files:       map[string]*fileState{},
-		emitted:     map[objKey]object{},
-		timestamps:  map[objKey]*assignedTimestamp{},
-	}
+	st := newState(s)
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		s.log.Error(err, "Cannot watch the manifests directory, polling it instead", "interval", s.retryInterval)
@@ -259,6 +253,17 @@ type state struct {
 	ingressReports map[objKey]string
 }
 
+func newState(s *Source) *state {
+	return &state{
+		Source:      s,
+		watched:     map[string]string{},
+		unwatchable: map[string]bool{},
+		files:       map[string]*fileState{},
+		emitted:     map[objKey]object{},
+		timestamps:  map[objKey]*assignedTimestamp{},
+	}
+}
+
 // assignedTimestamp is a creationTimestamp assigned by the source.
 type assignedTimestamp struct {
 	ts metav1.Time
@@ -266,20 +271,52 @@ type assignedTimestamp struct {
 	goneSince time.Time
 }
 
-// fileState is what was loaded from one file.
+// fileState is what was loaded from one file. It is kept for every file of
+// the directory, so it holds only what the next scan compares (not the
+// os.FileInfo) and the objects as a slice (files hold few objects).
 type fileState struct {
-	info    os.FileInfo
+	stamp   fileStamp
 	readAt  time.Time
 	sum     [sha256.Size]byte
-	objects map[objKey]object
+	objects []fileObject
+}
+
+// fileObject is one object a file defines (once: the last definition).
+type fileObject struct {
+	key objKey
+	obj object
+}
+
+// fileStamp is what tells a file's versions apart without reading it: its
+// identity (device and inode where the platform has them), modification
+// time and size.
+type fileStamp struct {
+	id      fileID
+	modTime time.Time
+	size    int64
+}
+
+func stampOf(fi os.FileInfo) fileStamp {
+	return fileStamp{id: fileIDOf(fi), modTime: fi.ModTime(), size: fi.Size()}
 }
 
 // changed tells whether a file must be read again.
 func (f *fileState) changed(fi os.FileInfo) bool {
-	return !os.SameFile(f.info, fi) ||
-		!f.info.ModTime().Equal(fi.ModTime()) ||
-		f.info.Size() != fi.Size() ||
-		f.readAt.Sub(fi.ModTime()) < racyWindow
+	now := stampOf(fi)
+	return f.stamp.id != now.id ||
+		!f.stamp.modTime.Equal(now.modTime) ||
+		f.stamp.size != now.size ||
+		f.readAt.Sub(now.modTime) < racyWindow
+}
+
+// object returns the file's object k.
+func (f *fileState) object(k objKey) (object, bool) {
+	for _, o := range f.objects {
+		if o.key == k {
+			return o.obj, true
+		}
+	}
+	return nil, false
 }
 
 // ignoredName tells whether a directory entry is skipped.
@@ -493,7 +530,7 @@ func (st *state) refresh(path string) bool {
 	}
 	sum := sha256.Sum256(data)
 	if old != nil && old.sum == sum {
-		old.info, old.readAt = fi, readAt
+		old.stamp, old.readAt = stampOf(fi), readAt
 		return true
 	}
 
@@ -505,12 +542,14 @@ func (st *state) refresh(path string) bool {
 		st.log.Info("Skipping manifest of unsupported kind", "file", w.File, "line", w.Line, "object", w.Object, "err", w.Err.Error())
 	}
 
-	objects := make(map[objKey]object, len(res.objects))
-	lines := make(map[objKey]int, len(res.objects))
+	objects := make([]fileObject, 0, len(res.objects))
+	// index is where each key is in objects, with its line.
+	index := make(map[objKey]struct{ at, line int }, len(res.objects))
 	for _, p := range res.objects {
-		if prev, dup := lines[p.key]; dup {
+		prev, dup := index[p.key]
+		if dup {
 			st.log.Info("Object defined twice in the same file, the last definition wins",
-				"file", path, "line", p.line, "previousLine", prev, "object", p.key.String())
+				"file", path, "line", p.line, "previousLine", prev.line, "object", p.key.String())
 		}
 		ts := fileTimestamp(fi.ModTime())
 		if a, ok := st.timestamps[p.key]; ok && (a.goneSince.IsZero() || readAt.Sub(a.goneSince) <= timestampGrace) {
@@ -519,21 +558,27 @@ func (st *state) refresh(path string) bool {
 			st.timestamps[p.key] = &assignedTimestamp{ts: ts}
 		}
 		finalize(p, ts)
-		objects[p.key] = p.obj
-		lines[p.key] = p.line
+		if dup {
+			objects[prev.at].obj = p.obj
+			index[p.key] = struct{ at, line int }{prev.at, p.line}
+			continue
+		}
+		index[p.key] = struct{ at, line int }{len(objects), p.line}
+		objects = append(objects, fileObject{key: p.key, obj: p.obj})
 	}
 	if old != nil {
 		keep := func(k objKey) {
-			if o, ok := old.objects[k]; ok {
-				if _, ok := objects[k]; !ok {
+			if o, ok := old.object(k); ok {
+				if _, ok := index[k]; !ok {
 					st.log.Info("Keeping the previous version of an object whose manifest is invalid", "file", path, "object", k.String())
-					objects[k] = o
+					index[k] = struct{ at, line int }{len(objects), 0}
+					objects = append(objects, fileObject{key: k, obj: o})
 				}
 			}
 		}
 		if res.unidentified {
-			for k := range old.objects {
-				keep(k)
+			for _, o := range old.objects {
+				keep(o.key)
 			}
 		} else {
 			for _, k := range res.failedKeys {
@@ -542,7 +587,7 @@ func (st *state) refresh(path string) bool {
 		}
 	}
 	st.log.V(1).Info("Manifest file loaded", "file", path, "objects", len(objects), "errors", len(res.errs))
-	st.files[path] = &fileState{info: fi, readAt: readAt, sum: sum, objects: objects}
+	st.files[path] = &fileState{stamp: stampOf(fi), readAt: readAt, sum: sum, objects: slices.Clip(objects)}
 	return true
 }
 
@@ -569,8 +614,8 @@ func (st *state) reconcile() {
 	sort.Strings(paths)
 	desired := map[objKey]object{}
 	for _, p := range paths {
-		for k, o := range st.files[p].objects {
-			desired[k] = o
+		for _, o := range st.files[p].objects {
+			desired[o.key] = o.obj
 		}
 	}
 	st.translateIngresses(desired)
