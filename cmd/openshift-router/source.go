@@ -67,6 +67,12 @@ func chooseSource(ctx context.Context, f runFlags, cfg *config.Config, st *store
 		return nil, fmt.Errorf("%s (%s): %w", where, restConfig.Host, err)
 	}
 	k := cfg.Kube
+	var writer *status.Writer
+	statusChanged := func(namespace, name string) {
+		if writer != nil {
+			writer.Recheck(namespace, name)
+		}
+	}
 	src := kube.New(kube.Options{
 		Kube:            kc,
 		Routes:          rc,
@@ -78,6 +84,7 @@ func chooseSource(ctx context.Context, f runFlags, cfg *config.Config, st *store
 		Namespace:       namespace,
 		WatchEndpoints:  cfg.WatchEndpoints,
 		Resync:          k.ResyncInterval,
+		StatusChanged:   statusChanged,
 	})
 	run := src.Run
 	if v := os.Getenv("ROUTER_ENABLE_INGRESS"); v != "" {
@@ -91,13 +98,14 @@ func chooseSource(ctx context.Context, f runFlags, cfg *config.Config, st *store
 	out := &source{name: kube.SourceName, run: run, kube: kc, desc: []any{"cluster", restConfig.Host, "routerName", k.RouterName,
 		"routeLabels", k.RouteLabels.String(), "namespaceLabels", fmt.Sprint(k.NamespaceLabels), "namespace", namespace}}
 	if k.UpdateStatus {
-		out.status = status.New(status.Options{
+		writer = status.New(status.Options{
 			Client:            rc,
-			Store:             st,
+			Routes:            src,
 			Logger:            log.WithName("status"),
 			RouterName:        k.RouterName,
 			CanonicalHostname: k.CanonicalHostname,
 		})
+		out.status = writer
 	}
 	return out, nil
 }

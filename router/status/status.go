@@ -1,17 +1,21 @@
 // Package status writes the router's admission results into route status:
 // one status.ingress[] entry per router (routerName), with the host served,
 // the wildcard policy, the router's canonical host name and an Admitted
-// condition. Only this router's entry is touched.
+// condition. Only this router's entry is touched: the write is a JSON patch
+// of that entry alone, guarded by a test of what it replaces, so routers
+// sharing a route never overwrite each other's entries.
 //
 // Writes happen only when the status seen in the informer cache differs
 // from the desired one (ignoring transition times), so resyncs write
 // nothing and several replicas of one router converge without a storm: a
-// replica that loses the race gets a conflict, rereads the route, finds it
-// already right and stops.
+// replica that loses the race gets a failed test, rereads the route, finds
+// it already right and stops. A route is looked at only when its admission
+// result changed or its cached status did; an idle router does nothing.
 package status
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -22,16 +26,24 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/openshift-router-go/router/router/admission"
-	"github.com/openshift-router-go/router/router/store"
 )
+
+// Routes looks a route up in the informer's cache: the copy whose status
+// the writer compares with the wanted one. It returns nil when the route is
+// not (or not yet) known.
+type Routes interface {
+	Route(namespace, name string) *routev1.Route
+}
 
 // Options configure the writer.
 type Options struct {
 	Client routeclient.Interface
-	Store  *store.Store
+	// Routes is the informer's cache of routes (router/source/kube).
+	Routes Routes
 	Logger logr.Logger
 	// RouterName is ROUTER_SERVICE_NAME.
 	RouterName string
@@ -42,12 +54,30 @@ type Options struct {
 }
 
 // Writer writes route status.
+//
+// Work is per route and only when something may be wrong: Update queues the
+// routes whose admission result changed since the previous call, and
+// Recheck (called by the source when a route's status changed in the
+// cache, e.g. someone else edited it) queues one route. Nothing is queued
+// while nothing changes, and no write looks at any other route.
 type Writer struct {
 	o     Options
 	queue workqueue.TypedRateLimitingInterface[admission.Key]
 
 	mu      sync.Mutex
 	desired map[admission.Key]admission.Result
+	// written remembers, per route, the result last written and the
+	// resourceVersion of the cached copy it was computed from: until the
+	// cache moves past that copy, the write is in flight through the watch
+	// and the same result is not written again.
+	written map[admission.Key]writtenStatus
+	// writes counts the status writes sent (patches, successful or not).
+	writes int
+}
+
+type writtenStatus struct {
+	res     admission.Result
+	basedOn string
 }
 
 // New returns a writer; call Run to start it.
@@ -60,24 +90,51 @@ func New(o Options) *Writer {
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[admission.Key](),
 			workqueue.TypedRateLimitingQueueConfig[admission.Key]{Name: "route-status"}),
 		desired: map[admission.Key]admission.Result{},
+		written: map[admission.Key]writtenStatus{},
 	}
 }
 
-// Update records the latest admission results and queues every route: the
-// worker compares each with the status in the informer cache and writes
-// only the differences, so a status that someone else changed is put back.
+// Update records the latest admission results and queues the routes whose
+// result is new or changed. Routes whose status someone else changes are
+// queued by Recheck, from the informer's update event.
 func (w *Writer) Update(results map[admission.Key]admission.Result) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for k, res := range results {
+		if old, ok := w.desired[k]; ok && old == res {
+			continue
+		}
 		w.desired[k] = res
 		w.queue.Add(k)
+	}
+	if len(w.desired) == len(results) {
+		return
 	}
 	for k := range w.desired {
 		if _, ok := results[k]; !ok {
 			delete(w.desired, k)
+			delete(w.written, k)
 		}
 	}
+}
+
+// Recheck queues one route: its status in the cache changed (or it was
+// added), and the worker compares it with the wanted one again.
+func (w *Writer) Recheck(namespace, name string) {
+	k := admission.Key(namespace + "/" + name)
+	w.mu.Lock()
+	_, ok := w.desired[k]
+	w.mu.Unlock()
+	if ok {
+		w.queue.Add(k)
+	}
+}
+
+// Writes returns how many status writes the writer has sent.
+func (w *Writer) Writes() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.writes
 }
 
 // Run processes the queue with the given number of workers until ctx is done.
@@ -116,45 +173,118 @@ func (w *Writer) processNext(ctx context.Context) bool {
 func (w *Writer) sync(ctx context.Context, key admission.Key) error {
 	w.mu.Lock()
 	res, ok := w.desired[key]
+	prev := w.written[key]
 	w.mu.Unlock()
 	if !ok {
 		return nil
 	}
-	var route *routev1.Route
 	ns, name := splitKey(key)
-	_ = w.o.Store.Read(func(v store.View) error {
-		route = v.Route(ns, name)
-		return nil
-	})
+	route := w.o.Routes.Route(ns, name)
 	if route == nil {
 		return nil
 	}
+	if prev.basedOn != "" && prev.basedOn == route.ResourceVersion && prev.res == res {
+		// Written from this very copy: the cache has not seen the write
+		// yet, and its update event will queue the route again.
+		return nil
+	}
 	for attempt := 0; attempt < 3; attempt++ {
-		updated, changed := w.apply(route, res)
+		patch, changed, err := w.patch(route, res)
+		if err != nil {
+			return err
+		}
 		if !changed {
 			return nil
 		}
-		_, err := w.o.Client.RouteV1().Routes(ns).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
+		w.mu.Lock()
+		w.writes++
+		w.mu.Unlock()
+		_, err = w.o.Client.RouteV1().Routes(ns).Patch(ctx, name, types.JSONPatchType, patch, metav1.PatchOptions{}, "status")
 		switch {
 		case err == nil:
+			w.mu.Lock()
+			if _, still := w.desired[key]; still {
+				w.written[key] = writtenStatus{res: res, basedOn: route.ResourceVersion}
+			}
+			w.mu.Unlock()
 			w.o.Logger.V(2).Info("route status written", "route", string(key), "admitted", res.Admitted, "reason", res.Reason)
 			return nil
 		case apierrors.IsNotFound(err):
 			return nil
-		case apierrors.IsConflict(err):
+		case apierrors.IsConflict(err) || apierrors.IsInvalid(err):
+			// A test operation failed: the route's status moved on since
+			// the cached copy (another router wrote its entry, or the
+			// cache is behind). Read the route and try again.
 			fresh, gerr := w.o.Client.RouteV1().Routes(ns).Get(ctx, name, metav1.GetOptions{})
 			if apierrors.IsNotFound(gerr) {
 				return nil
 			}
 			if gerr != nil {
-				return fmt.Errorf("rereading route after a conflict: %w", gerr)
+				return fmt.Errorf("rereading route after a failed status patch: %w", gerr)
 			}
 			route = fresh
 		default:
-			return err
+			return fmt.Errorf("patching route status: %w", err)
 		}
 	}
-	return fmt.Errorf("route %s: status kept conflicting", key)
+	return fmt.Errorf("route %s: status kept changing under the writer", key)
+}
+
+// patchOp is one RFC 6902 JSON patch operation.
+type patchOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value any    `json:"value"`
+}
+
+// patch returns the JSON patch that sets this router's ingress entry of
+// route to res and nothing else, or changed=false when the entry is already
+// right. The patch carries a test of what it replaces, so that it fails
+// (and is recomputed from a fresh copy) instead of overwriting an entry of
+// another router that was written meanwhile.
+func (w *Writer) patch(route *routev1.Route, res admission.Result) ([]byte, bool, error) {
+	updated, changed := w.apply(route, res)
+	if !changed {
+		return nil, false, nil
+	}
+	idx := ingressIndex(route.Status.Ingress, w.o.RouterName)
+	var ops []patchOp
+	switch {
+	case idx >= 0:
+		// Replace only this router's entry, if it is still where it was.
+		ops = []patchOp{
+			{Op: "test", Path: fmt.Sprintf("/status/ingress/%d/routerName", idx), Value: w.o.RouterName},
+			{Op: "replace", Path: fmt.Sprintf("/status/ingress/%d", idx), Value: updated.Status.Ingress[idx]},
+		}
+	case len(route.Status.Ingress) > 0:
+		// Append this router's entry to the others', only to the copy it
+		// was computed from (so that no other replica appended it
+		// meanwhile).
+		ops = []patchOp{
+			{Op: "test", Path: "/metadata/resourceVersion", Value: route.ResourceVersion},
+			{Op: "add", Path: "/status/ingress/-", Value: updated.Status.Ingress[len(updated.Status.Ingress)-1]},
+		}
+	default:
+		// No entry at all yet: the status is created, from this copy only.
+		ops = []patchOp{
+			{Op: "test", Path: "/metadata/resourceVersion", Value: route.ResourceVersion},
+			{Op: "add", Path: "/status", Value: routev1.RouteStatus{Ingress: updated.Status.Ingress}},
+		}
+	}
+	b, err := json.Marshal(ops)
+	if err != nil {
+		return nil, false, fmt.Errorf("encoding the status patch: %w", err)
+	}
+	return b, true, nil
+}
+
+func ingressIndex(ings []routev1.RouteIngress, router string) int {
+	for i, ing := range ings {
+		if ing.RouterName == router {
+			return i
+		}
+	}
+	return -1
 }
 
 // apply returns a copy of route with this router's ingress entry set to
@@ -173,13 +303,7 @@ func (w *Writer) apply(route *routev1.Route, res admission.Result) (*routev1.Rou
 	if !res.Admitted {
 		cond.Status, cond.Reason, cond.Message = corev1.ConditionFalse, res.Reason, res.Message
 	}
-	idx := -1
-	for i, ing := range route.Status.Ingress {
-		if ing.RouterName == w.o.RouterName {
-			idx = i
-			break
-		}
-	}
+	idx := ingressIndex(route.Status.Ingress, w.o.RouterName)
 	now := metav1.NewTime(w.o.Now())
 	cond.LastTransitionTime = &now
 	if idx >= 0 {
