@@ -1,21 +1,21 @@
 // Package status writes the router's admission results into route status:
 // one status.ingress[] entry per router (routerName), with the host served,
 // the wildcard policy, the router's canonical host name and an Admitted
-// condition. Only this router's entry is touched: the write is a JSON patch
-// of that entry alone, guarded by a test of what it replaces, so routers
-// sharing a route never overwrite each other's entries.
+// condition. Only this router's entry is touched: the write is an update of
+// the status subresource (the one verb OpenShift's router role has there)
+// of the cached copy with only that entry changed, and its resourceVersion
+// makes the API server refuse it if another router wrote meanwhile.
 //
 // Writes happen only when the status seen in the informer cache differs
 // from the desired one (ignoring transition times), so resyncs write
 // nothing and several replicas of one router converge without a storm: a
-// replica that loses the race gets a failed test, rereads the route, finds
-// it already right and stops. A route is looked at only when its admission
+// replica that loses the race gets a conflict, rereads the route, finds it
+// already right and stops. A route is looked at only when its admission
 // result changed or its cached status did; an idle router does nothing.
 package status
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -26,7 +26,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/openshift-router-go/router/router/admission"
@@ -71,7 +70,7 @@ type Writer struct {
 	// cache moves past that copy, the write is in flight through the watch
 	// and the same result is not written again.
 	written map[admission.Key]writtenStatus
-	// writes counts the status writes sent (patches, successful or not).
+	// writes counts the status writes sent (successful or not).
 	writes int
 }
 
@@ -189,17 +188,19 @@ func (w *Writer) sync(ctx context.Context, key admission.Key) error {
 		return nil
 	}
 	for attempt := 0; attempt < 3; attempt++ {
-		patch, changed, err := w.patch(route, res)
-		if err != nil {
-			return err
-		}
+		updated, changed := w.apply(route, res)
 		if !changed {
 			return nil
 		}
 		w.mu.Lock()
 		w.writes++
 		w.mu.Unlock()
-		_, err = w.o.Client.RouteV1().Routes(ns).Patch(ctx, name, types.JSONPatchType, patch, metav1.PatchOptions{}, "status")
+		// An update of the status subresource (the verb OpenShift's router
+		// role grants), of a copy that differs from the cached one only in
+		// this router's entry; its resourceVersion makes the API server
+		// refuse it if the route changed meanwhile (another router wrote
+		// its entry), and the route is read again.
+		_, err := w.o.Client.RouteV1().Routes(ns).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
 		switch {
 		case err == nil:
 			w.mu.Lock()
@@ -211,71 +212,20 @@ func (w *Writer) sync(ctx context.Context, key admission.Key) error {
 			return nil
 		case apierrors.IsNotFound(err):
 			return nil
-		case apierrors.IsConflict(err) || apierrors.IsInvalid(err):
-			// A test operation failed: the route's status moved on since
-			// the cached copy (another router wrote its entry, or the
-			// cache is behind). Read the route and try again.
+		case apierrors.IsConflict(err):
 			fresh, gerr := w.o.Client.RouteV1().Routes(ns).Get(ctx, name, metav1.GetOptions{})
 			if apierrors.IsNotFound(gerr) {
 				return nil
 			}
 			if gerr != nil {
-				return fmt.Errorf("rereading route after a failed status patch: %w", gerr)
+				return fmt.Errorf("rereading route after a conflict: %w", gerr)
 			}
 			route = fresh
 		default:
-			return fmt.Errorf("patching route status: %w", err)
+			return fmt.Errorf("updating route status: %w", err)
 		}
 	}
-	return fmt.Errorf("route %s: status kept changing under the writer", key)
-}
-
-// patchOp is one RFC 6902 JSON patch operation.
-type patchOp struct {
-	Op    string `json:"op"`
-	Path  string `json:"path"`
-	Value any    `json:"value"`
-}
-
-// patch returns the JSON patch that sets this router's ingress entry of
-// route to res and nothing else, or changed=false when the entry is already
-// right. The patch carries a test of what it replaces, so that it fails
-// (and is recomputed from a fresh copy) instead of overwriting an entry of
-// another router that was written meanwhile.
-func (w *Writer) patch(route *routev1.Route, res admission.Result) ([]byte, bool, error) {
-	updated, changed := w.apply(route, res)
-	if !changed {
-		return nil, false, nil
-	}
-	idx := ingressIndex(route.Status.Ingress, w.o.RouterName)
-	var ops []patchOp
-	switch {
-	case idx >= 0:
-		// Replace only this router's entry, if it is still where it was.
-		ops = []patchOp{
-			{Op: "test", Path: fmt.Sprintf("/status/ingress/%d/routerName", idx), Value: w.o.RouterName},
-			{Op: "replace", Path: fmt.Sprintf("/status/ingress/%d", idx), Value: updated.Status.Ingress[idx]},
-		}
-	case len(route.Status.Ingress) > 0:
-		// Append this router's entry to the others', only to the copy it
-		// was computed from (so that no other replica appended it
-		// meanwhile).
-		ops = []patchOp{
-			{Op: "test", Path: "/metadata/resourceVersion", Value: route.ResourceVersion},
-			{Op: "add", Path: "/status/ingress/-", Value: updated.Status.Ingress[len(updated.Status.Ingress)-1]},
-		}
-	default:
-		// No entry at all yet: the status is created, from this copy only.
-		ops = []patchOp{
-			{Op: "test", Path: "/metadata/resourceVersion", Value: route.ResourceVersion},
-			{Op: "add", Path: "/status", Value: routev1.RouteStatus{Ingress: updated.Status.Ingress}},
-		}
-	}
-	b, err := json.Marshal(ops)
-	if err != nil {
-		return nil, false, fmt.Errorf("encoding the status patch: %w", err)
-	}
-	return b, true, nil
+	return fmt.Errorf("route %s: status kept conflicting", key)
 }
 
 func ingressIndex(ings []routev1.RouteIngress, router string) int {
