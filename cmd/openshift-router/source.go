@@ -71,6 +71,12 @@ func chooseSource(ctx context.Context, f runFlags, cfg *config.Config, st *store
 		return nil, fmt.Errorf("%s (%s): %w", where, restConfig.Host, err)
 	}
 	k := cfg.Kube
+	var writer *status.Writer
+	statusChanged := func(namespace, name string) {
+		if writer != nil {
+			writer.Recheck(namespace, name)
+		}
+	}
 	src := kube.New(kube.Options{
 		Kube:            kc,
 		Routes:          rc,
@@ -82,6 +88,7 @@ func chooseSource(ctx context.Context, f runFlags, cfg *config.Config, st *store
 		Namespace:       namespace,
 		WatchEndpoints:  cfg.WatchEndpoints,
 		Resync:          k.ResyncInterval,
+		StatusChanged:   statusChanged,
 	})
 	run := src.Run
 	if v := os.Getenv("ROUTER_ENABLE_INGRESS"); v != "" {
@@ -105,13 +112,14 @@ func chooseSource(ctx context.Context, f runFlags, cfg *config.Config, st *store
 		})
 	}
 	if k.UpdateStatus {
-		out.status = status.New(status.Options{
+		writer = status.New(status.Options{
 			Client:            rc,
-			Store:             st,
+			Routes:            src,
 			Logger:            log.WithName("status"),
 			RouterName:        k.RouterName,
 			CanonicalHostname: k.CanonicalHostname,
 		})
+		out.status = writer
 	}
 	return out, nil
 }

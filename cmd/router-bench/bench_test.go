@@ -140,7 +140,7 @@ func TestScenarios(t *testing.T) {
 	// process of its working directory survives (an error otherwise).
 }
 
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))

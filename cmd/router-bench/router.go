@@ -42,6 +42,13 @@ type routerProc struct {
 // startRouter starts the router on manifestsDir; its working directory and
 // log go under dir.
 func startRouter(cfg config, dir, manifestsDir string) (*routerProc, error) {
+	return startRouterOn(cfg, dir, []string{"--manifests", manifestsDir})
+}
+
+// startRouterOn starts the router with the given source arguments
+// (--manifests DIR, or --kubeconfig FILE); its working directory and log go
+// under dir.
+func startRouterOn(cfg config, dir string, sourceArgs []string) (*routerProc, error) {
 	r := &routerProc{cfg: cfg, WorkingDir: filepath.Join(dir, "wd"), LogPath: filepath.Join(dir, "router.log"), done: make(chan struct{})}
 	ports, err := freeport.Ports(3)
 	if err != nil {
@@ -52,7 +59,7 @@ func startRouter(cfg config, dir, manifestsDir string) (*routerProc, error) {
 	if r.logFile, err = os.Create(r.LogPath); err != nil {
 		return nil, err
 	}
-	args := []string{"--manifests", manifestsDir, "--working-dir", r.WorkingDir}
+	args := append(append([]string{}, sourceArgs...), "--working-dir", r.WorkingDir)
 	if cfg.HAProxy != "" {
 		args = append(args, "--haproxy", cfg.HAProxy)
 	}
@@ -250,6 +257,32 @@ func parentPID(pid int) int {
 	}
 	ppid, _ := strconv.Atoi(f[1])
 	return ppid
+}
+
+// cpuSeconds is the user + system CPU time the process has used
+// (/proc/PID/stat, clock ticks of 1/100 s).
+func cpuSeconds(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	}
+	// After "pid (comm)": state ppid pgrp session tty tpgid flags minflt
+	// cminflt majflt cmajflt utime stime ...
+	f := strings.Fields(s[i+1:])
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: too few fields", pid)
+	}
+	ut, err1 := strconv.ParseFloat(f[11], 64)
+	st, err2 := strconv.ParseFloat(f[12], 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: utime %q stime %q", pid, f[11], f[12])
+	}
+	return (ut + st) / 100, nil
 }
 
 // memory is the resident memory of a process, in KiB: VmRSS from

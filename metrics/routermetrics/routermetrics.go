@@ -41,6 +41,7 @@ type Metrics struct {
 	runtimeErrors  prometheus.Counter
 	restarts       prometheus.Counter
 	applyFailing   prometheus.Gauge
+	overLimit      prometheus.Gauge
 
 	admittedDesc *prometheus.Desc
 	rejectedDesc *prometheus.Desc
@@ -90,6 +91,10 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "template_router_config_apply_failing",
 			Help: "1 while the configuration cannot be applied and no route is to blame (e.g. a read-only or full working directory, a failing reload): the last good configuration keeps serving and the router retries with backoff; else 0.",
 		}),
+		overLimit: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "template_router_services_over_endpoint_limit",
+			Help: "Services of admitted routes with more ready endpoints than the router renders (1,000 per service); only a stable subset of their endpoints receives traffic.",
+		}),
 		runtimeErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "template_router_runtime_api_errors_total",
 			Help: "Runtime API commands HAProxy refused or that could not be sent; each falls back to a reload.",
@@ -104,13 +109,17 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	m.avoided.WithLabelValues("endpoints")
 	m.avoided.WithLabelValues("certificate")
 	for _, c := range []prometheus.Collector{m.writeConfig, m.reload, m.reloadFailure, m.reloadFailures, m.avoided,
-		m.reloadReasons, m.runtimeErrors, m.restarts, m.applyFailing, routesCollector{m}, buildInfo()} {
+		m.reloadReasons, m.runtimeErrors, m.restarts, m.applyFailing, m.overLimit, routesCollector{m}, buildInfo()} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
 	}
 	return m, nil
 }
+
+// ObserveServicesOverEndpointLimit records how many services have more
+// ready endpoints than are rendered.
+func (m *Metrics) ObserveServicesOverEndpointLimit(n int) { m.overLimit.Set(float64(n)) }
 
 // ObserveWriteConfig records the time to admit, build, render and write one
 // configuration.

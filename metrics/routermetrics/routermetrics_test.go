@@ -198,3 +198,18 @@ func TestRegistriesAreIndependent(t *testing.T) {
 		t.Errorf("first registry: %v", v)
 	}
 }
+
+// TestServicesOverEndpointLimit: the gauge follows the last count reported
+// (present at 0 from the start).
+func TestServicesOverEndpointLimit(t *testing.T) {
+	m, reg := newMetrics(t)
+	for _, want := range []int{-1, 2, 0} {
+		if want >= 0 {
+			m.ObserveServicesOverEndpointLimit(want)
+		}
+		ms := gather(t, reg)["template_router_services_over_endpoint_limit"].GetMetric()
+		if len(ms) != 1 || ms[0].GetGauge().GetValue() != float64(max(want, 0)) {
+			t.Fatalf("after %d: %v", want, ms)
+		}
+	}
+}

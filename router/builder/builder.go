@@ -19,6 +19,7 @@ import (
 
 	"github.com/openshift-router-go/router/router/annotations"
 	"github.com/openshift-router-go/router/router/model"
+	"github.com/openshift-router-go/router/router/servers"
 	"github.com/openshift-router-go/router/router/store"
 )
 
@@ -436,6 +437,9 @@ func buildServiceUnit(v store.View, namespace, name string, watchEndpoints bool)
 		}
 	}
 	sort.Slice(su.EndpointTable, func(i, j int) bool { return su.EndpointTable[i].ID < su.EndpointTable[j].ID })
+	// One huge service would slow every configuration check and reload
+	// (router/servers); it gets a stable subset of its endpoints.
+	su.EndpointTable, su.EndpointsLeftOut = servers.Limit(su.EndpointTable, servers.MaxEndpointsPerService)
 	return su
 }
 

@@ -160,6 +160,9 @@ type Controller struct {
 	// annotationProblems holds what was logged about each route's ignored
 	// annotations, so each problem is logged once, not on every pass.
 	annotationProblems map[model.ServiceAliasConfigKey]string
+	// leftOut holds what was logged about services over the endpoint
+	// limit: endpoints not rendered, by service.
+	leftOut map[model.ServiceUnitKey]int
 	// running is the configuration the running HAProxy has (as loaded,
 	// plus the runtime changes since), and layouts its backends' server
 	// lines; both nil when unknown (before the first load, after a failure).
@@ -745,6 +748,28 @@ func (c *Controller) logAnnotationProblems(td *model.TemplateData) {
 		}
 	}
 	c.annotationProblems = next
+	c.logEndpointsLeftOut(td)
+}
+
+// logEndpointsLeftOut logs the services whose endpoints beyond the
+// per-service limit (router/servers) are not rendered, when that changes,
+// and reports their number to an Observer that counts them.
+func (c *Controller) logEndpointsLeftOut(td *model.TemplateData) {
+	next := map[model.ServiceUnitKey]int{}
+	for k, su := range td.ServiceUnits {
+		if su.EndpointsLeftOut == 0 {
+			continue
+		}
+		next[k] = su.EndpointsLeftOut
+		if c.leftOut[k] != su.EndpointsLeftOut {
+			c.o.Logger.Info("service has more endpoints than the router renders; a stable subset receives traffic", "service", su.Name,
+				"rendered", len(su.EndpointTable), "leftOut", su.EndpointsLeftOut)
+		}
+	}
+	c.leftOut = next
+	if o, ok := c.o.Observer.(interface{ ObserveServicesOverEndpointLimit(int) }); ok {
+		o.ObserveServicesOverEndpointLimit(len(next))
+	}
 }
 
 // publish records the admission results and logs changes of them.

@@ -238,8 +238,12 @@ type ServiceUnit struct {
 	Name string
 	// Hostname is the service's cluster DNS name, name.namespace.svc.
 	Hostname string
-	// EndpointTable holds the ready endpoints, sorted by ID.
+	// EndpointTable holds the ready endpoints, sorted by ID: at most
+	// servers.MaxEndpointsPerService of them.
 	EndpointTable []Endpoint
+	// EndpointsLeftOut counts the ready endpoints beyond that limit, which
+	// are not rendered.
+	EndpointsLeftOut int
 	// ServiceAliasAssociations holds the keys of the admitted routes that
 	// use this service (spec.to or alternateBackends).
 	ServiceAliasAssociations map[ServiceAliasConfigKey]bool

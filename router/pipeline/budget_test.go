@@ -22,6 +22,7 @@ import (
 	"github.com/openshift-router-go/router/router/admission"
 	"github.com/openshift-router-go/router/router/annotations"
 	"github.com/openshift-router-go/router/router/model"
+	"github.com/openshift-router-go/router/router/servers"
 	"github.com/openshift-router-go/router/router/store"
 	"github.com/openshift-router-go/router/test/freeport"
 	"github.com/openshift-router-go/router/test/prereq"
@@ -139,8 +140,8 @@ func TestReadFDNeed(t *testing.T) {
 // another, under a 20000 open-files limit. Before, the router lowered
 // maxconn for everybody to 100 and haproxy refused to start ("Cannot
 // raise FD limit"); now maxconn stays, another namespace's route keeps its
-// slots, the service with too many endpoints is rejected, and haproxy
-// starts.
+// slots, the service with too many endpoints is served by 1,000 of them
+// (router/servers), and haproxy starts.
 func TestSpareSlotsFitTheOpenFilesLimit(t *testing.T) {
 	prereq.NeedBinary(t, "haproxy")
 	const fdLimit, maxconn = 20000, 7000 // what cmd/openshift-router picks for 20000
@@ -154,8 +155,18 @@ func TestSpareSlotsFitTheOpenFilesLimit(t *testing.T) {
 		Spec: routev1.RouteSpec{Host: "web.polite.example.com", To: routev1.RouteTargetReference{Kind: "Service", Name: "svc"}}}
 	huge := &routev1.Route{ObjectMeta: metav1.ObjectMeta{Namespace: "huge", Name: "many", ResourceVersion: "1"},
 		Spec: routev1.RouteSpec{Host: "many.huge.example.com", To: routev1.RouteTargetReference{Kind: "Service", Name: "big"}}}
-	st := tenantStore(append(routes, polite, huge)...)
+	// Five more routes of the same namespace, 1,000 endpoints each: the
+	// namespace then needs more server lines than the budget holds.
+	var more []*routev1.Route
+	for i := 1; i <= 5; i++ {
+		more = append(more, &routev1.Route{ObjectMeta: metav1.ObjectMeta{Namespace: "huge", Name: fmt.Sprintf("more%d", i), ResourceVersion: "1"},
+			Spec: routev1.RouteSpec{Host: fmt.Sprintf("more%d.huge.example.com", i), To: routev1.RouteTargetReference{Kind: "Service", Name: fmt.Sprintf("big%d", i)}}})
+	}
+	st := tenantStore(append(append(routes, polite, huge), more...)...)
 	addService(st, "huge", "big", 19000)
+	for i := 1; i <= 5; i++ {
+		addService(st, "huge", fmt.Sprintf("big%d", i), 1000)
+	}
 	dir := t.TempDir()
 	o := tenantInputs(t, dir)
 	ports, err := freeport.Ports(2)
@@ -172,8 +183,31 @@ func TestSpareSlotsFitTheOpenFilesLimit(t *testing.T) {
 	if td.MaxConnections != maxconn {
 		t.Errorf("maxconn %d, want %d", td.MaxConnections, maxconn)
 	}
-	if r := d.Results["huge/many"]; r.Admitted || r.Reason != admission.ReasonConfigCheckFailed || !strings.Contains(r.Message, "file descriptor budget") {
-		t.Errorf("huge/many: %+v", r)
+	// The 19,000 endpoints count as the 1,000 rendered (router/servers);
+	// the namespace's six routes of 1,000 do not all fit its share: the
+	// routes it loses are rejected, the others served.
+	rejected := 0
+	for _, name := range []string{"many", "more1", "more2", "more3", "more4", "more5"} {
+		r := d.Results[admission.Key("huge/"+name)]
+		if !r.Admitted {
+			if r.Reason != admission.ReasonConfigCheckFailed || !strings.Contains(r.Message, "the 1000 endpoints of this route do not fit in the router's file descriptor budget") {
+				t.Errorf("huge/%s: %+v", name, r)
+			}
+			rejected++
+			continue
+		}
+		endpointLines := 0
+		for _, s := range td.State[model.ServiceAliasConfigKey("huge:"+name)].Servers {
+			if !s.Dynamic {
+				endpointLines++
+			}
+		}
+		if endpointLines != servers.MaxEndpointsPerService {
+			t.Errorf("huge/%s has %d endpoint server lines, want %d", name, endpointLines, servers.MaxEndpointsPerService)
+		}
+	}
+	if rejected == 0 || rejected == 6 {
+		t.Errorf("%d of the 6 routes of namespace huge rejected, want some but not all", rejected)
 	}
 	if !d.Results["polite/web"].Admitted || !d.Results["greedy/r0"].Admitted {
 		t.Errorf("polite/web %+v greedy/r0 %+v", d.Results["polite/web"], d.Results["greedy/r0"])

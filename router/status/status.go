@@ -1,13 +1,17 @@
 // Package status writes the router's admission results into route status:
 // one status.ingress[] entry per router (routerName), with the host served,
 // the wildcard policy, the router's canonical host name and an Admitted
-// condition. Only this router's entry is touched.
+// condition. Only this router's entry is touched: the write is an update of
+// the status subresource (the one verb OpenShift's router role has there)
+// of the cached copy with only that entry changed, and its resourceVersion
+// makes the API server refuse it if another router wrote meanwhile.
 //
 // Writes happen only when the status seen in the informer cache differs
 // from the desired one (ignoring transition times), so resyncs write
 // nothing and several replicas of one router converge without a storm: a
 // replica that loses the race gets a conflict, rereads the route, finds it
-// already right and stops.
+// already right and stops. A route is looked at only when its admission
+// result changed or its cached status did; an idle router does nothing.
 package status
 
 import (
@@ -25,13 +29,20 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/openshift-router-go/router/router/admission"
-	"github.com/openshift-router-go/router/router/store"
 )
+
+// Routes looks a route up in the informer's cache: the copy whose status
+// the writer compares with the wanted one. It returns nil when the route is
+// not (or not yet) known.
+type Routes interface {
+	Route(namespace, name string) *routev1.Route
+}
 
 // Options configure the writer.
 type Options struct {
 	Client routeclient.Interface
-	Store  *store.Store
+	// Routes is the informer's cache of routes (router/source/kube).
+	Routes Routes
 	Logger logr.Logger
 	// RouterName is ROUTER_SERVICE_NAME.
 	RouterName string
@@ -42,12 +53,30 @@ type Options struct {
 }
 
 // Writer writes route status.
+//
+// Work is per route and only when something may be wrong: Update queues the
+// routes whose admission result changed since the previous call, and
+// Recheck (called by the source when a route's status changed in the
+// cache, e.g. someone else edited it) queues one route. Nothing is queued
+// while nothing changes, and no write looks at any other route.
 type Writer struct {
 	o     Options
 	queue workqueue.TypedRateLimitingInterface[admission.Key]
 
 	mu      sync.Mutex
 	desired map[admission.Key]admission.Result
+	// written remembers, per route, the result last written and the
+	// resourceVersion of the cached copy it was computed from: until the
+	// cache moves past that copy, the write is in flight through the watch
+	// and the same result is not written again.
+	written map[admission.Key]writtenStatus
+	// writes counts the status writes sent (successful or not).
+	writes int
+}
+
+type writtenStatus struct {
+	res     admission.Result
+	basedOn string
 }
 
 // New returns a writer; call Run to start it.
@@ -60,24 +89,51 @@ func New(o Options) *Writer {
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[admission.Key](),
 			workqueue.TypedRateLimitingQueueConfig[admission.Key]{Name: "route-status"}),
 		desired: map[admission.Key]admission.Result{},
+		written: map[admission.Key]writtenStatus{},
 	}
 }
 
-// Update records the latest admission results and queues every route: the
-// worker compares each with the status in the informer cache and writes
-// only the differences, so a status that someone else changed is put back.
+// Update records the latest admission results and queues the routes whose
+// result is new or changed. Routes whose status someone else changes are
+// queued by Recheck, from the informer's update event.
 func (w *Writer) Update(results map[admission.Key]admission.Result) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for k, res := range results {
+		if old, ok := w.desired[k]; ok && old == res {
+			continue
+		}
 		w.desired[k] = res
 		w.queue.Add(k)
+	}
+	if len(w.desired) == len(results) {
+		return
 	}
 	for k := range w.desired {
 		if _, ok := results[k]; !ok {
 			delete(w.desired, k)
+			delete(w.written, k)
 		}
 	}
+}
+
+// Recheck queues one route: its status in the cache changed (or it was
+// added), and the worker compares it with the wanted one again.
+func (w *Writer) Recheck(namespace, name string) {
+	k := admission.Key(namespace + "/" + name)
+	w.mu.Lock()
+	_, ok := w.desired[k]
+	w.mu.Unlock()
+	if ok {
+		w.queue.Add(k)
+	}
+}
+
+// Writes returns how many status writes the writer has sent.
+func (w *Writer) Writes() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.writes
 }
 
 // Run processes the queue with the given number of workers until ctx is done.
@@ -116,17 +172,19 @@ func (w *Writer) processNext(ctx context.Context) bool {
 func (w *Writer) sync(ctx context.Context, key admission.Key) error {
 	w.mu.Lock()
 	res, ok := w.desired[key]
+	prev := w.written[key]
 	w.mu.Unlock()
 	if !ok {
 		return nil
 	}
-	var route *routev1.Route
 	ns, name := splitKey(key)
-	_ = w.o.Store.Read(func(v store.View) error {
-		route = v.Route(ns, name)
-		return nil
-	})
+	route := w.o.Routes.Route(ns, name)
 	if route == nil {
+		return nil
+	}
+	if prev.basedOn != "" && prev.basedOn == route.ResourceVersion && prev.res == res {
+		// Written from this very copy: the cache has not seen the write
+		// yet, and its update event will queue the route again.
 		return nil
 	}
 	for attempt := 0; attempt < 3; attempt++ {
@@ -134,9 +192,22 @@ func (w *Writer) sync(ctx context.Context, key admission.Key) error {
 		if !changed {
 			return nil
 		}
+		w.mu.Lock()
+		w.writes++
+		w.mu.Unlock()
+		// An update of the status subresource (the verb OpenShift's router
+		// role grants), of a copy that differs from the cached one only in
+		// this router's entry; its resourceVersion makes the API server
+		// refuse it if the route changed meanwhile (another router wrote
+		// its entry), and the route is read again.
 		_, err := w.o.Client.RouteV1().Routes(ns).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
 		switch {
 		case err == nil:
+			w.mu.Lock()
+			if _, still := w.desired[key]; still {
+				w.written[key] = writtenStatus{res: res, basedOn: route.ResourceVersion}
+			}
+			w.mu.Unlock()
 			w.o.Logger.V(2).Info("route status written", "route", string(key), "admitted", res.Admitted, "reason", res.Reason)
 			return nil
 		case apierrors.IsNotFound(err):
@@ -151,10 +222,19 @@ func (w *Writer) sync(ctx context.Context, key admission.Key) error {
 			}
 			route = fresh
 		default:
-			return err
+			return fmt.Errorf("updating route status: %w", err)
 		}
 	}
 	return fmt.Errorf("route %s: status kept conflicting", key)
+}
+
+func ingressIndex(ings []routev1.RouteIngress, router string) int {
+	for i, ing := range ings {
+		if ing.RouterName == router {
+			return i
+		}
+	}
+	return -1
 }
 
 // apply returns a copy of route with this router's ingress entry set to
@@ -173,13 +253,7 @@ func (w *Writer) apply(route *routev1.Route, res admission.Result) (*routev1.Rou
 	if !res.Admitted {
 		cond.Status, cond.Reason, cond.Message = corev1.ConditionFalse, res.Reason, res.Message
 	}
-	idx := -1
-	for i, ing := range route.Status.Ingress {
-		if ing.RouterName == w.o.RouterName {
-			idx = i
-			break
-		}
-	}
+	idx := ingressIndex(route.Status.Ingress, w.o.RouterName)
 	now := metav1.NewTime(w.o.Now())
 	cond.LastTransitionTime = &now
 	if idx >= 0 {

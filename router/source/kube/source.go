@@ -20,6 +20,7 @@ import (
 	routeclient "github.com/openshift/client-go/route/clientset/versioned"
 	routeinformers "github.com/openshift/client-go/route/informers/externalversions"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -54,6 +55,11 @@ type Options struct {
 	WatchEndpoints bool
 	// Resync is the informers' resync period.
 	Resync time.Duration
+	// StatusChanged, if set, is called when a route of the cache changes
+	// in nothing but its status (or is added): the status writer compares
+	// it with the wanted status again. Such updates do not reach Sink, so
+	// the router's own status writes cause no pass.
+	StatusChanged func(namespace, name string)
 }
 
 // Source runs the informers.
@@ -120,7 +126,9 @@ func (s *Source) Run(ctx context.Context) error {
 		informers.WithTransform(StripManagedFields))
 
 	routeInformer := routeFactory.Route().V1().Routes().Informer()
+	s.mu.Lock()
 	s.routes = routeInformer.GetIndexer()
+	s.mu.Unlock()
 	synced := []cache.InformerSynced{}
 	add := func(inf cache.SharedIndexInformer, h cache.ResourceEventHandler) error {
 		reg, err := inf.AddEventHandler(h)
@@ -203,11 +211,54 @@ func objectOf(obj any) runtime.Object {
 	return ro
 }
 
-// passThrough forwards services and endpoints unfiltered.
+// Route returns the informer's copy of a route (nil if it is not in the
+// cache, or before Run has started the informers). The status writer reads
+// the status it compares from here: the store's copy is not updated for
+// status-only changes.
+func (s *Source) Route(namespace, name string) *routev1.Route {
+	s.mu.Lock()
+	idx := s.routes
+	s.mu.Unlock()
+	if idx == nil {
+		return nil
+	}
+	obj, ok, err := idx.GetByKey(cache.NewObjectName(namespace, name).String())
+	if err != nil || !ok {
+		return nil
+	}
+	r, _ := obj.(*routev1.Route)
+	return r
+}
+
+// resync reports whether an update event is a resync (the same object
+// delivered again): it changes nothing and is not forwarded.
+func resync(oldObj, newObj any) bool {
+	o, ok1 := objectOf(oldObj).(metav1.Object)
+	n, ok2 := objectOf(newObj).(metav1.Object)
+	return ok1 && ok2 && o.GetResourceVersion() != "" && o.GetResourceVersion() == n.GetResourceVersion()
+}
+
+// routeInputsEqual reports whether two versions of a route differ in
+// nothing the router's pass reads: spec, labels, annotations and deletion.
+// Status and bookkeeping metadata (resourceVersion, managedFields) are
+// ignored.
+func routeInputsEqual(a, b *routev1.Route) bool {
+	return a.Generation == b.Generation && a.UID == b.UID &&
+		equality.Semantic.DeepEqual(a.Spec, b.Spec) &&
+		equality.Semantic.DeepEqual(a.Labels, b.Labels) &&
+		equality.Semantic.DeepEqual(a.Annotations, b.Annotations) &&
+		a.DeletionTimestamp.Equal(b.DeletionTimestamp)
+}
+
+// passThrough forwards services and endpoints unfiltered, resyncs aside.
 func (s *Source) passThrough() cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { s.upsert(objectOf(obj)) },
-		UpdateFunc: func(_, obj any) { s.upsert(objectOf(obj)) },
+		AddFunc: func(obj any) { s.upsert(objectOf(obj)) },
+		UpdateFunc: func(old, obj any) {
+			if !resync(old, obj) {
+				s.upsert(objectOf(obj))
+			}
+		},
 		DeleteFunc: func(obj any) { s.delete(objectOf(obj)) },
 	}
 }
@@ -238,9 +289,35 @@ func (s *Source) routeHandler() cache.ResourceEventHandler {
 		}
 		s.o.Sink.Upsert(r)
 	}
+	statusChanged := func(r *routev1.Route) {
+		if s.o.StatusChanged != nil {
+			s.o.StatusChanged(r.Namespace, r.Name)
+		}
+	}
 	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    forward,
-		UpdateFunc: func(_, obj any) { forward(obj) },
+		AddFunc: func(obj any) {
+			forward(obj)
+			if r, ok := objectOf(obj).(*routev1.Route); ok {
+				statusChanged(r)
+			}
+		},
+		UpdateFunc: func(oldObj, obj any) {
+			if resync(oldObj, obj) {
+				return
+			}
+			o, ok1 := objectOf(oldObj).(*routev1.Route)
+			n, ok2 := objectOf(obj).(*routev1.Route)
+			if ok1 && ok2 && routeInputsEqual(o, n) {
+				// Only the status (typically this router's own write)
+				// or bookkeeping changed: no pass, a status recheck.
+				statusChanged(n)
+				return
+			}
+			forward(obj)
+			if ok2 {
+				statusChanged(n)
+			}
+		},
 		DeleteFunc: func(obj any) { s.delete(objectOf(obj)) },
 	}
 }
