@@ -97,9 +97,14 @@ func TestIncrementalEndpointChangesEqualAFullPass(t *testing.T) {
 	tests := []struct {
 		name     string
 		template string
+		// exact: the file with the routes' sections replaced is the full
+		// render byte for byte (the template's other sections do not
+		// depend on endpoints; the OpenShift-style one lists endpoint
+		// counts in comments).
+		exact bool
 	}{
-		{"default template", templates.Default()},
-		{"OpenShift-style template (a line per endpoint)", string(openshiftStyle)},
+		{"default template", templates.Default(), true},
+		{"OpenShift-style template (a line per endpoint)", string(openshiftStyle), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -113,7 +118,7 @@ func TestIncrementalEndpointChangesEqualAFullPass(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			running := dynamic.Parse(out.Config)
+			running, text := dynamic.Parse(out.Config), dynamic.NewText(out.Config)
 			incremental := 0
 			for _, c := range changes {
 				c.change(st)
@@ -135,7 +140,7 @@ func TestIncrementalEndpointChangesEqualAFullPass(t *testing.T) {
 				if diff.Reload {
 					// As the controller: a reload loads the full pass.
 					t.Logf("%s: reload (%s at %s)", c.name, diff.Reason, diff.Where)
-					out, running = full, dynamic.Parse(full.Config)
+					out, running, text = full, dynamic.Parse(full.Config), dynamic.NewText(full.Config)
 					continue
 				}
 				incremental++
@@ -150,6 +155,17 @@ func TestIncrementalEndpointChangesEqualAFullPass(t *testing.T) {
 				}
 				if d := dynamic.Diff(running, dynamic.Parse(full.Config)); d.Reload || len(d.Commands) > 0 {
 					t.Fatalf("%s: HAProxy would run another configuration than the full pass's: %+v", c.name, d)
+				}
+				// The file on disk: the routes' sections replaced.
+				if !text.Replace(ch.Config, ch.Sections.Headers()) {
+					t.Fatalf("%s: sections %v not replaced", c.name, ch.Sections.Headers())
+				}
+				disk := text.Bytes()
+				if tt.exact && !bytes.Equal(disk, full.Config) {
+					t.Fatalf("%s: the file with the routes' sections replaced is not the full render:\n%s", c.name, lineDiff(disk, full.Config))
+				}
+				if d := dynamic.Diff(dynamic.Parse(disk), dynamic.Parse(full.Config)); d.Reload || len(d.Commands) > 0 {
+					t.Fatalf("%s: the file with the routes' sections replaced loads another configuration than the full render: %+v", c.name, d)
 				}
 			}
 			if incremental < len(changes)-1 {
