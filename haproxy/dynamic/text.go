@@ -129,6 +129,16 @@ func (t *Text) WriteTo(w io.Writer) (int64, error) {
 	return n + int64(m), err
 }
 
+// Len returns the length of the text, replaced sections included.
+func (t *Text) Len() int {
+	n := len(t.data)
+	for h, b := range t.repl {
+		s := t.spans[h]
+		n += len(b) - (s.end - s.start)
+	}
+	return n
+}
+
 // Bytes returns the text, replaced sections included.
 func (t *Text) Bytes() []byte {
 	var b bytes.Buffer

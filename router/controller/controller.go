@@ -179,6 +179,14 @@ type Controller struct {
 	// the files lag behind what HAProxy runs until the next full pass (see
 	// flushDelay).
 	stale bool
+	// unwritten is set when haproxy.config on disk does not have the
+	// sections of endpoint changes yet (text has them): the file is larger
+	// than syncWriteMax, so it is written later, coalesced (see
+	// flushDelay). lastWriteTook is how long the last such write took.
+	unwritten     bool
+	lastWriteTook time.Duration
+	// syncWriteMax is syncWriteMax (tests lower it).
+	syncWriteMax int
 	// fullPassTook is how long the last full pass took (admit, build,
 	// render).
 	fullPassTook time.Duration
@@ -243,7 +251,7 @@ func New(o Options) *Controller {
 	if o.Observer == nil {
 		o.Observer = nopObserver{}
 	}
-	return &Controller{o: o, writer: files.NewWriter(), excluded: map[admission.Key]pipeline.Exclusion{}, started: make(chan struct{}, 1)}
+	return &Controller{o: o, writer: files.NewWriter(), excluded: map[admission.Key]pipeline.Exclusion{}, started: make(chan struct{}, 1), syncWriteMax: syncWriteMax}
 }
 
 // Ready reports whether the initial state has been loaded into HAProxy.
@@ -320,6 +328,12 @@ func (c *Controller) Run(ctx context.Context) error {
 			flush.Stop()
 		}
 	}()
+	armFlush := func() {
+		if stale, unwritten := c.lagging(); flushC == nil && (stale || unwritten) {
+			flush = time.NewTimer(c.flushDelay())
+			flushC = flush.C
+		}
+	}
 	for {
 		// full: this pass is a full one (endpoint changes alone are
 		// otherwise worked out without one).
@@ -334,19 +348,19 @@ func (c *Controller) Run(ctx context.Context) error {
 			retry, retryC = nil, nil
 		case <-flushC:
 			flush, flushC = nil, nil
-			if !c.isStale() {
+			stale, unwritten := c.lagging()
+			if !stale && unwritten {
+				c.writeText()
+				armFlush()
+				continue
+			}
+			if !stale {
 				continue
 			}
 			full = true
 		}
 		if !c.o.Store.HasSynced(c.o.Sources...) {
 			continue
-		}
-		armFlush := func() {
-			if flushC == nil && c.isStale() {
-				flush = time.NewTimer(c.flushDelay())
-				flushC = flush.C
-			}
 		}
 		if wait := time.Until(last.Add(c.o.ReloadInterval)); wait > 0 {
 			if !pending {
@@ -433,32 +447,71 @@ func (c *Controller) Commit(ctx context.Context) (bool, error) {
 	return out.reloaded, err
 }
 
-// flushFactor: the configuration files lagging behind endpoint changes are
-// written by a full pass no sooner than flushFactor times the last full
-// pass's duration after the change (and the reload interval), so that
-// writing them costs at most about 1/flushFactor of a core under constant
+// flushFactor: haproxy.config lagging behind endpoint changes is written
+// no sooner than flushFactor times the last write's duration after the
+// change (a full pass's, when it has to be rendered again), so that
+// writing it costs at most about 1/flushFactor of a core under constant
 // endpoint churn.
 const flushFactor = 10
 
-// flushDelay is how long after an endpoint change applied without writing
-// the files the full pass that writes them runs. Until then the files on
-// disk are those of the last full pass: every reload, restart and check
-// runs a full pass first, so HAProxy only ever loads a configuration equal
-// to a full render of the current state.
+// syncWriteMax: haproxy.config is written at once after an endpoint change
+// while it is no larger than this (about 1,500 routes of the default
+// template; writing it takes a few milliseconds); larger ones are written
+// later, coalesced (flushDelay), as writing them costs more than the rest
+// of the change.
+const syncWriteMax = 2 << 20
+
+// minFlushDelay is the shortest wait before a coalesced write.
+const minFlushDelay = 100 * time.Millisecond
+
+// flushDelay is how long after an endpoint change whose haproxy.config
+// was not written the write runs: a full pass (not before the reload
+// interval) when the file could not be brought up to date with the
+// change's sections, otherwise the write of the file with the sections
+// replaced. Until then the file on disk lags behind what HAProxy runs; a
+// reload, restart or check runs a full pass first, so HAProxy only ever
+// loads a configuration equal to a full render of the current state.
 func (c *Controller) flushDelay() time.Duration {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	d := c.o.ReloadInterval
-	if f := flushFactor * c.fullPassTook; f > d {
-		d = f
+	if c.stale {
+		return max(c.o.ReloadInterval, flushFactor*c.fullPassTook)
 	}
-	return d
+	return max(minFlushDelay, flushFactor*c.lastWriteTook)
 }
 
-func (c *Controller) isStale() bool {
+// lagging reports whether haproxy.config on disk lags behind what HAProxy
+// runs: stale when a full pass has to write it, unwritten when the text
+// with the endpoint changes' sections has to be.
+func (c *Controller) lagging() (stale, unwritten bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return c.stale
+	return c.stale, c.unwritten
+}
+
+// writeText writes haproxy.config with the sections of the endpoint
+// changes applied since the last full pass (c.text); a failure leaves it
+// to a full pass.
+func (c *Controller) writeText() {
+	c.mu.RLock()
+	text, last := c.text, c.last
+	c.mu.RUnlock()
+	if text == nil || last == nil {
+		return
+	}
+	began := time.Now()
+	err := c.writer.Rewrite(last.ConfigPath, 0, func(w io.Writer) error {
+		_, err := text.WriteTo(w)
+		return err
+	})
+	took := time.Since(began)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.lastWriteTook, c.unwritten = took, false
+	if err != nil {
+		c.o.Logger.Error(err, "writing the configuration after endpoint changes; the next full pass writes it")
+		c.stale = true
+	}
 }
 
 // commit is one pass. With allowReload false it applies what it can at
@@ -658,7 +711,7 @@ func (c *Controller) commit(ctx context.Context, allowReload, endpoints bool) (o
 // keep records out as the output of the full pass HAProxy now runs, with
 // the files written (c.mu held).
 func (c *Controller) keep(out *pipeline.Output) {
-	c.stale = false
+	c.stale, c.unwritten = false, false
 	c.text = nil
 	if !c.presync && c.running != nil && out.Config != nil {
 		c.last = out
@@ -718,26 +771,26 @@ func (c *Controller) commitEndpoints(ctx context.Context) (outcome, bool) {
 		}
 		c.o.Observer.ObserveRuntimeChange("endpoints")
 	}
-	written := len(ch.Routes) == 0
-	if !written && text.Replace(ch.Config, ch.Sections.Headers()) {
-		err := c.writer.Rewrite(last.ConfigPath, 0, func(w io.Writer) error {
-			_, err := text.WriteTo(w)
-			return err
-		})
-		if err != nil {
-			log.Error(err, "writing the configuration after endpoint changes; the next full pass writes it")
-		}
-		written = err == nil
-	}
+	replaced := len(ch.Routes) == 0 || text.Replace(ch.Config, ch.Sections.Headers())
 	c.mu.Lock()
 	running.Replace(change.Running)
 	last.Apply(ch)
 	for k, cfg := range ch.State {
 		c.layouts[k] = cfg.Servers
 	}
-	c.stale = c.stale || !written
+	if !replaced {
+		// The sections are not where the text has them: the file waits
+		// for a full pass.
+		c.stale = true
+	} else if len(ch.Routes) > 0 {
+		c.unwritten = true
+	}
 	c.ready = c.ready || !c.down
+	writeNow := c.unwritten && !c.stale && text.Len() <= c.syncWriteMax
 	c.mu.Unlock()
+	if writeNow {
+		c.writeText()
+	}
 	c.o.Observer.ObserveWriteConfig(time.Since(began))
 	if len(change.Commands) > 0 {
 		log.V(1).Info("endpoint changes applied without a reload", "routes", len(ch.Routes), "serverCommands", len(change.Commands), "took", time.Since(began).String())

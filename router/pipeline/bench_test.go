@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -112,12 +113,24 @@ func BenchmarkEndpointChange(b *testing.B) {
 // the change worked out alone (UpdateEndpoints: the routes of the changed
 // service rebuilt, laid out and rendered) and the runtime API commands of
 // their sections (dynamic.DiffSections), applied to the running
-// configuration and the kept model (sending them is not included). The
+// configuration and the kept model (sending them is not included), and
+// haproxy.config written with those sections replaced (dynamic.Text;
+// writeFile false leaves the write out). The
 // setup (the full pass before) is not measured; the first change after a
 // pass (rendering the template once without routes) is.
 func BenchmarkEndpointChangeIncremental(b *testing.B) {
 	for _, n := range []int{1000, 10000, 50000} {
-		b.Run(fmt.Sprintf("routes=%d", n), func(b *testing.B) {
+		for _, writeFile := range []bool{true, false} {
+			b.Run(fmt.Sprintf("routes=%d/write=%v", n, writeFile), func(b *testing.B) {
+				benchEndpointChangeIncremental(b, n, writeFile)
+			})
+		}
+	}
+}
+
+func benchEndpointChangeIncremental(b *testing.B, n int, writeFile bool) {
+	{
+		{
 			st := benchStore(n)
 			r, err := templates.Parse("default", templates.Default(), templates.FuncMap(templates.FuncOptions{}))
 			if err != nil {
@@ -128,7 +141,12 @@ func BenchmarkEndpointChangeIncremental(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			running := dynamic.Parse(out.Config)
+			running, text := dynamic.Parse(out.Config), dynamic.NewText(out.Config)
+			w := files.NewWriter()
+			if _, err := w.Stage(out.Files); err != nil {
+				b.Fatal(err)
+			}
+			w.Commit()
 			port, portName := int32(8080), "web"
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -154,8 +172,20 @@ func BenchmarkEndpointChangeIncremental(b *testing.B) {
 				}
 				running.Replace(change.Running)
 				out.Apply(ch)
+				if !text.Replace(ch.Config, ch.Sections.Headers()) {
+					b.Fatal("sections not replaced")
+				}
+				if writeFile {
+					if err := w.Rewrite(out.ConfigPath, 0, func(w io.Writer) error {
+						_, err := text.WriteTo(w)
+						return err
+					}); err != nil {
+						b.Fatal(err)
+					}
+				}
 			}
-		})
+			b.ReportMetric(float64(len(out.Config))/1e6, "MB-config")
+		}
 	}
 }
 
