@@ -6,7 +6,9 @@
 // configuration HAProxy refuses is never loaded: the files are rolled back,
 // and where the refusal (or a refused runtime API command) can be traced
 // to a route, that route is rejected and the rest is served. It also
-// restarts HAProxy, with backoff, when it exits.
+// restarts HAProxy, with backoff, when it exits. Endpoint changes alone
+// skip the full pass: only the routes of the changed services are rebuilt
+// and rendered (commitEndpoints).
 package controller
 
 import (

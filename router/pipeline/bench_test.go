@@ -68,7 +68,7 @@ func benchInputs(r *templates.Renderer, dir string) Inputs {
 // every endpoint change before BenchmarkEndpointChangeIncremental, and
 // still does before a reload.
 func BenchmarkEndpointChange(b *testing.B) {
-	for _, n := range []int{1000, 10000} {
+	for _, n := range []int{1000, 10000, 50000} {
 		b.Run(fmt.Sprintf("routes=%d", n), func(b *testing.B) {
 			st := benchStore(n)
 			r, err := templates.Parse("default", templates.Default(), templates.FuncMap(templates.FuncOptions{}))

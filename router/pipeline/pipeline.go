@@ -6,7 +6,9 @@
 // the certificates and the allowlists. It writes nothing and runs nothing:
 // the controller (router/controller) writes the files, has HAProxy check and
 // load them or applies them through the runtime API, and the render and
-// check subcommands print or check them.
+// check subcommands print or check them. An endpoint change alone is
+// worked out against the last pass's output without a full pass
+// (UpdateEndpoints, incremental.go).
 //
 // The stages of the router are: source (router/source: cluster or
 // manifests, into router/store) → admission (router/admission) → pipeline
