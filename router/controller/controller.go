@@ -174,8 +174,10 @@ type Controller struct {
 	last *pipeline.Output
 	// text is last's haproxy.config cut into sections, with the sections
 	// of the routes endpoint changes touched since replaced: what the
-	// file on disk has (commitEndpoints).
-	text *dynamic.Text
+	// file on disk has (commitEndpoints), or is to have (unwritten); it
+	// outlives last until the next full pass that HAProxy runs.
+	text     *dynamic.Text
+	textPath string
 	// stale is set when endpoint changes were applied through the runtime
 	// API but the configuration could not be brought up to date on disk:
 	// the files lag behind what HAProxy runs until the next full pass (see
@@ -496,13 +498,16 @@ func (c *Controller) lagging() (stale, unwritten bool) {
 // to a full pass.
 func (c *Controller) writeText() {
 	c.mu.RLock()
-	text, last := c.text, c.last
+	text, path := c.text, c.textPath
 	c.mu.RUnlock()
-	if text == nil || last == nil {
+	if text == nil {
+		c.mu.Lock()
+		c.unwritten = false
+		c.mu.Unlock()
 		return
 	}
 	began := time.Now()
-	err := c.writer.Rewrite(last.ConfigPath, 0, func(w io.Writer) error {
+	err := c.writer.Rewrite(path, 0, func(w io.Writer) error {
 		_, err := text.WriteTo(w)
 		return err
 	})
@@ -717,7 +722,7 @@ func (c *Controller) keep(out *pipeline.Output) {
 	c.text = nil
 	if !c.presync && c.running != nil && out.Config != nil {
 		c.last = out
-		c.text = dynamic.NewText(out.Config)
+		c.text, c.textPath = dynamic.NewText(out.Config), out.ConfigPath
 	}
 }
 
