@@ -36,12 +36,12 @@ func TestSectionsOfAPartialRenderReplaceTheirOwn(t *testing.T) {
 		newText string
 	}{
 		{name: "a slot takes an endpoint",
-			part: "global\n  maxconn 100\n\n# the route backends\nbackend be_http:ns:a\n  balance random\n  server s1 10.0.0.1:80 weight 1\n  server _dynamic-pod-1 10.0.0.2:80 weight 1\n\nbackend openshift_default\n  mode http\n",
-			cmds: []string{"set server be_http:ns:a/_dynamic-pod-1 addr 10.0.0.2 port 80", "set server be_http:ns:a/_dynamic-pod-1 weight 1", "set server be_http:ns:a/_dynamic-pod-1 state ready"},
+			part:    "global\n  maxconn 100\n\n# the route backends\nbackend be_http:ns:a\n  balance random\n  server s1 10.0.0.1:80 weight 1\n  server _dynamic-pod-1 10.0.0.2:80 weight 1\n\nbackend openshift_default\n  mode http\n",
+			cmds:    []string{"set server be_http:ns:a/_dynamic-pod-1 addr 10.0.0.2 port 80", "set server be_http:ns:a/_dynamic-pod-1 weight 1", "set server be_http:ns:a/_dynamic-pod-1 state ready"},
 			newText: strings.Replace(fullText, "_dynamic-pod-1 127.0.0.1:1 weight 0 disabled", "_dynamic-pod-1 10.0.0.2:80 weight 1", 1)},
 		{name: "a global section of the partial render is left alone",
-			part: "global\n  maxconn 5\n\n# route b\nbackend be_http:ns:b\n  server s1 10.0.1.1:80 weight 1 disabled\n\nbackend openshift_default\n  mode tcp\n",
-			cmds: []string{"set server be_http:ns:b/s1 state maint"},
+			part:    "global\n  maxconn 5\n\n# route b\nbackend be_http:ns:b\n  server s1 10.0.1.1:80 weight 1 disabled\n\nbackend openshift_default\n  mode tcp\n",
+			cmds:    []string{"set server be_http:ns:b/s1 state maint"},
 			newText: strings.Replace(fullText, "s1 10.0.1.1:80 weight 1\n", "s1 10.0.1.1:80 weight 1 disabled\n", 1)},
 		{name: "another line of the backend: reload",
 			part:   "backend be_http:ns:a\n  balance roundrobin\n  server s1 10.0.0.1:80 weight 1\n  server _dynamic-pod-1 127.0.0.1:1 weight 0 disabled\n",
