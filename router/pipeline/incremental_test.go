@@ -202,3 +202,71 @@ func lineDiff(a, b []byte) string {
 	}
 	return "(equal)"
 }
+
+// TestEndpointChangesKeepTheBudgetOnlyWhileEveryRouteGetsWhatItAsks: with
+// an open-files budget every route's demand fits in, an endpoint change
+// is worked out alone (and the kept model is a full pass's); when the
+// change makes the demands exceed the budget, or they did already, it
+// needs a full pass (sharing the budget takes every route).
+func TestEndpointChangesKeepTheBudgetOnlyWhileEveryRouteGetsWhatItAsks(t *testing.T) {
+	r, err := templates.Parse("default", templates.Default(), templates.FuncMap(templates.FuncOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Three routes with 5 slots each: ra with 2 endpoints (2 + 5 checked
+	// lines), rb with 3 (of b and a: 3 + 5), rc with 2 (2 + 5): a demand
+	// of 22. One endpoint more for a adds one to ra and rb each.
+	tests := []struct {
+		name    string
+		servers int // the server budget
+		change  func(st *store.Store)
+		full    string
+	}{
+		{"room to spare", 40, func(st *store.Store) { st.Upsert(endpointSlice("ns", "a-2", "a", true, "10.0.1.3")) }, ""},
+		{"the change exceeds the budget", 22, func(st *store.Store) { st.Upsert(endpointSlice("ns", "a-2", "a", true, "10.0.1.3")) }, FullBudget},
+		{"the budget was short already", 10, func(st *store.Store) { st.Upsert(endpointSlice("ns", "a-2", "a", true, "10.0.1.3")) }, FullBudget},
+		{"fewer endpoints always fit", 22, func(st *store.Store) { st.Upsert(endpointSlice("ns", "c-1", "c", true, "10.0.3.1")) }, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := benchInputs(r, t.TempDir())
+			in.Build.MaxConnections = 100
+			// ServerBudget(limit, 100) = limit - 2*100 - 1000.
+			in.FDLimit = tt.servers + 1200
+			st := incrementalStore()
+			out, err := Pass(st, in, State{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Budget.Servers != tt.servers || out.Budget.Demand != 22 {
+				t.Fatalf("budget %d, demand %d", out.Budget.Servers, out.Budget.Demand)
+			}
+			tt.change(st)
+			ch, err := UpdateEndpoints(st, in, out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ch.Full != tt.full {
+				t.Fatalf("full pass %q, want %q", ch.Full, tt.full)
+			}
+			if ch.Full != "" {
+				return
+			}
+			full, err := Pass(st, in, State{Layouts: layoutsAfter(out, ch)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out.Apply(ch)
+			if out.Budget.Demand != full.Budget.Demand {
+				t.Fatalf("demand kept %d, full pass %d", out.Budget.Demand, full.Budget.Demand)
+			}
+			kept, err := Render(out.Model, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := FileData(kept, out.ConfigPath); !bytes.Equal(got, full.Config) {
+				t.Fatalf("the kept model renders another configuration than a full pass:\n%s", lineDiff(got, full.Config))
+			}
+		})
+	}
+}
