@@ -138,3 +138,36 @@ func firstDifference(a, b []byte) string {
 	}
 	return fmt.Sprintf("%d lines, %d lines", len(al), len(bl))
 }
+
+// TestALargeConfigurationIsWrittenCoalescedAfterEndpointChanges: when
+// haproxy.config is too large to write at every endpoint change, the
+// running controller applies the changes at once and writes the file
+// later, once for several changes, as a full pass would render it.
+func TestALargeConfigurationIsWrittenCoalescedAfterEndpointChanges(t *testing.T) {
+	f := newFakeSetup(t, plainRoute("a", "web"), plainRoute("b", "web"))
+	f.c.syncWriteMax = 0
+	runController(t, f.c)
+	waitFor(t, "ready", f.c.Ready)
+	waitFor(t, "pass output kept", func() bool {
+		f.c.mu.RLock()
+		defer f.c.mu.RUnlock()
+		return f.c.last != nil
+	})
+	before := f.config(t)
+	setSlice(f.st, "a", "svc", "10.99.0.1", "10.99.0.2", "10.50.0.1")
+	setSlice(f.st, "b", "svc", "10.50.1.1")
+	waitFor(t, "both changes sent", func() bool {
+		sent := strings.Join(f.rt.sent(), "\n")
+		return strings.Contains(sent, "10.50.0.1") && strings.Contains(sent, "10.50.1.1")
+	})
+	if f.config(t) != before {
+		t.Fatal("the configuration was written at once")
+	}
+	waitFor(t, "the configuration written as a full pass renders it", func() bool {
+		stale, unwritten := f.c.lagging()
+		return !stale && !unwritten && bytes.Equal([]byte(f.config(t)), f.fullRender(t))
+	})
+	if starts, reloads := f.proc.counts(); starts != 1 || reloads != 0 {
+		t.Fatalf("starts %d, reloads %d", starts, reloads)
+	}
+}
