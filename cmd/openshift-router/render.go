@@ -26,6 +26,7 @@ import (
 	"github.com/openshift-router-go/router/router/extcert"
 	"github.com/openshift-router-go/router/router/hostname"
 	"github.com/openshift-router-go/router/router/model"
+	"github.com/openshift-router-go/router/router/mtls"
 	"github.com/openshift-router-go/router/router/pipeline"
 	"github.com/openshift-router-go/router/router/servers"
 	"github.com/openshift-router-go/router/router/source/manifests"
@@ -119,6 +120,19 @@ func newPipeline(cfg *config.Config, workingDir string, log logr.Logger) (pipeli
 			OverrideDomains: cfg.Kube.OverrideDomains,
 		},
 	}, nil
+}
+
+// newMutualTLS returns the manager of the client CA copy and the CRLs it
+// names (router/mtls) when the configuration asks for client certificates
+// checked against a CA; nil otherwise. changed is called when the files
+// change (nil: nobody is told).
+func newMutualTLS(cfg *config.Config, wd layout.Layout, log logr.Logger, changed func()) (*mtls.Manager, error) {
+	h := cfg.HAProxy
+	if h.MutualTLSAuth == "none" || !h.MutualTLSClientCA {
+		return nil, nil
+	}
+	return mtls.New(mtls.Options{CAFile: h.MutualTLSCA, CRLFile: h.MutualTLSCRL,
+		Dir: wd.MTLS(), Logger: log.WithName("mtls"), Changed: changed})
 }
 
 // logConfigNotes logs the configuration's warnings (values ignored, as
@@ -218,6 +232,15 @@ func renderFiles(f renderFlags, workingDir string, log logr.Logger) ([]files.Fil
 	in, err := newPipeline(cfg, workingDir, log.V(1))
 	if err != nil {
 		return nil, admission.Decision{}, err
+	}
+	// The files a running router writes for mutual TLS (the client CA copy
+	// and the CRLs it names, as they are before any is fetched).
+	mgr, err := newMutualTLS(cfg, layout.New(workingDir), log, nil)
+	if err != nil {
+		return nil, admission.Decision{}, err
+	}
+	if mgr != nil {
+		in.ExtraFiles = mgr.Apply
 	}
 	st := store.New()
 	if err := manifests.LoadDir(f.manifests, st, log.WithName("manifests")); err != nil {

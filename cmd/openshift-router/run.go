@@ -21,7 +21,6 @@ import (
 	"github.com/openshift-router-go/router/router/admission"
 	"github.com/openshift-router-go/router/router/config"
 	"github.com/openshift-router-go/router/router/controller"
-	"github.com/openshift-router-go/router/router/mtls"
 	"github.com/openshift-router-go/router/router/store"
 	"github.com/openshift-router-go/router/templates"
 )
@@ -111,13 +110,11 @@ func run(ctx context.Context, f runFlags) error {
 		pipe.ExternalCertificates = src.extcert
 	}
 	pipe.Runtime = &runtimeapi.Client{Path: wd.RuntimeSocket()}
-	if h := cfg.HAProxy; h.MutualTLSAuth != "none" && h.MutualTLSClientCA {
-		// The client CA copy and the CRLs it names (router/mtls).
-		mgr, err := mtls.New(mtls.Options{CAFile: h.MutualTLSCA, CRLFile: h.MutualTLSCRL,
-			Dir: wd.MTLS(), Logger: log.WithName("mtls"), Changed: st.Poke})
-		if err != nil {
-			return err
-		}
+	mgr, err := newMutualTLS(cfg, wd, log, st.Poke)
+	if err != nil {
+		return err
+	}
+	if mgr != nil {
 		pipe.ExtraFiles = mgr.Apply
 		go mgr.Run(ctx)
 	}

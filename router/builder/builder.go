@@ -369,9 +369,14 @@ func buildServiceUnit(v store.View, namespace, name string, watchEndpoints bool)
 		ep.IdHash = hex.EncodeToString(sum[:])
 		su.EndpointTable = append(su.EndpointTable, ep)
 	}
+	// found: the service has an Endpoints object (or an EndpointSlice);
+	// ready: one of them has a ready address (whatever its ports).
+	found, ready := false, false
 	if watchEndpoints {
 		if eps := v.Endpoints(namespace, name); eps != nil {
+			found = true
 			for _, ss := range eps.Subsets {
+				ready = ready || len(ss.Addresses) > 0
 				for _, p := range ss.Ports {
 					if p.Protocol != "" && p.Protocol != corev1.ProtocolTCP {
 						continue
@@ -387,8 +392,12 @@ func buildServiceUnit(v store.View, namespace, name string, watchEndpoints bool)
 		for _, slice := range v.EndpointSlices(namespace, name) {
 			// FQDN (and any future type) slices are skipped; the
 			// sources log them (endpointfilter).
+			found = true
 			if slice.AddressType != discoveryv1.AddressTypeIPv4 && slice.AddressType != discoveryv1.AddressTypeIPv6 {
 				continue
+			}
+			for _, e := range slice.Endpoints {
+				ready = ready || (endpointReady(e) && len(e.Addresses) > 0)
 			}
 			for _, p := range slice.Ports {
 				if p.Port == nil || (p.Protocol != nil && *p.Protocol != corev1.ProtocolTCP) {
@@ -409,8 +418,39 @@ func buildServiceUnit(v store.View, namespace, name string, watchEndpoints bool)
 			}
 		}
 	}
+	if found && !ready {
+		if svc := v.Service(namespace, name); serviceIdled(svc) {
+			// OpenShift's unidling: the idled service's cluster IP, one
+			// endpoint per service port, never health-checked (a check
+			// would wake the service up). A request reaching it makes
+			// the cluster's network plugin ask for the pods back.
+			for _, p := range svc.Spec.Ports {
+				if p.Protocol != "" && p.Protocol != corev1.ProtocolTCP {
+					continue
+				}
+				add(svc.Spec.ClusterIP, p.Port, p.Name, p.AppProtocol, nil)
+			}
+			for i := range su.EndpointTable {
+				su.EndpointTable[i].NoHealthCheck = true
+			}
+		}
+	}
 	sort.Slice(su.EndpointTable, func(i, j int) bool { return su.EndpointTable[i].ID < su.EndpointTable[j].ID })
 	return su
+}
+
+// IdledAtAnnotation marks a service the idler scaled down (OpenShift's
+// `oc idle`), with the time it did.
+const IdledAtAnnotation = "idling.alpha.openshift.io/idled-at"
+
+// serviceIdled reports whether svc is idled and can be woken up through its
+// cluster IP: the idled-at annotation is not empty and the service has a
+// cluster IP (a headless idled service gets no endpoint, as in OpenShift).
+func serviceIdled(svc *corev1.Service) bool {
+	if svc == nil || svc.Annotations[IdledAtAnnotation] == "" {
+		return false
+	}
+	return svc.Spec.ClusterIP != "" && svc.Spec.ClusterIP != corev1.ClusterIPNone
 }
 
 // validAppProtocol accepts what Kubernetes allows in appProtocol (an IANA

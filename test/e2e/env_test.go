@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -559,7 +560,7 @@ func TestEnvMutualTLSErrorPageCookieForwardedAndSlowloris(t *testing.T) {
 	must(t, os.WriteFile(page, []byte("HTTP/1.0 503 Service Unavailable\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\ncustom env 503 page\n"), 0o644))
 	be := startEnvBackend(t, "envE")
 	m := envManifests(t, be)
-	r := startRouter(t, m.Dir, map[string]string{
+	env := map[string]string{
 		"ROUTER_MUTUAL_TLS_AUTH":        "required",
 		"ROUTER_MUTUAL_TLS_AUTH_CA":     caFile,
 		"ROUTER_MUTUAL_TLS_AUTH_FILTER": "CN=good-client",
@@ -567,7 +568,8 @@ func TestEnvMutualTLSErrorPageCookieForwardedAndSlowloris(t *testing.T) {
 		"ROUTER_COOKIE_NAME":            "envcookie",
 		"ROUTER_SET_FORWARDED_HEADERS":  "never",
 		"ROUTER_SLOWLORIS_TIMEOUT":      "1s",
-	})
+	}
+	r := startRouter(t, m.Dir, env)
 	good, bad, stranger := ca.issue(t, "good-client"), ca.issue(t, "bad-client"), other.issue(t, "good-client")
 	resp := expectBackend(t, loadTimeout, func() (response, error) { return r.httpGet("www.env.test", "/") }, "envE")
 
@@ -622,6 +624,30 @@ func TestEnvMutualTLSErrorPageCookieForwardedAndSlowloris(t *testing.T) {
 				t.Errorf("%s: got %d %s", name, resp.Status, resp.Body)
 			}
 		}
+	})
+	t.Run("render writes the mutual TLS files and paths the router wrote", func(t *testing.T) {
+		renderEnv := map[string]string{
+			"ROUTER_SERVICE_HTTP_PORT": fmt.Sprint(r.HTTPPort), "ROUTER_SERVICE_HTTPS_PORT": fmt.Sprint(r.HTTPSPort),
+			"ROUTER_METRICS_TYPE": "haproxy", "ROUTER_LISTEN_ADDR": "127.0.0.1:1",
+		}
+		for k, v := range env {
+			renderEnv[k] = v
+		}
+		eventually(t, 10*time.Second, "render writes what the router wrote", func() error {
+			out := t.TempDir()
+			stdout, stderr, err := cli(t, renderEnv, "render", "--manifests", m.Dir, "--working-dir", r.WorkingDir, "--output-dir", out)
+			if err != nil {
+				t.Fatalf("render: %v\n%s", err, stderr)
+			}
+			if !strings.Contains(stdout, "ca-file "+filepath.Join(r.WorkingDir, "mtls")) {
+				return fmt.Errorf("render's configuration does not use the managed client CA copy")
+			}
+			routerFiles := generatedFiles(t, r.WorkingDir)
+			if !bytes.Equal([]byte(stdout), routerFiles["conf/haproxy.config"]) {
+				return fmt.Errorf("render's stdout differs from the router's haproxy.config")
+			}
+			return sameFiles(routerFiles, generatedFiles(t, out))
+		})
 	})
 }
 
