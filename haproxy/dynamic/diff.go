@@ -383,6 +383,14 @@ func diffSection(o, n *section) (section, sectionCommands, *Change) {
 		if !ok {
 			return reload(ReasonServerAddress, n.header+" server "+sn.name)
 		}
+		if !was.disabled && sn.disabled {
+			// A server going out of rotation goes after every server
+			// coming in (a moved endpoint: its slot is ready before its
+			// old line is in maintenance), so that the backend is never
+			// left without a server in between.
+			d.removes = append(d.removes, c...)
+			continue
+		}
 		d.cmds = append(d.cmds, c...)
 	}
 	for j := range o.servers {
