@@ -18,8 +18,9 @@ import (
 // objects changed since a pass only in Endpoints and EndpointSlices,
 // UpdateEndpoints rebuilds the model entries of the routes of those
 // services only (admission does not depend on endpoints; the open-files
-// budget does, and is only kept when every route still gets what it asks
-// for), lays out their server lines against their running layout, and
+// budget depends on the routes' numbers of endpoints, and is kept when
+// they did not change or every route still gets what it asks for), lays
+// out their server lines against their running layout, and
 // renders the template for those routes alone: the routes' own sections
 // of that render (those a render without routes does not have) are what
 // the runtime API diff looks at (dynamic.DiffSections). This works for any
@@ -34,8 +35,10 @@ const (
 	// FullOther: something besides endpoints changed (or the store's
 	// endpoint log no longer reaches back to the pass).
 	FullOther = "other-changes"
-	// FullBudget: the open-files budget does not give every route what it
-	// asks for (before or after the change): sharing it takes every route.
+	// FullBudget: a route's number of endpoints changed and the open-files
+	// budget does not give every route what it asks for (before or after
+	// the change), or a route the budget dropped uses a changed service:
+	// sharing it takes every route.
 	FullBudget = "budget"
 	// FullExhausted: a backend has no free spare slot for a new endpoint.
 	FullExhausted = "pool-exhausted"
@@ -102,14 +105,13 @@ func UpdateEndpoints(src Source, in Inputs, out *Output) (*EndpointChange, error
 			for rk := range su.ServiceAliasAssociations {
 				if _, ok := out.Model.State[rk]; ok {
 					affected[rk] = true
+				} else if len(out.Budget.Over) > 0 {
+					// A route the budget dropped uses the service:
+					// sharing the budget again takes every route.
+					ch.Full = FullBudget
+					return nil
 				}
 			}
-		}
-		if len(ch.changed) > 0 && len(out.Budget.Over) > 0 {
-			// Routes the budget dropped use changed services: sharing
-			// it again takes every route.
-			ch.Full = FullBudget
-			return nil
 		}
 		if len(affected) == 0 {
 			return nil
@@ -139,18 +141,21 @@ func UpdateEndpoints(src Source, in Inputs, out *Output) (*EndpointChange, error
 		ch.Sections = &dynamic.Config{}
 		return ch, nil
 	}
-	// The budget: kept only while every route gets what it asks for.
+	// The budget shares what routes ask for by their numbers of
+	// endpoints: it stays as it is when no route's number changed, or
+	// while every route gets what it asks for.
 	b := out.Budget
 	if b.Servers >= 0 {
-		if len(b.Over) > 0 || b.Demand > b.Servers {
-			ch.Full = FullBudget
-			return ch, nil
-		}
+		counts := false
 		for _, k := range ch.Routes {
-			pool := b.Pools[k]
-			ch.demand += routeDemand(ch.State[k].ActiveEndpoints, pool) - routeDemand(out.Model.State[k].ActiveEndpoints, pool)
+			was, now := out.Model.State[k].ActiveEndpoints, ch.State[k].ActiveEndpoints
+			if was != now {
+				counts = true
+				pool := b.Pools[k]
+				ch.demand += routeDemand(now, pool) - routeDemand(was, pool)
+			}
 		}
-		if ch.demand > b.Servers {
+		if counts && (b.Demand > b.Servers || ch.demand > b.Servers) {
 			ch.Full = FullBudget
 			return ch, nil
 		}

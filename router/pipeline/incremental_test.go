@@ -207,7 +207,8 @@ func lineDiff(a, b []byte) string {
 // an open-files budget every route's demand fits in, an endpoint change
 // is worked out alone (and the kept model is a full pass's); when the
 // change makes the demands exceed the budget, or they did already, it
-// needs a full pass (sharing the budget takes every route).
+// needs a full pass (sharing the budget takes every route) — unless no
+// route's number of endpoints changed: the budget then stays as it is.
 func TestEndpointChangesKeepTheBudgetOnlyWhileEveryRouteGetsWhatItAsks(t *testing.T) {
 	r, err := templates.Parse("default", templates.Default(), templates.FuncMap(templates.FuncOptions{}))
 	if err != nil {
@@ -226,6 +227,9 @@ func TestEndpointChangesKeepTheBudgetOnlyWhileEveryRouteGetsWhatItAsks(t *testin
 		{"the change exceeds the budget", 22, func(st *store.Store) { st.Upsert(endpointSlice("ns", "a-2", "a", true, "10.0.1.3")) }, FullBudget},
 		{"the budget was short already", 10, func(st *store.Store) { st.Upsert(endpointSlice("ns", "a-2", "a", true, "10.0.1.3")) }, FullBudget},
 		{"fewer endpoints always fit", 22, func(st *store.Store) { st.Upsert(endpointSlice("ns", "c-1", "c", true, "10.0.3.1")) }, ""},
+		{"a short budget stays as it is when no route's number of endpoints changes", 10, func(st *store.Store) {
+			st.Upsert(endpointSlice("ns", "c-1", "c", true, "10.0.3.1", "10.0.3.9"))
+		}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
