@@ -44,6 +44,8 @@ const (
 // Config is a parsed haproxy.config, as far as Diff needs it.
 type Config struct {
 	sections []section
+	// byHeader indexes sections by header (see index); nil until used.
+	byHeader map[string]int
 }
 
 type section struct {
@@ -236,70 +238,177 @@ func Diff(old, new *Config) Change {
 	var adds, cmds, removes []Command
 	running := &Config{sections: make([]section, len(new.sections))}
 	for i := range new.sections {
-		o, n := &old.sections[i], &new.sections[i]
-		if o.header != n.header || o.others != n.others {
-			return Change{Reload: true, Reason: ReasonConfig, Where: n.header}
+		run, d, reload := diffSection(&old.sections[i], &new.sections[i])
+		if reload != nil {
+			return *reload
 		}
-		run := *n
-		run.servers = append([]server(nil), n.servers...)
-		backend := ""
-		if f := strings.Fields(n.header); len(f) == 2 && (f[0] == "backend" || f[0] == "listen") {
-			backend = f[1]
-		}
-		oldByName := make(map[string]*server, len(o.servers))
-		for j := range o.servers {
-			oldByName[o.servers[j].name] = &o.servers[j]
-		}
-		newNames := make(map[string]bool, len(n.servers))
-		for j := range n.servers {
-			sn := &n.servers[j]
-			newNames[sn.name] = true
-			so, had := oldByName[sn.name]
-			if !had {
-				if backend == "" || n.staticLB || !dynamicOptions(sn.options) {
-					return Change{Reload: true, Reason: ReasonServers, Where: n.header + " server " + sn.name}
-				}
-				c, ok := addCommands(backend, sn)
-				if !ok {
-					return Change{Reload: true, Reason: ReasonServerAddress, Where: n.header + " server " + sn.name}
-				}
-				adds = append(adds, c...)
-				continue
-			}
-			was := *so
-			was.removed = false
-			if was.options != sn.options || backend == "" {
-				if was != *sn {
-					return Change{Reload: true, Reason: ReasonServerOptions, Where: n.header + " server " + sn.name}
-				}
-				continue
-			}
-			c, ok := serverCommands(backend, &was, sn)
-			if !ok {
-				return Change{Reload: true, Reason: ReasonServerAddress, Where: n.header + " server " + sn.name}
-			}
-			cmds = append(cmds, c...)
-		}
-		for j := range o.servers {
-			so := o.servers[j]
-			if newNames[so.name] {
-				continue
-			}
-			if backend == "" {
-				return Change{Reload: true, Reason: ReasonServers, Where: n.header + " server " + so.name}
-			}
-			// The server stays, in maintenance, until the next reload.
-			if !so.disabled {
-				removes = append(removes, Command{Kind: "state", Text: "set server " + backend + "/" + so.name + " state maint"})
-			}
-			so.disabled, so.removed = true, true
-			run.servers = append(run.servers, so)
-		}
+		adds, cmds, removes = append(adds, d.adds...), append(cmds, d.cmds...), append(removes, d.removes...)
 		running.sections[i] = run
 	}
 	// New servers first, so that capacity is there before any goes.
 	all := append(append(adds, cmds...), removes...)
 	return Change{Commands: all, Running: running}
+}
+
+// DiffSections compares some sections only: every section of part (a
+// configuration rendered for a few routes, see Sections) with the
+// section of old that has the same header. The change's Running holds
+// the new sections only: once the commands are applied, old.Replace(it)
+// brings old up to date. A section of part that old does not have (or
+// has twice) needs a reload. It takes time in the size of part, not of
+// old (after old's first use).
+func DiffSections(old, part *Config) Change {
+	var adds, cmds, removes []Command
+	running := &Config{sections: make([]section, len(part.sections))}
+	idx := old.index()
+	seen := make(map[string]bool, len(part.sections))
+	for i := range part.sections {
+		n := &part.sections[i]
+		j, ok := idx[n.header]
+		if !ok || j < 0 || seen[n.header] {
+			return Change{Reload: true, Reason: ReasonConfig, Where: n.header}
+		}
+		seen[n.header] = true
+		run, d, reload := diffSection(&old.sections[j], n)
+		if reload != nil {
+			return *reload
+		}
+		adds, cmds, removes = append(adds, d.adds...), append(cmds, d.cmds...), append(removes, d.removes...)
+		running.sections[i] = run
+	}
+	all := append(append(adds, cmds...), removes...)
+	return Change{Commands: all, Running: running}
+}
+
+// Sections returns the sections of c whose headers base does not have:
+// with c rendered for a few routes and base for none, the routes' own
+// sections (their backends).
+func (c *Config) Sections(base *Config) *Config {
+	have := base.index()
+	out := &Config{}
+	for _, s := range c.sections {
+		if _, ok := have[s.header]; !ok {
+			out.sections = append(out.sections, s)
+		}
+	}
+	return out
+}
+
+// Headers returns the headers of c's sections, in order.
+func (c *Config) Headers() []string {
+	out := make([]string, len(c.sections))
+	for i, s := range c.sections {
+		out[i] = s.header
+	}
+	return out
+}
+
+// Replace puts the sections of part in place of the sections of c that
+// have the same headers (part is a Running of DiffSections on c).
+func (c *Config) Replace(part *Config) {
+	idx := c.index()
+	for _, s := range part.sections {
+		if j, ok := idx[s.header]; ok && j >= 0 {
+			c.sections[j] = s
+		}
+	}
+}
+
+// index maps section headers to their position in c (-1: the header is
+// there more than once), built once.
+func (c *Config) index() map[string]int {
+	if c.byHeader != nil {
+		return c.byHeader
+	}
+	c.byHeader = make(map[string]int, len(c.sections))
+	for i, s := range c.sections {
+		if _, dup := c.byHeader[s.header]; dup {
+			c.byHeader[s.header] = -1
+			continue
+		}
+		c.byHeader[s.header] = i
+	}
+	return c.byHeader
+}
+
+// sectionCommands are the commands of one section, by kind.
+type sectionCommands struct{ adds, cmds, removes []Command }
+
+// diffSection compares one section as HAProxy runs it (o) with the same
+// section as rendered (n): what runs once the commands are applied, the
+// commands, or the change that says why a reload is needed.
+func diffSection(o, n *section) (section, sectionCommands, *Change) {
+	var d sectionCommands
+	reload := func(reason, where string) (section, sectionCommands, *Change) {
+		return section{}, sectionCommands{}, &Change{Reload: true, Reason: reason, Where: where}
+	}
+	if o.header != n.header || o.others != n.others {
+		return reload(ReasonConfig, n.header)
+	}
+	run := *n
+	run.servers = append([]server(nil), n.servers...)
+	backend := ""
+	if f := strings.Fields(n.header); len(f) == 2 && (f[0] == "backend" || f[0] == "listen") {
+		backend = f[1]
+	}
+	oldByName := make(map[string]*server, len(o.servers))
+	for j := range o.servers {
+		oldByName[o.servers[j].name] = &o.servers[j]
+	}
+	newNames := make(map[string]bool, len(n.servers))
+	for j := range n.servers {
+		sn := &n.servers[j]
+		newNames[sn.name] = true
+		so, had := oldByName[sn.name]
+		if !had {
+			if backend == "" || n.staticLB || !dynamicOptions(sn.options) {
+				return reload(ReasonServers, n.header+" server "+sn.name)
+			}
+			c, ok := addCommands(backend, sn)
+			if !ok {
+				return reload(ReasonServerAddress, n.header+" server "+sn.name)
+			}
+			d.adds = append(d.adds, c...)
+			continue
+		}
+		was := *so
+		was.removed = false
+		if was.options != sn.options || backend == "" {
+			if was != *sn {
+				return reload(ReasonServerOptions, n.header+" server "+sn.name)
+			}
+			continue
+		}
+		c, ok := serverCommands(backend, &was, sn)
+		if !ok {
+			return reload(ReasonServerAddress, n.header+" server "+sn.name)
+		}
+		if !was.disabled && sn.disabled {
+			// A server going out of rotation goes after every server
+			// coming in (a moved endpoint: its slot is ready before its
+			// old line is in maintenance), so that the backend is never
+			// left without a server in between.
+			d.removes = append(d.removes, c...)
+			continue
+		}
+		d.cmds = append(d.cmds, c...)
+	}
+	for j := range o.servers {
+		so := o.servers[j]
+		if newNames[so.name] {
+			continue
+		}
+		if backend == "" {
+			return reload(ReasonServers, n.header+" server "+so.name)
+		}
+		// The server stays, in maintenance, until the next reload.
+		if !so.disabled {
+			d.removes = append(d.removes, Command{Kind: "state", Text: "set server " + backend + "/" + so.name + " state maint"})
+		}
+		so.disabled, so.removed = true, true
+		run.servers = append(run.servers, so)
+	}
+	return run, d, nil
 }
 
 // addCommands adds server s to backend at runtime: "add server" (a

@@ -58,6 +58,15 @@ func TestDiffFindsRuntimeCommands(t *testing.T) {
 		{"endpoint goes away", func(s string) string {
 			return strings.Replace(s, "check inter 5000ms\n  server _dyn", "check inter 5000ms disabled\n  server _dyn", 1)
 		}, []string{"set server be_http:ns:r/a state maint"}},
+		{"endpoint moves to a slot: the slot is ready before the old line goes", func(s string) string {
+			s = strings.Replace(s, "check inter 5000ms\n  server _dyn", "check inter 5000ms disabled\n  server _dyn", 1)
+			return strings.Replace(s, "127.0.0.1:1 cookie d1 weight 0 check inter 5000ms disabled", "10.0.0.2:8443 cookie d1 weight 256 check inter 5000ms", 1)
+		}, []string{
+			"set server be_http:ns:r/_dynamic-pod-1 addr 10.0.0.2 port 8443",
+			"set server be_http:ns:r/_dynamic-pod-1 weight 256",
+			"set server be_http:ns:r/_dynamic-pod-1 state ready",
+			"set server be_http:ns:r/a state maint",
+		}},
 		{"weight", func(s string) string { return strings.Replace(s, "[fd00::1]:80 weight 1", "[fd00::1]:80 weight 3", 1) },
 			[]string{"set server be_http:ns:s/b weight 3"}},
 		{"live server moves: through maintenance (drops idle connections to the old address)", func(s string) string {

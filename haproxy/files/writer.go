@@ -6,9 +6,11 @@
 package files
 
 import (
+	"bufio"
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -233,5 +235,44 @@ func (w *Writer) Rollback() error {
 	if len(errs) > 0 {
 		return fmt.Errorf("rolling back files: %s", strings.Join(errs, "; "))
 	}
+	return nil
+}
+
+// Rewrite replaces the file at path with what write writes, at once: no
+// stage, no previous version kept — for a file brought up to date with
+// what HAProxy already runs. The writer then no longer knows the file's
+// content (it is not hashed): the next Stage writes it again.
+func (w *Writer) Rewrite(path string, mode os.FileMode, write func(io.Writer) error) error {
+	if w.staged != nil {
+		return errors.New("files: a stage is neither committed nor rolled back")
+	}
+	if mode == 0 {
+		mode = 0o644
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	tmpName := tmp.Name()
+	bw := bufio.NewWriterSize(tmp, 1<<20)
+	werr := write(bw)
+	if werr == nil {
+		werr = bw.Flush()
+	}
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Chmod(tmpName, mode)
+	}
+	if werr == nil {
+		werr = os.Rename(tmpName, path)
+	}
+	if werr != nil {
+		os.Remove(tmpName)
+		return fmt.Errorf("writing %s: %w", path, werr)
+	}
+	// No content hashes to this: Stage compares unequal.
+	w.current[path] = [32]byte{}
 	return nil
 }

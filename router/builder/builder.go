@@ -481,3 +481,37 @@ func endpointReady(e discoveryv1.Endpoint) bool {
 	}
 	return e.Conditions.Terminating == nil || !*e.Conditions.Terminating
 }
+
+// Routes builds the model entries of routes (admitted, with their service
+// units in base) again, as Build would with the objects of v, when only
+// the endpoints of the services in changed differ from those base was
+// built from: the service units of changed are built afresh from v, the
+// others are base's. It returns the entries and the service units they
+// use (with base's route associations); base is not modified. It takes
+// time in the size of routes and their services, not of base.
+func Routes(v store.View, base *model.TemplateData, routes []*routev1.Route, changed map[model.ServiceUnitKey]bool, o Options) (map[model.ServiceAliasConfigKey]model.ServiceAliasConfig, map[model.ServiceUnitKey]model.ServiceUnit) {
+	td := &model.TemplateData{ServiceUnits: map[model.ServiceUnitKey]model.ServiceUnit{}}
+	for _, r := range routes {
+		for _, b := range append([]routev1.RouteTargetReference{r.Spec.To}, r.Spec.AlternateBackends...) {
+			k := model.NewServiceUnitKey(r.Namespace, b.Name)
+			if _, ok := td.ServiceUnits[k]; ok {
+				continue
+			}
+			old, had := base.ServiceUnits[k]
+			if !had || changed[k] {
+				su := buildServiceUnit(v, r.Namespace, b.Name, o.WatchEndpoints)
+				if had {
+					su.ServiceAliasAssociations = old.ServiceAliasAssociations
+				}
+				td.ServiceUnits[k] = su
+				continue
+			}
+			td.ServiceUnits[k] = old
+		}
+	}
+	state := make(map[model.ServiceAliasConfigKey]model.ServiceAliasConfig, len(routes))
+	for _, r := range routes {
+		state[model.NewServiceAliasConfigKey(r.Namespace, r.Name)] = buildAlias(v, td, r, o)
+	}
+	return state, td.ServiceUnits
+}

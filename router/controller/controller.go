@@ -6,13 +6,16 @@
 // configuration HAProxy refuses is never loaded: the files are rolled back,
 // and where the refusal (or a refused runtime API command) can be traced
 // to a route, that route is rejected and the rest is served. It also
-// restarts HAProxy, with backoff, when it exits.
+// restarts HAProxy, with backoff, when it exits. Endpoint changes alone
+// skip the full pass: only the routes of the changed services are rebuilt
+// and rendered (commitEndpoints).
 package controller
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -168,6 +171,32 @@ type Controller struct {
 	// lines; both nil when unknown (before the first load, after a failure).
 	running *dynamic.Config
 	layouts servers.Layouts
+	// last is the output of the last full pass HAProxy runs, with the
+	// endpoint changes applied since (pipeline.UpdateEndpoints works out
+	// the next against it); nil when unknown.
+	last *pipeline.Output
+	// text is last's haproxy.config cut into sections, with the sections
+	// of the routes endpoint changes touched since replaced: what the
+	// file on disk has (commitEndpoints), or is to have (unwritten); it
+	// outlives last until the next full pass that HAProxy runs.
+	text     *dynamic.Text
+	textPath string
+	// stale is set when endpoint changes were applied through the runtime
+	// API but the configuration could not be brought up to date on disk:
+	// the files lag behind what HAProxy runs until the next full pass (see
+	// flushDelay).
+	stale bool
+	// unwritten is set when haproxy.config on disk does not have the
+	// sections of endpoint changes yet (text has them): the file is larger
+	// than syncWriteMax, so it is written later, coalesced (see
+	// flushDelay). lastWriteTook is how long the last such write took.
+	unwritten     bool
+	lastWriteTook time.Duration
+	// syncWriteMax is syncWriteMax (tests lower it).
+	syncWriteMax int
+	// fullPassTook is how long the last full pass took (admit, build,
+	// render).
+	fullPassTook time.Duration
 	// loggedBudget is the last budget summary logged (capped, short, over).
 	loggedBudget [3]int
 }
@@ -229,7 +258,7 @@ func New(o Options) *Controller {
 	if o.Observer == nil {
 		o.Observer = nopObserver{}
 	}
-	return &Controller{o: o, writer: files.NewWriter(), excluded: map[admission.Key]pipeline.Exclusion{}, started: make(chan struct{}, 1)}
+	return &Controller{o: o, writer: files.NewWriter(), excluded: map[admission.Key]pipeline.Exclusion{}, started: make(chan struct{}, 1), syncWriteMax: syncWriteMax}
 }
 
 // Ready reports whether the initial state has been loaded into HAProxy.
@@ -294,12 +323,28 @@ func (c *Controller) Run(ctx context.Context) error {
 	failures := 0
 	var retry *time.Timer
 	var retryC <-chan time.Time
+	// flushC fires when the configuration files, behind what HAProxy runs
+	// after endpoint changes, are to be written by a full pass.
+	var flush *time.Timer
+	var flushC <-chan time.Time
 	defer func() {
 		if retry != nil {
 			retry.Stop()
 		}
+		if flush != nil {
+			flush.Stop()
+		}
 	}()
+	armFlush := func() {
+		if stale, unwritten := c.lagging(); flushC == nil && (stale || unwritten) {
+			flush = time.NewTimer(c.flushDelay())
+			flushC = flush.C
+		}
+	}
 	for {
+		// full: this pass is a full one (endpoint changes alone are
+		// otherwise worked out without one).
+		full := false
 		select {
 		case <-ctx.Done():
 			return nil
@@ -308,18 +353,31 @@ func (c *Controller) Run(ctx context.Context) error {
 			timer, timerC = nil, nil
 		case <-retryC:
 			retry, retryC = nil, nil
+		case <-flushC:
+			flush, flushC = nil, nil
+			stale, unwritten := c.lagging()
+			if !stale && unwritten {
+				c.writeText()
+				armFlush()
+				continue
+			}
+			if !stale {
+				continue
+			}
+			full = true
 		}
 		if !c.o.Store.HasSynced(c.o.Sources...) {
 			continue
 		}
 		if wait := time.Until(last.Add(c.o.ReloadInterval)); wait > 0 {
 			if !pending {
-				out, err := c.commit(ctx, false)
+				out, err := c.commit(ctx, false, !full)
 				if err != nil {
 					log.Error(err, "change not applied without a reload; reloading at the next interval")
 				}
 				pending = out.deferred || err != nil
 			}
+			armFlush()
 			if pending && timerC == nil {
 				timer = time.NewTimer(wait)
 				timerC = timer.C
@@ -333,11 +391,12 @@ func (c *Controller) Run(ctx context.Context) error {
 		case <-c.o.Store.Changed():
 		default:
 		}
-		_, err := c.Commit(ctx)
+		_, err := c.commit(ctx, true, !full)
 		// Every pass that could reload counts for the interval, reload or
 		// not: passes that change nothing HAProxy sees (status updates,
 		// unrelated services) are coalesced too.
 		last = time.Now()
+		armFlush()
 		if errors.Is(err, errExcludedMore) {
 			log.Info(err.Error())
 			c.o.Store.Poke()
@@ -391,15 +450,95 @@ func (c *Controller) LastError() error {
 // API where it can and with a start or reload of HAProxy otherwise. It
 // reports whether HAProxy was started or reloaded.
 func (c *Controller) Commit(ctx context.Context) (bool, error) {
-	out, err := c.commit(ctx, true)
+	out, err := c.commit(ctx, true, false)
 	return out.reloaded, err
+}
+
+// flushFactor: haproxy.config lagging behind endpoint changes is written
+// no sooner than flushFactor times the last write's duration after the
+// change (a full pass's, when it has to be rendered again), so that
+// writing it costs at most about 1/flushFactor of a core under constant
+// endpoint churn.
+const flushFactor = 10
+
+// syncWriteMax: haproxy.config is written at once after an endpoint change
+// while it is no larger than this (about 1,500 routes of the default
+// template; writing it takes a few milliseconds); larger ones are written
+// later, coalesced (flushDelay), as writing them costs more than the rest
+// of the change.
+const syncWriteMax = 2 << 20
+
+// minFlushDelay is the shortest wait before a coalesced write.
+const minFlushDelay = 100 * time.Millisecond
+
+// flushDelay is how long after an endpoint change whose haproxy.config
+// was not written the write runs: a full pass (not before the reload
+// interval) when the file could not be brought up to date with the
+// change's sections, otherwise the write of the file with the sections
+// replaced. Until then the file on disk lags behind what HAProxy runs; a
+// reload, restart or check runs a full pass first, so HAProxy only ever
+// loads a configuration equal to a full render of the current state.
+func (c *Controller) flushDelay() time.Duration {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.stale {
+		return max(c.o.ReloadInterval, flushFactor*c.fullPassTook)
+	}
+	return max(minFlushDelay, flushFactor*c.lastWriteTook)
+}
+
+// lagging reports whether haproxy.config on disk lags behind what HAProxy
+// runs: stale when a full pass has to write it, unwritten when the text
+// with the endpoint changes' sections has to be.
+func (c *Controller) lagging() (stale, unwritten bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.stale, c.unwritten
+}
+
+// writeText writes haproxy.config with the sections of the endpoint
+// changes applied since the last full pass (c.text); a failure leaves it
+// to a full pass.
+func (c *Controller) writeText() {
+	c.mu.RLock()
+	text, path := c.text, c.textPath
+	c.mu.RUnlock()
+	if text == nil {
+		c.mu.Lock()
+		c.unwritten = false
+		c.mu.Unlock()
+		return
+	}
+	began := time.Now()
+	err := c.writer.Rewrite(path, 0, func(w io.Writer) error {
+		_, err := text.WriteTo(w)
+		return err
+	})
+	took := time.Since(began)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.lastWriteTook, c.unwritten = took, false
+	if err != nil {
+		c.o.Logger.Error(err, "writing the configuration after endpoint changes; the next full pass writes it")
+		c.stale = true
+	}
 }
 
 // commit is one pass. With allowReload false it applies what it can at
 // runtime and, when a reload is needed, leaves the files as they were and
-// reports deferred.
-func (c *Controller) commit(ctx context.Context, allowReload bool) (outcome, error) {
+// reports deferred. With endpoints set, a change of endpoints alone is
+// worked out and applied without a full pass where it can
+// (commitEndpoints).
+func (c *Controller) commit(ctx context.Context, allowReload, endpoints bool) (outcome, error) {
 	log := c.o.Logger
+	if endpoints {
+		if out, done := c.commitEndpoints(ctx); done {
+			return out, nil
+		}
+	}
+	c.mu.Lock()
+	c.last = nil
+	c.mu.Unlock()
 	freshLayout := false
 	carried := "" // the reason found before laying out afresh
 	for round := 0; ; round++ {
@@ -419,6 +558,9 @@ func (c *Controller) commit(ctx context.Context, allowReload bool) (outcome, err
 		if err != nil {
 			return outcome{}, err
 		}
+		c.mu.Lock()
+		c.fullPassTook = time.Since(began)
+		c.mu.Unlock()
 		td, decision, fs := out.Model, out.Decision, out.Files
 		changed, err := c.writer.Stage(fs)
 		if err != nil {
@@ -438,6 +580,7 @@ func (c *Controller) commit(ctx context.Context, allowReload bool) (outcome, err
 			c.writer.Commit()
 			c.mu.Lock()
 			c.ready = c.ready || (!c.presync && !c.down && c.o.Process.Running())
+			c.keep(out)
 			c.mu.Unlock()
 			c.publish(decision)
 			c.logAnnotationProblems(td)
@@ -472,6 +615,7 @@ func (c *Controller) commit(ctx context.Context, allowReload bool) (outcome, err
 				c.mu.Lock()
 				c.running, c.layouts = parsed, servers.Of(td)
 				c.ready = c.ready || (!c.presync && !c.down)
+				c.keep(out)
 				c.mu.Unlock()
 				c.publish(decision)
 				c.logAnnotationProblems(td)
@@ -550,6 +694,7 @@ func (c *Controller) commit(ctx context.Context, allowReload bool) (outcome, err
 		parsed := dynamic.Parse(config)
 		c.mu.Lock()
 		c.running, c.layouts = parsed, servers.Of(td)
+		c.keep(out)
 		c.everStarted = true
 		if start {
 			c.down = false
@@ -571,6 +716,96 @@ func (c *Controller) commit(ctx context.Context, allowReload bool) (outcome, err
 		}
 		return outcome{reloaded: true}, nil
 	}
+}
+
+// keep records out as the output of the full pass HAProxy now runs, with
+// the files written (c.mu held).
+func (c *Controller) keep(out *pipeline.Output) {
+	c.stale, c.unwritten = false, false
+	c.text = nil
+	if !c.presync && c.running != nil && out.Config != nil {
+		c.last = out
+		c.text, c.textPath = dynamic.NewText(out.Config), out.ConfigPath
+	}
+}
+
+// commitEndpoints applies the changes since the last full pass when they
+// are endpoint changes alone that the runtime API can follow: only the
+// routes of the changed services are rebuilt and rendered
+// (pipeline.UpdateEndpoints), the runtime API commands are those of their
+// sections (dynamic.DiffSections), and haproxy.config on disk gets their
+// sections replaced (dynamic.Text; the rest of the file is written as it
+// was, not rendered again). It reports false when a full pass
+// has to do it (other changes, a reload needed, the budget or a pool
+// exhausted, a refused command: then with a reload).
+func (c *Controller) commitEndpoints(ctx context.Context) (outcome, bool) {
+	log := c.o.Logger
+	c.mu.RLock()
+	running, last, text := c.running, c.last, c.text
+	ok := !c.forceReload && !c.presync && running != nil && last != nil && text != nil
+	c.mu.RUnlock()
+	if !ok || c.o.Runtime == nil || !c.o.Process.Running() {
+		return outcome{}, false
+	}
+	began := time.Now()
+	ch, err := pipeline.UpdateEndpoints(c.o.Store, c.o.Inputs, last)
+	if err != nil {
+		log.Error(err, "endpoint change not worked out alone; running a full pass")
+		return outcome{}, false
+	}
+	if ch.Full != "" {
+		log.V(2).Info("change needs a full pass", "reason", ch.Full)
+		return outcome{}, false
+	}
+	change := dynamic.DiffSections(running, ch.Sections)
+	if change.Reload {
+		log.V(2).Info("endpoint change needs a reload", "reason", change.Reason, "where", change.Where)
+		return outcome{}, false
+	}
+	if len(change.Commands) > 0 {
+		n, err := dynamic.Apply(ctx, c.o.Runtime, change.Commands)
+		if err != nil {
+			c.o.Observer.ObserveRuntimeError()
+			// What HAProxy runs is now unknown: only a reload fixes it.
+			c.mu.Lock()
+			c.forceReload, c.forceReason = true, ReasonRuntimeError
+			c.running, c.layouts, c.last = nil, nil, nil
+			c.mu.Unlock()
+			if cu, ok := pipeline.RuntimeCulprit(err, nil); ok {
+				log.Error(err, "runtime API change refused for one route; rejecting it and reloading without it", "route", string(cu.Route), "applied", n, "of", len(change.Commands))
+				c.exclude([]pipeline.Culprit{cu}, err)
+			} else {
+				log.Error(err, "runtime API change failed; reloading instead", "applied", n, "of", len(change.Commands))
+			}
+			return outcome{}, false
+		}
+		c.o.Observer.ObserveRuntimeChange("endpoints")
+	}
+	replaced := len(ch.Routes) == 0 || text.Replace(ch.Config, ch.Sections.Headers())
+	c.mu.Lock()
+	running.Replace(change.Running)
+	last.Apply(ch)
+	for k, cfg := range ch.State {
+		c.layouts[k] = cfg.Servers
+	}
+	if !replaced {
+		// The sections are not where the text has them: the file waits
+		// for a full pass.
+		c.stale = true
+	} else if len(ch.Routes) > 0 {
+		c.unwritten = true
+	}
+	c.ready = c.ready || !c.down
+	writeNow := c.unwritten && !c.stale && text.Len() <= c.syncWriteMax
+	c.mu.Unlock()
+	if writeNow {
+		c.writeText()
+	}
+	c.o.Observer.ObserveWriteConfig(time.Since(began))
+	if len(change.Commands) > 0 {
+		log.V(1).Info("endpoint changes applied without a reload", "routes", len(ch.Routes), "serverCommands", len(change.Commands), "took", time.Since(began).String())
+	}
+	return outcome{runtime: true}, true
 }
 
 // reloadReason returns why a pass cannot even try the runtime API, or "".

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -60,12 +61,14 @@ func benchInputs(r *templates.Renderer, dir string) Inputs {
 		Servers: servers.Options{PoolSize: 5}}
 }
 
-// BenchmarkEndpointChange measures the router's work for one endpoint
-// change with n routes loaded: admit, build, lay the servers out against
-// the running layout, render, and diff the configuration into runtime API
-// commands (sending them is not included).
+// BenchmarkEndpointChange measures a full pass for one endpoint change
+// with n routes loaded — admit, build, lay the servers out against the
+// running layout, render, and diff the whole configuration into runtime
+// API commands (sending them is not included) — as the router did for
+// every endpoint change before BenchmarkEndpointChangeIncremental, and
+// still does before a reload.
 func BenchmarkEndpointChange(b *testing.B) {
-	for _, n := range []int{1000, 10000} {
+	for _, n := range []int{1000, 10000, 50000} {
 		b.Run(fmt.Sprintf("routes=%d", n), func(b *testing.B) {
 			st := benchStore(n)
 			r, err := templates.Parse("default", templates.Default(), templates.FuncMap(templates.FuncOptions{}))
@@ -102,6 +105,87 @@ func BenchmarkEndpointChange(b *testing.B) {
 				running, layouts = parsed, servers.Of(out.Model)
 			}
 		})
+	}
+}
+
+// BenchmarkEndpointChangeIncremental measures the router's work for one
+// endpoint change with n routes loaded, as the controller does it now:
+// the change worked out alone (UpdateEndpoints: the routes of the changed
+// service rebuilt, laid out and rendered) and the runtime API commands of
+// their sections (dynamic.DiffSections), applied to the running
+// configuration and the kept model (sending them is not included), and
+// haproxy.config written with those sections replaced (dynamic.Text;
+// writeFile false leaves the write out). The
+// setup (the full pass before) is not measured; the first change after a
+// pass (rendering the template once without routes) is.
+func BenchmarkEndpointChangeIncremental(b *testing.B) {
+	for _, n := range []int{1000, 10000, 50000} {
+		for _, writeFile := range []bool{true, false} {
+			b.Run(fmt.Sprintf("routes=%d/write=%v", n, writeFile), func(b *testing.B) {
+				benchEndpointChangeIncremental(b, n, writeFile)
+			})
+		}
+	}
+}
+
+func benchEndpointChangeIncremental(b *testing.B, n int, writeFile bool) {
+	{
+		{
+			st := benchStore(n)
+			r, err := templates.Parse("default", templates.Default(), templates.FuncMap(templates.FuncOptions{}))
+			if err != nil {
+				b.Fatal(err)
+			}
+			in := benchInputs(r, b.TempDir())
+			out, err := Pass(st, in, State{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			running, text := dynamic.Parse(out.Config), dynamic.NewText(out.Config)
+			w := files.NewWriter()
+			if _, err := w.Stage(out.Files); err != nil {
+				b.Fatal(err)
+			}
+			w.Commit()
+			port, portName := int32(8080), "web"
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				// A third endpoint for one service, a different one each
+				// time; every slice of a service gets a new address each
+				// round, so every change is one.
+				j := (i * 7) % n
+				name := fmt.Sprintf("app-%d", j)
+				st.Upsert(&discoveryv1.EndpointSlice{
+					ObjectMeta:  metav1.ObjectMeta{Namespace: fmt.Sprintf("ns-%d", j/100), Name: name + "-2", Labels: map[string]string{discoveryv1.LabelServiceName: name}},
+					AddressType: discoveryv1.AddressTypeIPv4,
+					Ports:       []discoveryv1.EndpointPort{{Name: &portName, Port: &port}},
+					Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{fmt.Sprintf("10.200.%d.%d", i/256%256, i%256)}}},
+				})
+				ch, err := UpdateEndpoints(st, in, out)
+				if err != nil || ch.Full != "" {
+					b.Fatal(err, ch.Full, ch.Exhausted)
+				}
+				change := dynamic.DiffSections(running, ch.Sections)
+				if change.Reload || len(change.Commands) != 3*len(ch.Routes) {
+					b.Fatalf("change %+v for %v", change, ch.Routes)
+				}
+				running.Replace(change.Running)
+				out.Apply(ch)
+				if !text.Replace(ch.Config, ch.Sections.Headers()) {
+					b.Fatal("sections not replaced")
+				}
+				if writeFile {
+					if err := w.Rewrite(out.ConfigPath, 0, func(w io.Writer) error {
+						_, err := text.WriteTo(w)
+						return err
+					}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(len(out.Config))/1e6, "MB-config")
+		}
 	}
 }
 

@@ -112,6 +112,10 @@ type Budget struct {
 	// Capped counts the routes that asked for more than MaxSlotsPerRoute,
 	// Short the routes that got fewer slots than they asked for.
 	Capped, Short int
+	// Demand is what every route asked for, endpoints and spare slots, in
+	// health-checked server lines (routeDemand); with Demand <= Servers
+	// every route got what it asked for.
+	Demand int
 }
 
 // Summary is what changes of the budget are logged on: (capped, short,
@@ -159,7 +163,7 @@ func ShareBudget(td *model.TemplateData, d *admission.Decision, want, fdLimit in
 		d.Results, d.Admitted = results, admitted
 	}
 	return Budget{OpenFilesLimit: fdLimit, MaxConnections: td.MaxConnections, Servers: budget,
-		Pools: plan.pools, Over: plan.over, Capped: plan.capped, Short: plan.short}
+		Pools: plan.pools, Over: plan.over, Capped: plan.capped, Short: plan.short, Demand: plan.demand}
 }
 
 // fairShares divides budget between demands, max-min fair: each gets its
@@ -196,6 +200,8 @@ type slotPlan struct {
 	// capped counts the routes that asked for more than MaxSlotsPerRoute,
 	// short the routes that got fewer slots than they asked for.
 	capped, short int
+	// demand is the sum of every route's routeDemand.
+	demand int
 }
 
 // planSlots shares budget (health-checked server lines) between the
@@ -225,6 +231,7 @@ func planSlots(td *model.TemplateData, want, budget int) slotPlan {
 		}
 		byNS[cfg.Namespace] = append(byNS[cfg.Namespace], route{key: k, endpoints: cfg.ActiveEndpoints, slots: slots})
 		plan.pools[k] = slots
+		plan.demand += routeDemand(cfg.ActiveEndpoints, slots)
 	}
 	if budget < 0 {
 		return plan
@@ -300,6 +307,19 @@ func planSlots(td *model.TemplateData, want, budget int) slotPlan {
 		}
 	}
 	return plan
+}
+
+// routeDemand is how many health-checked server lines a route with
+// endpoints endpoints asks for with slots spare slots: its endpoints' and
+// its slots' (a single endpoint is checked once it has slots). When the
+// routes' demands add up to no more than the budget, planSlots gives
+// every route what it asks for.
+func routeDemand(endpoints, slots int) int {
+	d := checkedEndpoints(endpoints) + slots
+	if slots > 0 && endpoints == 1 {
+		d++
+	}
+	return d
 }
 
 // checkedEndpoints is how many health-checked server lines n endpoints

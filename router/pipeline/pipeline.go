@@ -6,7 +6,9 @@
 // the certificates and the allowlists. It writes nothing and runs nothing:
 // the controller (router/controller) writes the files, has HAProxy check and
 // load them or applies them through the runtime API, and the render and
-// check subcommands print or check them.
+// check subcommands print or check them. An endpoint change alone is
+// worked out against the last pass's output without a full pass
+// (UpdateEndpoints, incremental.go).
 //
 // The stages of the router are: source (router/source: cluster or
 // manifests, into router/store) → admission (router/admission) → pipeline
@@ -20,6 +22,7 @@ import (
 
 	routev1 "github.com/openshift/api/route/v1"
 
+	"github.com/openshift-router-go/router/haproxy/dynamic"
 	"github.com/openshift-router-go/router/haproxy/files"
 	"github.com/openshift-router-go/router/haproxy/layout"
 	"github.com/openshift-router-go/router/router/admission"
@@ -110,12 +113,22 @@ type Output struct {
 	// contents (nil if the template rendered none).
 	ConfigPath string
 	Config     []byte
+	// Generation is the store generation the pass saw (endpoint changes
+	// applied since move it on, see Apply).
+	Generation uint64
+
+	// admitted indexes Decision.Admitted by model key and base are the
+	// sections of the configuration rendered without routes; both are
+	// made by the first UpdateEndpoints.
+	admitted map[model.ServiceAliasConfigKey]*routev1.Route
+	base     *dynamic.Config
 }
 
 // Pass runs the pipeline once on the objects of src.
 func Pass(src Source, in Inputs, st State) (*Output, error) {
 	out := &Output{}
 	err := src.Read(func(v store.View) error {
+		out.Generation = v.Generation()
 		var routes []*routev1.Route
 		if !st.NoRoutes {
 			routes = in.Hostnames.Apply(v.Routes())

@@ -51,9 +51,29 @@ type Store struct {
 	secrets         map[Key]*corev1.Secret
 
 	generation uint64
-	synced     map[string]bool
-	changed    chan struct{}
+	// lastOther is the generation of the last change that was not an
+	// endpoint change (routes, services, secrets, namespaces, syncs,
+	// pokes).
+	lastOther uint64
+	// endpointLog lists the endpoint changes (Endpoints or EndpointSlice
+	// added, changed or removed) after generation endpointLogStart, in
+	// order, by the service they belong to (see EndpointChangesSince).
+	endpointLog      []endpointChange
+	endpointLogStart uint64
+	synced           map[string]bool
+	changed          chan struct{}
 }
+
+// endpointChange is one endpoint change: the generation it made and the
+// service whose endpoints changed.
+type endpointChange struct {
+	generation uint64
+	service    Key
+}
+
+// maxEndpointLog bounds the endpoint change log: past it the older half is
+// dropped (a reader that far behind runs a full pass).
+const maxEndpointLog = 4096
 
 // New returns an empty store.
 func New() *Store {
@@ -82,6 +102,25 @@ func (s *Store) Generation() uint64 {
 
 func (s *Store) notify() {
 	s.generation++
+	s.lastOther = s.generation
+	s.signal()
+}
+
+// notifyEndpoints records an endpoint change of the given services.
+func (s *Store) notifyEndpoints(services ...Key) {
+	s.generation++
+	for _, svc := range services {
+		s.endpointLog = append(s.endpointLog, endpointChange{generation: s.generation, service: svc})
+	}
+	if len(s.endpointLog) > maxEndpointLog {
+		drop := len(s.endpointLog) / 2
+		s.endpointLogStart = s.endpointLog[drop-1].generation
+		s.endpointLog = append(s.endpointLog[:0:0], s.endpointLog[drop:]...)
+	}
+	s.signal()
+}
+
+func (s *Store) signal() {
 	select {
 	case s.changed <- struct{}{}:
 	default:
@@ -106,18 +145,27 @@ func (s *Store) Upsert(obj runtime.Object) {
 	case *corev1.Service:
 		s.services[KeyOf(o.Namespace, o.Name)] = o
 	case *corev1.Endpoints:
-		s.endpoints[KeyOf(o.Namespace, o.Name)] = o
+		k := KeyOf(o.Namespace, o.Name)
+		s.endpoints[k] = o
+		s.notifyEndpoints(k)
+		return
 	case *discoveryv1.EndpointSlice:
 		k := KeyOf(o.Namespace, o.Name)
+		svc := KeyOf(o.Namespace, o.Labels[discoveryv1.LabelServiceName])
+		changed := []Key{svc}
 		if old, ok := s.endpointSlices[k]; ok {
 			s.unindexSlice(k, old)
+			if was := KeyOf(old.Namespace, old.Labels[discoveryv1.LabelServiceName]); was != svc {
+				changed = append(changed, was)
+			}
 		}
 		s.endpointSlices[k] = o
-		svc := KeyOf(o.Namespace, o.Labels[discoveryv1.LabelServiceName])
 		if s.slicesByService[svc] == nil {
 			s.slicesByService[svc] = map[Key]struct{}{}
 		}
 		s.slicesByService[svc][k] = struct{}{}
+		s.notifyEndpoints(changed...)
+		return
 	case *corev1.Namespace:
 		s.namespaces[o.Name] = o
 	case *corev1.Secret:
@@ -148,13 +196,22 @@ func (s *Store) Delete(obj runtime.Object) {
 	case *corev1.Service:
 		delete(s.services, KeyOf(o.Namespace, o.Name))
 	case *corev1.Endpoints:
-		delete(s.endpoints, KeyOf(o.Namespace, o.Name))
+		k := KeyOf(o.Namespace, o.Name)
+		delete(s.endpoints, k)
+		s.notifyEndpoints(k)
+		return
 	case *discoveryv1.EndpointSlice:
 		k := KeyOf(o.Namespace, o.Name)
-		if old, ok := s.endpointSlices[k]; ok {
-			s.unindexSlice(k, old)
-			delete(s.endpointSlices, k)
+		old, ok := s.endpointSlices[k]
+		if !ok {
+			// Nothing changed (the pass would see the same objects).
+			s.notifyEndpoints()
+			return
 		}
+		s.unindexSlice(k, old)
+		delete(s.endpointSlices, k)
+		s.notifyEndpoints(KeyOf(old.Namespace, old.Labels[discoveryv1.LabelServiceName]))
+		return
 	case *corev1.Namespace:
 		delete(s.namespaces, o.Name)
 	case *corev1.Secret:
@@ -196,6 +253,31 @@ func (s *Store) Read(fn func(v View) error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return fn(View{s})
+}
+
+// Generation is the store's generation as the view sees it.
+func (v View) Generation() uint64 { return v.s.generation }
+
+// EndpointChangesSince returns the services whose endpoints (Endpoints or
+// EndpointSlices) changed after generation since, each once, in the order
+// of their first change, when endpoint changes are all that changed since
+// then; ok is false when anything else changed (or the log no longer
+// reaches back that far): the caller then has to look at everything. It
+// takes time in the number of changes, not of objects.
+func (v View) EndpointChangesSince(since uint64) (services []Key, ok bool) {
+	s := v.s
+	if s.lastOther > since || since < s.endpointLogStart || since > s.generation {
+		return nil, false
+	}
+	i := sort.Search(len(s.endpointLog), func(i int) bool { return s.endpointLog[i].generation > since })
+	seen := map[Key]bool{}
+	for _, c := range s.endpointLog[i:] {
+		if !seen[c.service] {
+			seen[c.service] = true
+			services = append(services, c.service)
+		}
+	}
+	return services, true
 }
 
 // Routes returns all routes sorted by key.

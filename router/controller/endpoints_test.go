@@ -1,0 +1,173 @@
+package controller
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/openshift-router-go/router/router/pipeline"
+	"github.com/openshift-router-go/router/router/store"
+)
+
+// setSlice replaces the EndpointSlice of service svc of ns (an endpoint
+// change alone: the service is left as it is).
+func setSlice(st *store.Store, ns, svc string, ips ...string) {
+	port, portName := int32(8080), "web"
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Namespace: ns, Name: svc + "-1", Labels: map[string]string{discoveryv1.LabelServiceName: svc}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Ports:       []discoveryv1.EndpointPort{{Name: &portName, Port: &port}},
+	}
+	for _, ip := range ips {
+		slice.Endpoints = append(slice.Endpoints, discoveryv1.Endpoint{Addresses: []string{ip}})
+	}
+	st.Upsert(slice)
+}
+
+// fullRender is the haproxy.config a full pass renders for the store with
+// the controller's running layouts.
+func (f *fakeSetup) fullRender(t *testing.T) []byte {
+	t.Helper()
+	f.c.mu.RLock()
+	layouts := f.c.layouts
+	f.c.mu.RUnlock()
+	out, err := pipeline.Pass(f.st, f.c.o.Inputs, pipeline.State{Layouts: layouts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.Config
+}
+
+// TestEndpointChangesAreAppliedWithoutAFullPass: an endpoint change alone
+// is worked out from the last full pass (the same pass output, updated),
+// sent through the runtime API, and haproxy.config on disk becomes what a
+// full pass renders — at once while writing it is cheap, at the coalesced
+// write otherwise; any other change runs a full pass, which finds nothing
+// left to send.
+func TestEndpointChangesAreAppliedWithoutAFullPass(t *testing.T) {
+	f := newFakeSetup(t, plainRoute("a", "web"), plainRoute("b", "web"))
+	ctx := context.Background()
+	if !f.commit(t) {
+		t.Fatal("the first commit did not start haproxy")
+	}
+	base := f.c.last
+	if base == nil {
+		t.Fatal("no pass output kept after the first start")
+	}
+	steps := []struct {
+		name   string
+		change func()
+		// slowWrite makes the file seem large and its last write slow:
+		// the file waits.
+		slowWrite bool
+		full      bool
+		sent      string
+	}{
+		{name: "an endpoint added", change: func() { setSlice(f.st, "a", "svc", "10.99.0.1", "10.99.0.2", "10.50.0.1") }, sent: "10.50.0.1"},
+		{name: "an endpoint of another namespace replaced", change: func() { setSlice(f.st, "b", "svc", "10.99.1.1", "10.50.1.2") }, sent: "10.50.1.2"},
+		{name: "a large configuration is written later", change: func() { setSlice(f.st, "a", "svc", "10.50.0.1") }, slowWrite: true, sent: "state maint"},
+		{name: "a service change runs a full pass", change: func() { setEndpoints(f.st, "b", "svc", "10.99.1.1", "10.50.1.2") }, full: true},
+	}
+	for _, s := range steps {
+		t.Run(s.name, func(t *testing.T) {
+			before := len(f.rt.sent())
+			disk := f.config(t)
+			if s.slowWrite {
+				f.c.mu.Lock()
+				f.c.lastWriteTook, f.c.syncWriteMax = time.Second, 0
+				f.c.mu.Unlock()
+				defer func() {
+					f.c.mu.Lock()
+					f.c.syncWriteMax = syncWriteMax
+					f.c.mu.Unlock()
+				}()
+			}
+			s.change()
+			out, err := f.c.commit(ctx, false, true)
+			if err != nil || out.deferred || out.reloaded {
+				t.Fatalf("outcome %+v, %v", out, err)
+			}
+			if s.full != (f.c.last != base) {
+				t.Fatalf("full pass %v, want %v", f.c.last != base, s.full)
+			}
+			sent := strings.Join(f.rt.sent()[before:], "\n")
+			if s.full {
+				if sent != "" {
+					t.Fatalf("the full pass after endpoint changes sent %q", sent)
+				}
+			} else if !strings.Contains(sent, s.sent) {
+				t.Fatalf("sent %q, want %q among them", sent, s.sent)
+			}
+			if s.slowWrite {
+				if f.config(t) != disk {
+					t.Fatal("a configuration slow to write was written at once")
+				}
+				if stale, unwritten := f.c.lagging(); stale || !unwritten {
+					t.Fatalf("stale %v, unwritten %v", stale, unwritten)
+				}
+				if d := f.c.flushDelay(); d != flushFactor*time.Second {
+					t.Fatalf("write in %v", d)
+				}
+				f.c.writeText()
+			}
+			if got, want := []byte(f.config(t)), f.fullRender(t); !bytes.Equal(got, want) {
+				t.Fatalf("haproxy.config on disk is not what a full pass renders:\n%s", firstDifference(got, want))
+			}
+			if stale, unwritten := f.c.lagging(); stale || unwritten {
+				t.Fatalf("stale %v, unwritten %v after the write", stale, unwritten)
+			}
+		})
+	}
+	if starts, reloads := f.proc.counts(); starts != 1 || reloads != 0 {
+		t.Fatalf("starts %d, reloads %d", starts, reloads)
+	}
+}
+
+func firstDifference(a, b []byte) string {
+	al, bl := strings.Split(string(a), "\n"), strings.Split(string(b), "\n")
+	for i := 0; i < len(al) && i < len(bl); i++ {
+		if al[i] != bl[i] {
+			return fmt.Sprintf("line %d:\n- %s\n+ %s", i+1, al[i], bl[i])
+		}
+	}
+	return fmt.Sprintf("%d lines, %d lines", len(al), len(bl))
+}
+
+// TestALargeConfigurationIsWrittenCoalescedAfterEndpointChanges: when
+// haproxy.config is too large to write at every endpoint change, the
+// running controller applies the changes at once and writes the file
+// later, once for several changes, as a full pass would render it.
+func TestALargeConfigurationIsWrittenCoalescedAfterEndpointChanges(t *testing.T) {
+	f := newFakeSetup(t, plainRoute("a", "web"), plainRoute("b", "web"))
+	f.c.syncWriteMax = 0
+	runController(t, f.c)
+	waitFor(t, "ready", f.c.Ready)
+	waitFor(t, "pass output kept", func() bool {
+		f.c.mu.RLock()
+		defer f.c.mu.RUnlock()
+		return f.c.last != nil
+	})
+	before := f.config(t)
+	setSlice(f.st, "a", "svc", "10.99.0.1", "10.99.0.2", "10.50.0.1")
+	setSlice(f.st, "b", "svc", "10.50.1.1")
+	waitFor(t, "both changes sent", func() bool {
+		sent := strings.Join(f.rt.sent(), "\n")
+		return strings.Contains(sent, "10.50.0.1") && strings.Contains(sent, "10.50.1.1")
+	})
+	if f.config(t) != before {
+		t.Fatal("the configuration was written at once")
+	}
+	waitFor(t, "the configuration written as a full pass renders it", func() bool {
+		stale, unwritten := f.c.lagging()
+		return !stale && !unwritten && bytes.Equal([]byte(f.config(t)), f.fullRender(t))
+	})
+	if starts, reloads := f.proc.counts(); starts != 1 || reloads != 0 {
+		t.Fatalf("starts %d, reloads %d", starts, reloads)
+	}
+}

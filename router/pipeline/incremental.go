@@ -1,0 +1,222 @@
+package pipeline
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+
+	routev1 "github.com/openshift/api/route/v1"
+
+	"github.com/openshift-router-go/router/haproxy/dynamic"
+	"github.com/openshift-router-go/router/router/builder"
+	"github.com/openshift-router-go/router/router/model"
+	"github.com/openshift-router-go/router/router/servers"
+	"github.com/openshift-router-go/router/router/store"
+)
+
+// Endpoint changes are worked out alone, without a full pass: when the
+// objects changed since a pass only in Endpoints and EndpointSlices,
+// UpdateEndpoints rebuilds the model entries of the routes of those
+// services only (admission does not depend on endpoints; the open-files
+// budget depends on the routes' numbers of endpoints, and is kept when
+// they did not change or every route still gets what it asks for), lays
+// out their server lines against their running layout, and
+// renders the template for those routes alone: the routes' own sections
+// of that render (those a render without routes does not have) are what
+// the runtime API diff looks at (dynamic.DiffSections). This works for any
+// template whose route sections are rendered from their route (as the
+// default and OpenShift's template do). The full configuration is not
+// written by it: the next full pass (before any reload, or when the
+// controller flushes) renders it, and it equals what the updated model
+// renders (TestIncrementalEndpointChangesEqualAFullPass).
+
+// Reasons an endpoint change needs a full pass (EndpointChange.Full).
+const (
+	// FullOther: something besides endpoints changed (or the store's
+	// endpoint log no longer reaches back to the pass).
+	FullOther = "other-changes"
+	// FullBudget: a route's number of endpoints changed and the open-files
+	// budget does not give every route what it asks for (before or after
+	// the change), or a route the budget dropped uses a changed service:
+	// sharing it takes every route.
+	FullBudget = "budget"
+	// FullExhausted: a backend has no free spare slot for a new endpoint.
+	FullExhausted = "pool-exhausted"
+	// FullNoConfig: the template renders no haproxy.config.
+	FullNoConfig = "no-config"
+)
+
+// EndpointChange is an endpoint change worked out against the output of
+// a pass (UpdateEndpoints); Output.Apply makes it part of that output.
+type EndpointChange struct {
+	// Full says why the change needs a full pass; "" when it was worked
+	// out alone.
+	Full string
+	// Exhausted are the backends without a free spare slot (Full is
+	// FullExhausted).
+	Exhausted []model.ServiceAliasConfigKey
+	// Routes are the routes whose model entries were rebuilt, sorted.
+	Routes []model.ServiceAliasConfigKey
+	// State are their new model entries, servers laid out.
+	State map[model.ServiceAliasConfigKey]model.ServiceAliasConfig
+	// Config is haproxy.config rendered for Routes only, Sections the
+	// routes' own sections of it.
+	Config   []byte
+	Sections *dynamic.Config
+
+	generation   uint64
+	serviceUnits map[model.ServiceUnitKey]model.ServiceUnit
+	changed      map[model.ServiceUnitKey]bool
+	demand       int
+}
+
+// UpdateEndpoints works out the changes of src since out (the output of a
+// Pass, with the changes applied since) when they are endpoint changes
+// only. out is not modified. It takes time in the number of changes and
+// of the routes of the changed services, not in the number of routes
+// (the first call after a pass renders the template once without routes).
+func UpdateEndpoints(src Source, in Inputs, out *Output) (*EndpointChange, error) {
+	if out.Config == nil {
+		return &EndpointChange{Full: FullNoConfig}, nil
+	}
+	if out.admitted == nil {
+		out.admitted = make(map[model.ServiceAliasConfigKey]*routev1.Route, len(out.Decision.Admitted))
+		for _, r := range out.Decision.Admitted {
+			out.admitted[model.NewServiceAliasConfigKey(r.Namespace, r.Name)] = r
+		}
+	}
+	ch := &EndpointChange{changed: map[model.ServiceUnitKey]bool{}, demand: out.Budget.Demand}
+	err := src.Read(func(v store.View) error {
+		ch.generation = v.Generation()
+		services, ok := v.EndpointChangesSince(out.Generation)
+		if !ok {
+			ch.Full = FullOther
+			return nil
+		}
+		affected := map[model.ServiceAliasConfigKey]bool{}
+		for _, svc := range services {
+			k := model.ServiceUnitKey(svc)
+			su, ok := out.Model.ServiceUnits[k]
+			if !ok {
+				// No admitted route uses the service.
+				continue
+			}
+			ch.changed[k] = true
+			for rk := range su.ServiceAliasAssociations {
+				if _, ok := out.Model.State[rk]; ok {
+					affected[rk] = true
+				} else if len(out.Budget.Over) > 0 {
+					// A route the budget dropped uses the service:
+					// sharing the budget again takes every route.
+					ch.Full = FullBudget
+					return nil
+				}
+			}
+		}
+		if len(affected) == 0 {
+			return nil
+		}
+		routes := make([]*routev1.Route, 0, len(affected))
+		for k := range affected {
+			ch.Routes = append(ch.Routes, k)
+		}
+		sort.Slice(ch.Routes, func(i, j int) bool { return ch.Routes[i] < ch.Routes[j] })
+		for _, k := range ch.Routes {
+			r := out.admitted[k]
+			if r == nil {
+				return fmt.Errorf("route %s of the model is not among the admitted routes", k)
+			}
+			routes = append(routes, r)
+		}
+		ch.State, ch.serviceUnits = builder.Routes(v, out.Model, routes, ch.changed, in.Build)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the objects: %w", err)
+	}
+	if ch.Full != "" {
+		return ch, nil
+	}
+	if len(ch.Routes) == 0 {
+		ch.Sections = &dynamic.Config{}
+		return ch, nil
+	}
+	// The budget shares what routes ask for by their numbers of
+	// endpoints: it stays as it is when no route's number changed, or
+	// while every route gets what it asks for.
+	b := out.Budget
+	if b.Servers >= 0 {
+		counts := false
+		for _, k := range ch.Routes {
+			was, now := out.Model.State[k].ActiveEndpoints, ch.State[k].ActiveEndpoints
+			if was != now {
+				counts = true
+				pool := b.Pools[k]
+				ch.demand += routeDemand(now, pool) - routeDemand(was, pool)
+			}
+		}
+		if counts && (b.Demand > b.Servers || ch.demand > b.Servers) {
+			ch.Full = FullBudget
+			return ch, nil
+		}
+	}
+	part := *out.Model
+	part.State, part.ServiceUnits = ch.State, ch.serviceUnits
+	prev := make(servers.Layouts, len(ch.Routes))
+	for _, k := range ch.Routes {
+		prev[k] = out.Model.State[k].Servers
+	}
+	so := in.Servers
+	so.Pools = b.Pools
+	if ex := servers.Assign(&part, prev, so); len(ex) > 0 {
+		ch.Full, ch.Exhausted = FullExhausted, ex
+		return ch, nil
+	}
+	config, err := renderConfig(&part, in, out.ConfigPath)
+	if err != nil {
+		return nil, err
+	}
+	if out.base == nil {
+		empty := *out.Model
+		empty.State = map[model.ServiceAliasConfigKey]model.ServiceAliasConfig{}
+		empty.ServiceUnits = map[model.ServiceUnitKey]model.ServiceUnit{}
+		baseConfig, err := renderConfig(&empty, in, out.ConfigPath)
+		if err != nil {
+			return nil, err
+		}
+		out.base = dynamic.Parse(baseConfig)
+	}
+	ch.Config = config
+	ch.Sections = dynamic.Parse(config).Sections(out.base)
+	return ch, nil
+}
+
+// renderConfig renders the template's haproxy.config (at configPath) for td.
+func renderConfig(td *model.TemplateData, in Inputs, configPath string) ([]byte, error) {
+	rendered, err := in.Renderer.Render(td)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range rendered {
+		if filepath.Clean(f.Path) == configPath {
+			return f.Data, nil
+		}
+	}
+	return nil, fmt.Errorf("the template rendered no %s", configPath)
+}
+
+// Apply makes ch (an UpdateEndpoints of out) part of out: its model
+// entries, service units and budget demand. out's Files and Config stay
+// those of the pass (the next full pass renders them again).
+func (out *Output) Apply(ch *EndpointChange) {
+	out.Generation = ch.generation
+	for k, cfg := range ch.State {
+		out.Model.State[k] = cfg
+	}
+	for k := range ch.changed {
+		if su, ok := ch.serviceUnits[k]; ok {
+			out.Model.ServiceUnits[k] = su
+		}
+	}
+	out.Budget.Demand = ch.demand
+}

@@ -1,0 +1,80 @@
+package store
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+
+	routev1 "github.com/openshift/api/route/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func slice(ns, name, svc string) *discoveryv1.EndpointSlice {
+	return &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{discoveryv1.LabelServiceName: svc}}}
+}
+
+func (s *Store) changesSince(gen uint64) ([]Key, bool) {
+	var out []Key
+	var ok bool
+	_ = s.Read(func(v View) error {
+		out, ok = v.EndpointChangesSince(gen)
+		return nil
+	})
+	return out, ok
+}
+
+// TestEndpointChangesSinceNamesTheServicesOfEndpointChangesOnly: the
+// services whose Endpoints or EndpointSlices changed since a generation,
+// each once; anything else changed since (or a log that no longer
+// reaches back) is not an endpoint change alone.
+func TestEndpointChangesSinceNamesTheServicesOfEndpointChangesOnly(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(s *Store)
+		want   []Key
+		ok     bool
+	}{
+		{"a slice added", func(s *Store) { s.Upsert(slice("ns", "a-2", "a")) }, []Key{"ns/a"}, true},
+		{"slices of two services, one twice", func(s *Store) {
+			s.Upsert(slice("ns", "b-1", "b"))
+			s.Upsert(slice("ns", "a-1", "a"))
+			s.Upsert(slice("ns", "b-1", "b"))
+		}, []Key{"ns/b", "ns/a"}, true},
+		{"a slice moved to another service: both", func(s *Store) { s.Upsert(slice("ns", "a-1", "c")) }, []Key{"ns/c", "ns/a"}, true},
+		{"a slice deleted", func(s *Store) { s.Delete(slice("ns", "a-1", "")) }, []Key{"ns/a"}, true},
+		{"an Endpoints object", func(s *Store) {
+			s.Upsert(&corev1.Endpoints{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "e"}})
+		}, []Key{"ns/e"}, true},
+		{"a route changed too", func(s *Store) {
+			s.Upsert(slice("ns", "a-2", "a"))
+			s.Upsert(&routev1.Route{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "r"}})
+		}, nil, false},
+		{"a service changed", func(s *Store) {
+			s.Upsert(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a"}})
+		}, nil, false},
+		{"a poke", func(s *Store) { s.Poke() }, nil, false},
+		{"nothing", func(s *Store) {}, nil, true},
+		{"more changes than the log keeps", func(s *Store) {
+			for i := 0; i <= maxEndpointLog; i++ {
+				s.Upsert(slice("ns", fmt.Sprintf("x-%d", i), "x"))
+			}
+		}, nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := New()
+			s.Upsert(slice("ns", "a-1", "a"))
+			gen := s.Generation()
+			tt.change(s)
+			got, ok := s.changesSince(gen)
+			if ok != tt.ok || !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("EndpointChangesSince = %v, %v; want %v, %v", got, ok, tt.want, tt.ok)
+			}
+			if got, ok := s.changesSince(s.Generation()); !ok || len(got) != 0 {
+				t.Fatalf("since now: %v, %v", got, ok)
+			}
+		})
+	}
+}
