@@ -194,7 +194,7 @@ func benchEndpointChangeIncremental(b *testing.B, n int, writeFile bool) {
 // routes, as the router does after a change (all files rewritten: each
 // iteration writes into a fresh writer).
 func BenchmarkRenderAndWrite(b *testing.B) {
-	for _, n := range []int{1000, 10000, 50000} {
+	for _, n := range []int{1000, 10000, 50000, 100000} {
 		b.Run(fmt.Sprintf("routes=%d", n), func(b *testing.B) {
 			st := benchStore(n)
 			r, err := templates.Parse("default", templates.Default(), templates.FuncMap(templates.FuncOptions{}))
