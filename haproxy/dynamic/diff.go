@@ -235,19 +235,17 @@ func Diff(old, new *Config) Change {
 	if len(old.sections) != len(new.sections) {
 		return Change{Reload: true, Reason: ReasonConfig, Where: "sections added or removed"}
 	}
-	var adds, cmds, removes []Command
+	var all sectionCommands
 	running := &Config{sections: make([]section, len(new.sections))}
 	for i := range new.sections {
 		run, d, reload := diffSection(&old.sections[i], &new.sections[i])
 		if reload != nil {
 			return *reload
 		}
-		adds, cmds, removes = append(adds, d.adds...), append(cmds, d.cmds...), append(removes, d.removes...)
+		all.append(d)
 		running.sections[i] = run
 	}
-	// New servers first, so that capacity is there before any goes.
-	all := append(append(adds, cmds...), removes...)
-	return Change{Commands: all, Running: running}
+	return Change{Commands: all.ordered(), Running: running}
 }
 
 // DiffSections compares some sections only: every section of part (a
@@ -258,7 +256,7 @@ func Diff(old, new *Config) Change {
 // has twice) needs a reload. It takes time in the size of part, not of
 // old (after old's first use).
 func DiffSections(old, part *Config) Change {
-	var adds, cmds, removes []Command
+	var all sectionCommands
 	running := &Config{sections: make([]section, len(part.sections))}
 	idx := old.index()
 	seen := make(map[string]bool, len(part.sections))
@@ -273,11 +271,10 @@ func DiffSections(old, part *Config) Change {
 		if reload != nil {
 			return *reload
 		}
-		adds, cmds, removes = append(adds, d.adds...), append(cmds, d.cmds...), append(removes, d.removes...)
+		all.append(d)
 		running.sections[i] = run
 	}
-	all := append(append(adds, cmds...), removes...)
-	return Change{Commands: all, Running: running}
+	return Change{Commands: all.ordered(), Running: running}
 }
 
 // Sections returns the sections of c whose headers base does not have:
@@ -333,6 +330,18 @@ func (c *Config) index() map[string]int {
 
 // sectionCommands are the commands of one section, by kind.
 type sectionCommands struct{ adds, cmds, removes []Command }
+
+// append adds the commands of one more section.
+func (c *sectionCommands) append(d sectionCommands) {
+	c.adds, c.cmds, c.removes = append(c.adds, d.adds...), append(c.cmds, d.cmds...), append(c.removes, d.removes...)
+}
+
+// ordered lists the commands in the order they are applied: new servers
+// first, so that capacity is there before any goes, then the changes,
+// then the removals.
+func (c sectionCommands) ordered() []Command {
+	return append(append(c.adds, c.cmds...), c.removes...)
+}
 
 // diffSection compares one section as HAProxy runs it (o) with the same
 // section as rendered (n): what runs once the commands are applied, the
