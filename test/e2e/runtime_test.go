@@ -467,16 +467,7 @@ func TestCertificateChangesNeedNoReload(t *testing.T) {
 	env, ms := metricsEnv(t)
 	env["RELOAD_INTERVAL"] = "60s"
 	r := startRouter(t, m.Dir, env)
-	edgeSubject := func() (string, error) {
-		resp, err := r.httpsGet("edge.example.com", "/")
-		if err != nil {
-			return "", err
-		}
-		if resp.PeerCert == nil || resp.Status != 200 {
-			return "", fmt.Errorf("status %d, certificate %v", resp.Status, resp.PeerCert != nil)
-		}
-		return resp.PeerCert.Subject.CommonName, nil
-	}
+	edgeSubject := func() (string, error) { return servedCommonName(r, "edge.example.com") }
 	eventually(t, loadTimeout, "edge serves certificate one", func() error {
 		if cn, err := edgeSubject(); err != nil || cn != "edge one" {
 			return fmt.Errorf("%q %v", cn, err)
@@ -732,4 +723,17 @@ func TestRuntimeAPIFailureFallsBackToReload(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// servedCommonName is the common name of the certificate host is served
+// with over HTTPS, when the request answers 200.
+func servedCommonName(r *router, host string) (string, error) {
+	resp, err := r.httpsGet(host, "/")
+	if err != nil {
+		return "", err
+	}
+	if resp.PeerCert == nil || resp.Status != 200 {
+		return "", fmt.Errorf("status %d, certificate %v", resp.Status, resp.PeerCert != nil)
+	}
+	return resp.PeerCert.Subject.CommonName, nil
 }
