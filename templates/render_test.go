@@ -719,8 +719,10 @@ func TestDefaultTemplateAllowlistThreshold(t *testing.T) {
 
 // TestDefaultTemplateServerLines: the lines of a backend's servers and spare
 // slots — the service CA path with verifyhost per service, maxconn, health
-// checks on every line once there is more than one, "disabled" on free
-// slots — and a single-line backend without checks.
+// checks on the lines the router checks (model.Server.Checked: endpoints
+// once there is more than one, the spare slots the budget affords),
+// "disabled" on free slots — and single-endpoint backends without checks,
+// spare slots or not.
 func TestDefaultTemplateServerLines(t *testing.T) {
 	dir := t.TempDir()
 	td := &model.TemplateData{
@@ -730,25 +732,33 @@ func TestDefaultTemplateServerLines(t *testing.T) {
 		State:                map[model.ServiceAliasConfigKey]model.ServiceAliasConfig{},
 		ServiceUnits:         map[model.ServiceUnitKey]model.ServiceUnit{},
 	}
-	re := alias("ns", "re", "re.example.com", "", routev1.TLSTerminationReencrypt, "", 1)
+	re := alias("ns", "re", "re.example.com", "", routev1.TLSTerminationReencrypt, "", 2)
 	re.VerifyServiceHostname = true
 	re.Settings.PodConcurrentConnections = 7
 	two := 2
 	re.Settings.PoolSize = &two
 	td.State["ns:re"] = re
-	td.ServiceUnits["ns/svc-re"] = unit("ns", "svc-re", "10.0.0.7")
+	td.ServiceUnits["ns/svc-re"] = unit("ns", "svc-re", "10.0.0.7", "10.0.0.9")
 	single := alias("ns", "one", "one.example.com", "", "", "", 1)
 	zero := 0
 	single.Settings.PoolSize = &zero
 	td.State["ns:one"] = single
 	td.ServiceUnits["ns/svc-one"] = unit("ns", "svc-one", "10.0.0.8")
+	slotted := alias("ns", "slotted", "slotted.example.com", "", "", "", 1)
+	one := 1
+	slotted.Settings.PoolSize = &one
+	td.State["ns:slotted"] = slotted
+	td.ServiceUnits["ns/svc-slotted"] = unit("ns", "svc-slotted", "10.0.0.10")
 	cfg := renderDefault(t, td, nil)["conf/haproxy.config"]
 	opts := " weight 256 maxconn 7 ssl verify required ca-file /etc/service-ca.crt alpn h2,http/1.1 verifyhost svc-re.ns.svc check inter 5000ms"
 	for _, want := range []string{
 		"\n  server ept:svc-re:10.0.0.7:8080 10.0.0.7:8080 cookie h10.0.0.7" + opts + "\n",
-		"\n  server _dynamic-pod-1 127.0.0.1:1 cookie " + td.State["ns:re"].Servers[1].Cookie + " weight 0 maxconn 7 ssl verify required ca-file /etc/service-ca.crt alpn h2,http/1.1 verifyhost svc-re.ns.svc check inter 5000ms disabled\n",
+		"\n  server ept:svc-re:10.0.0.9:8080 10.0.0.9:8080 cookie h10.0.0.9" + opts + "\n",
+		"\n  server _dynamic-pod-1 127.0.0.1:1 cookie " + td.State["ns:re"].Servers[2].Cookie + " weight 0 maxconn 7 ssl verify required ca-file /etc/service-ca.crt alpn h2,http/1.1 verifyhost svc-re.ns.svc check inter 5000ms disabled\n",
 		"\n  server _dynamic-pod-2 127.0.0.1:1 cookie ",
 		"\n  server ept:svc-one:10.0.0.8:8080 10.0.0.8:8080 cookie h10.0.0.8 weight 256\n",
+		"\n  server ept:svc-slotted:10.0.0.10:8080 10.0.0.10:8080 cookie h10.0.0.10 weight 256\n",
+		"\n  server _dynamic-pod-1 127.0.0.1:1 cookie " + td.State["ns:slotted"].Servers[1].Cookie + " weight 0 check inter 5000ms disabled\n",
 	} {
 		if !strings.Contains(cfg, want) {
 			t.Errorf("haproxy.config lacks %q", want)

@@ -21,6 +21,8 @@ func (o *countingObserver) ObserveRuntimeChange(string)                         
 func (o *countingObserver) ObserveRuntimeError()                                {}
 func (o *countingObserver) ObserveRestart()                                     {}
 func (o *countingObserver) ObserveApplyFailing(bool)                            {}
+func (o *countingObserver) ObserveServicesOverEndpointLimit(int)                {}
+func (o *countingObserver) ObserveUncheckedEndpoints(int)                       {}
 
 func TestMemoryTrimmerTrimsOnceAfterSuccessfulReloads(t *testing.T) {
 	tests := []struct {

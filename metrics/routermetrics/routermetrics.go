@@ -42,6 +42,7 @@ type Metrics struct {
 	restarts       prometheus.Counter
 	applyFailing   prometheus.Gauge
 	overLimit      prometheus.Gauge
+	unchecked      prometheus.Gauge
 
 	admittedDesc *prometheus.Desc
 	rejectedDesc *prometheus.Desc
@@ -95,6 +96,10 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "template_router_services_over_endpoint_limit",
 			Help: "Services of admitted routes with more ready endpoints than the router renders (1,000 per service); only a stable subset of their endpoints receives traffic.",
 		}),
+		unchecked: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "template_router_unchecked_endpoints",
+			Help: "Endpoints served on spare server slots without a health check: they came without a reload into slots the open-files budget could not afford checks for, and are checked from the next reload.",
+		}),
 		runtimeErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "template_router_runtime_api_errors_total",
 			Help: "Runtime API commands HAProxy refused or that could not be sent; each falls back to a reload.",
@@ -109,7 +114,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	m.avoided.WithLabelValues("endpoints")
 	m.avoided.WithLabelValues("certificate")
 	for _, c := range []prometheus.Collector{m.writeConfig, m.reload, m.reloadFailure, m.reloadFailures, m.avoided,
-		m.reloadReasons, m.runtimeErrors, m.restarts, m.applyFailing, m.overLimit, routesCollector{m}, buildInfo()} {
+		m.reloadReasons, m.runtimeErrors, m.restarts, m.applyFailing, m.overLimit, m.unchecked, routesCollector{m}, buildInfo()} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -120,6 +125,10 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 // ObserveServicesOverEndpointLimit records how many services have more
 // ready endpoints than are rendered.
 func (m *Metrics) ObserveServicesOverEndpointLimit(n int) { m.overLimit.Set(float64(n)) }
+
+// ObserveUncheckedEndpoints records how many endpoints are served on spare
+// slots without a health check.
+func (m *Metrics) ObserveUncheckedEndpoints(n int) { m.unchecked.Set(float64(n)) }
 
 // ObserveWriteConfig records the time to admit, build, render and write one
 // configuration.

@@ -199,17 +199,22 @@ func TestRegistriesAreIndependent(t *testing.T) {
 	}
 }
 
-// TestServicesOverEndpointLimit: the gauge follows the last count reported
-// (present at 0 from the start).
-func TestServicesOverEndpointLimit(t *testing.T) {
-	m, reg := newMetrics(t)
-	for _, want := range []int{-1, 2, 0} {
-		if want >= 0 {
-			m.ObserveServicesOverEndpointLimit(want)
-		}
-		ms := gather(t, reg)["template_router_services_over_endpoint_limit"].GetMetric()
-		if len(ms) != 1 || ms[0].GetGauge().GetValue() != float64(max(want, 0)) {
-			t.Fatalf("after %d: %v", want, ms)
+// TestCountGauges: the gauges follow the last count reported (present at
+// 0 from the start).
+func TestCountGauges(t *testing.T) {
+	for name, observe := range map[string]func(*Metrics, int){
+		"template_router_services_over_endpoint_limit": (*Metrics).ObserveServicesOverEndpointLimit,
+		"template_router_unchecked_endpoints":          (*Metrics).ObserveUncheckedEndpoints,
+	} {
+		m, reg := newMetrics(t)
+		for _, want := range []int{-1, 2, 0} {
+			if want >= 0 {
+				observe(m, want)
+			}
+			ms := gather(t, reg)[name].GetMetric()
+			if len(ms) != 1 || ms[0].GetGauge().GetValue() != float64(max(want, 0)) {
+				t.Fatalf("%s after %d: %v", name, want, ms)
+			}
 		}
 	}
 }

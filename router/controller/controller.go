@@ -67,6 +67,12 @@ type Observer interface {
 	// ObserveApplyFailing reports whether passes fail with no route to
 	// blame (the last good configuration keeps serving).
 	ObserveApplyFailing(failing bool)
+	// ObserveServicesOverEndpointLimit reports how many services have
+	// more endpoints than the router renders.
+	ObserveServicesOverEndpointLimit(n int)
+	// ObserveUncheckedEndpoints reports how many endpoints are served on
+	// spare slots without a health check.
+	ObserveUncheckedEndpoints(n int)
 }
 
 type nopObserver struct{}
@@ -79,6 +85,8 @@ func (nopObserver) ObserveRuntimeChange(string)                         {}
 func (nopObserver) ObserveRuntimeError()                                {}
 func (nopObserver) ObserveRestart()                                     {}
 func (nopObserver) ObserveApplyFailing(bool)                            {}
+func (nopObserver) ObserveServicesOverEndpointLimit(int)                {}
+func (nopObserver) ObserveUncheckedEndpoints(int)                       {}
 
 // Reasons for a start or reload besides those of haproxy/dynamic.
 const (
@@ -166,6 +174,9 @@ type Controller struct {
 	// leftOut holds what was logged about services over the endpoint
 	// limit: endpoints not rendered, by service.
 	leftOut map[model.ServiceUnitKey]int
+	// unchecked counts the endpoints HAProxy serves on spare slots without
+	// a health check (until their backends are laid out afresh).
+	unchecked int
 	// running is the configuration the running HAProxy has (as loaded,
 	// plus the runtime changes since), and layouts its backends' server
 	// lines; both nil when unknown (before the first load, after a failure).
@@ -614,6 +625,7 @@ func (c *Controller) commit(ctx context.Context, allowReload, endpoints bool) (o
 				c.writer.Commit()
 				c.mu.Lock()
 				c.running, c.layouts = parsed, servers.Of(td)
+				c.countUnchecked(td)
 				c.ready = c.ready || (!c.presync && !c.down)
 				c.keep(out)
 				c.mu.Unlock()
@@ -629,9 +641,9 @@ func (c *Controller) commit(ctx context.Context, allowReload, endpoints bool) (o
 			log.V(2).Info("change needs a reload; waiting for the reload interval", "reason", reason)
 			return outcome{deferred: true}, nil
 		}
-		if incremental && !servers.Compact(td) {
+		if incremental && !out.Compact() {
 			// A reload loads the backends laid out afresh, with every
-			// spare slot free again.
+			// spare slot free again and health checks as planned.
 			if rbErr := c.writer.Rollback(); rbErr != nil {
 				return outcome{}, fmt.Errorf("rolling back before a reload: %w", rbErr)
 			}
@@ -694,6 +706,7 @@ func (c *Controller) commit(ctx context.Context, allowReload, endpoints bool) (o
 		parsed := dynamic.Parse(config)
 		c.mu.Lock()
 		c.running, c.layouts = parsed, servers.Of(td)
+		c.countUnchecked(td)
 		c.keep(out)
 		c.everStarted = true
 		if start {
@@ -786,8 +799,10 @@ func (c *Controller) commitEndpoints(ctx context.Context) (outcome, bool) {
 	running.Replace(change.Running)
 	last.Apply(ch)
 	for k, cfg := range ch.State {
+		c.unchecked += servers.UncheckedEndpoints(cfg.Servers) - servers.UncheckedEndpoints(c.layouts[k])
 		c.layouts[k] = cfg.Servers
 	}
+	c.observeUnchecked()
 	if !replaced {
 		// The sections are not where the text has them: the file waits
 		// for a full pass.
@@ -986,6 +1001,19 @@ func (c *Controller) logAnnotationProblems(td *model.TemplateData) {
 	c.logEndpointsLeftOut(td)
 }
 
+// countUnchecked counts the endpoints on unchecked spare slots of td (the
+// layouts HAProxy runs) and reports them. Call with c.mu held.
+func (c *Controller) countUnchecked(td *model.TemplateData) {
+	c.unchecked = 0
+	for _, cfg := range td.State {
+		c.unchecked += servers.UncheckedEndpoints(cfg.Servers)
+	}
+	c.observeUnchecked()
+}
+
+// observeUnchecked reports c.unchecked.
+func (c *Controller) observeUnchecked() { c.o.Observer.ObserveUncheckedEndpoints(c.unchecked) }
+
 // logEndpointsLeftOut logs the services whose endpoints beyond the
 // per-service limit (router/servers) are not rendered, when that changes,
 // and reports their number to an Observer that counts them.
@@ -1002,9 +1030,7 @@ func (c *Controller) logEndpointsLeftOut(td *model.TemplateData) {
 		}
 	}
 	c.leftOut = next
-	if o, ok := c.o.Observer.(interface{ ObserveServicesOverEndpointLimit(int) }); ok {
-		o.ObserveServicesOverEndpointLimit(len(next))
-	}
+	c.o.Observer.ObserveServicesOverEndpointLimit(len(next))
 }
 
 // publish records the admission results and logs changes of them.

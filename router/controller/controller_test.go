@@ -438,7 +438,7 @@ func TestDecisionsAreLoggedOnceWhenTheyChange(t *testing.T) {
 	var logs logLines
 	f.c.o.Logger = logs.logger()
 	// maxconn 20000 leaves 6 health-checked servers: x's 2 and a's 2
-	// endpoints fit, big's 4 do not.
+	// endpoints fit, big's 4 do not: big/web is served unchecked.
 	f.c.o.FDLimit = 1000 + 2*20000 + 6
 	f.commit(t)
 	f.st.Poke()
@@ -447,14 +447,16 @@ func TestDecisionsAreLoggedOnceWhenTheyChange(t *testing.T) {
 	if r := f.c.Results()["y/shop"]; r.Reason != "HostAlreadyClaimed" || strings.Contains(r.Message, "x/shop") {
 		t.Fatalf("y/shop: %+v", r)
 	}
-	if r := f.c.Results()["big/web"]; r.Admitted || !strings.Contains(r.Message, "file descriptor budget") {
+	if r := f.c.Results()["big/web"]; !r.Admitted {
 		t.Fatalf("big/web: %+v", r)
+	}
+	if cfg := f.config(t); strings.Count(cfg, " check inter ") > 6 || !strings.Contains(cfg, " 10.1.0.1:8080 cookie ") {
+		t.Fatalf("more checks than the budget, or big/web's endpoints not served:\n%s", cfg)
 	}
 	for _, want := range [][]string{
 		{"ignoring invalid route annotation", "a:web"},
 		{"route rejected", "y/shop", `"holder"="x/shop"`},
-		{"route rejected", "big/web"},
-		{"spare server slots shared within the open files budget", `"routesOverBudget"=1`},
+		{"health checks of server lines shared within the open files budget", `"routesWithUncheckedEndpoints"=1`},
 	} {
 		if n := logs.count(want...); n != 1 {
 			t.Errorf("%q logged %d times, want once:\n%s", want, n, strings.Join(logs.lines, "\n"))

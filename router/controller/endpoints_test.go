@@ -171,3 +171,57 @@ func TestALargeConfigurationIsWrittenCoalescedAfterEndpointChanges(t *testing.T)
 		t.Fatalf("starts %d, reloads %d", starts, reloads)
 	}
 }
+
+// TestScaleUpsIntoUncheckedSlotsAvoidReloads: under an open-files budget
+// that checks one spare slot per route, a scale-up by two endpoints is
+// applied through the runtime API (the second endpoint takes an unchecked
+// slot, counted by the gauge) without a reload, and the next reload lays
+// the backend out afresh: every endpoint on its own line, none counted.
+func TestScaleUpsIntoUncheckedSlotsAvoidReloads(t *testing.T) {
+	f := newFakeSetup(t, plainRoute("a", "web"), plainRoute("b", "web"))
+	// maxconn 20000 leaves 8 health-checked servers: the routes' 2 + 2
+	// endpoints, then 2 of the slots' checks each.
+	f.c.o.FDLimit = 1000 + 2*20000 + 8
+	ctx := context.Background()
+	if !f.commit(t) {
+		t.Fatal("the first commit did not start haproxy")
+	}
+	if cfg := f.config(t); strings.Count(cfg, " check inter ") != 8 || strings.Count(cfg, "server _dynamic-pod-") != 10 {
+		t.Fatalf("want 8 checked lines and 10 slots:\n%s", cfg)
+	}
+	setSlice(f.st, "a", "svc", "10.99.0.1", "10.99.0.2", "10.50.0.1", "10.50.0.2", "10.50.0.3")
+	out, err := f.c.commit(ctx, false, true)
+	if err != nil || out.deferred || out.reloaded || !out.runtime {
+		t.Fatalf("outcome %+v, %v", out, err)
+	}
+	sent := strings.Join(f.rt.sent(), "\n")
+	for _, ip := range []string{"10.50.0.1", "10.50.0.2", "10.50.0.3"} {
+		if !strings.Contains(sent, "addr "+ip+" ") {
+			t.Fatalf("%s not sent:\n%s", ip, sent)
+		}
+	}
+	if strings.Contains(sent, "health") {
+		t.Fatalf("health check commands sent:\n%s", sent)
+	}
+	if n := f.obs.uncheckedEndpoints(); n != 1 {
+		t.Fatalf("unchecked endpoints %d, want 1", n)
+	}
+	if got, want := []byte(f.config(t)), f.fullRender(t); !bytes.Equal(got, want) {
+		t.Fatalf("haproxy.config on disk is not what a full pass renders:\n%s", firstDifference(got, want))
+	}
+	// A route change reloads: laid out afresh, the endpoints have lines of
+	// their own and no slot is occupied.
+	f.st.Upsert(plainRoute("a", "shop"))
+	if !f.commit(t) {
+		t.Fatal("the route change did not reload")
+	}
+	if n := f.obs.uncheckedEndpoints(); n != 0 {
+		t.Fatalf("unchecked endpoints %d after the reload, want 0", n)
+	}
+	if cfg := f.config(t); !strings.Contains(cfg, " 10.50.0.3:8080 cookie ") || strings.Contains(cfg, "server _dynamic-pod-1 10.50.") {
+		t.Fatalf("not laid out afresh:\n%s", cfg)
+	}
+	if starts, reloads := f.proc.counts(); starts != 1 || reloads != 1 {
+		t.Fatalf("starts %d, reloads %d", starts, reloads)
+	}
+}

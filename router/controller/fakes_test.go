@@ -149,6 +149,16 @@ type fakeObserver struct {
 	restarts       int
 	failing        bool
 	admission      map[admission.Key]admission.Result
+	unchecked      int
+}
+
+func (o *fakeObserver) ObserveUncheckedEndpoints(n int)      { o.mu.Lock(); o.unchecked = n; o.mu.Unlock() }
+func (o *fakeObserver) ObserveServicesOverEndpointLimit(int) {}
+
+func (o *fakeObserver) uncheckedEndpoints() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.unchecked
 }
 
 func (o *fakeObserver) ObserveWriteConfig(time.Duration) { o.mu.Lock(); o.writes++; o.mu.Unlock() }

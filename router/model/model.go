@@ -219,6 +219,19 @@ type Server struct {
 	Disabled bool
 	// Dynamic is true for a slot line.
 	Dynamic bool
+	// Checked lines are health-checked ("check"): HAProxy reserves a file
+	// descriptor for each at start, whether the line is in use or not.
+	// An endpoint's own line is checked when its backend has more than one
+	// endpoint line (as in OpenShift); a spare slot when the open-files
+	// budget affords it (router/pipeline). A line keeps it until the
+	// backend is laid out afresh: an endpoint moved into an unchecked slot
+	// at runtime is checked from the next reload on (HAProxy cannot start
+	// checking a server at runtime that was loaded without "check").
+	Checked bool
+	// FreedAt is, for a spare slot, the layout generation at which it last
+	// lost its endpoint (0: never held one): free slots are reused least
+	// recently freed first.
+	FreedAt uint64
 }
 
 // DynamicServerPrefix starts the names of spare server slots (as the

@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	routev1 "github.com/openshift/api/route/v1"
-
 	"github.com/openshift-router-go/router/router/admission"
 	"github.com/openshift-router-go/router/router/model"
 )
@@ -18,21 +16,28 @@ import (
 //
 // HAProxy refuses to start ("Cannot raise FD limit") unless its open-files
 // limit holds two descriptors per connection (global maxconn), one per
-// server line with a health check — the spare slots included, free or not
-// — and a few for listeners and sockets; "haproxy -c" does not check it.
-// The router therefore:
+// server line with a health check ("check", whether the line is in use or
+// in maintenance; lines without one cost nothing) and a few for listeners
+// and sockets; "haproxy -c" does not check it. The router therefore:
 //
 //   - never lowers maxconn for servers: maxconn is fixed at start from
 //     ROUTER_MAX_CONNECTIONS and the limit (FitMaxConnections), which sets a
 //     quarter of the limit aside for server lines;
-//   - shares what is left for server lines (the server budget) between
-//     namespaces, max-min fair: a namespace gets what it asks for unless
-//     the budget is short, and then no less than an equal share of it
-//     (what smaller namespaces leave is shared by the others). Endpoints
-//     come first; spare slots (ROUTER_MAX_DYNAMIC_SERVERS, pool-size, at
-//     most MaxSlotsPerRoute a route) get what endpoints leave, shared the
-//     same way, so a namespace asking for many slots only gets fewer slots
-//     itself (its routes reload more often) and others keep theirs;
+//   - shares what is left for health-checked server lines (the server
+//     budget) between namespaces, max-min fair: a namespace gets what it
+//     asks for unless the budget is short, and then no less than an equal
+//     share of it (what smaller namespaces leave is shared by the others).
+//     Endpoints come first (a route's endpoint lines are checked when it
+//     has more than one); where a namespace's endpoints do not fit in its
+//     share, its largest routes are served without health checks. Every
+//     route gets the spare slots it asks for
+//     (ROUTER_MAX_DYNAMIC_SERVERS, pool-size, at most MaxSlotsPerRoute a
+//     route): what endpoints leave of the budget decides, shared the same
+//     way, how many of them are health-checked. An endpoint that takes an
+//     unchecked slot at runtime is served unchecked until the next reload
+//     lays its backend out afresh (it is checked then, if the budget
+//     affords it), so a namespace asking for many slots only gets fewer
+//     checks itself and others keep theirs;
 //   - checks a configuration's need against the limit before every start
 //     or reload (preflight) and, where it does not fit, rejects the route
 //     with the most health-checked servers (the pass goes on without it).
@@ -106,64 +111,58 @@ type Budget struct {
 	Servers int
 	// Pools are every admitted route's spare slots.
 	Pools map[model.ServiceAliasConfigKey]int
-	// Over are the routes rejected because their endpoints do not fit in
-	// their namespace's share, largest first.
-	Over []model.ServiceAliasConfigKey
+	// Checked are how many of every admitted route's spare slots are
+	// health-checked; nil without a limit (all of them).
+	Checked map[model.ServiceAliasConfigKey]int
+	// Unchecked are the routes whose endpoints are not health-checked
+	// because they do not fit in their namespace's share, largest first.
+	Unchecked []model.ServiceAliasConfigKey
 	// Capped counts the routes that asked for more than MaxSlotsPerRoute,
-	// Short the routes that got fewer slots than they asked for.
+	// Short the routes whose spare slots are not all health-checked.
 	Capped, Short int
 	// Demand is what every route asked for, endpoints and spare slots, in
 	// health-checked server lines (routeDemand); with Demand <= Servers
-	// every route got what it asked for.
+	// every line is checked.
 	Demand int
 }
 
+// UncheckedSet is Unchecked as a set (nil when empty), as servers.Options
+// takes it.
+func (b Budget) UncheckedSet() map[model.ServiceAliasConfigKey]bool {
+	if len(b.Unchecked) == 0 {
+		return nil
+	}
+	set := make(map[model.ServiceAliasConfigKey]bool, len(b.Unchecked))
+	for _, k := range b.Unchecked {
+		set[k] = true
+	}
+	return set
+}
+
 // Summary is what changes of the budget are logged on: (capped, short,
-// over); all zero when every route got what it asked for.
-func (b Budget) Summary() [3]int { return [3]int{b.Capped, b.Short, len(b.Over)} }
+// unchecked); all zero when every route got what it asked for.
+func (b Budget) Summary() [3]int { return [3]int{b.Capped, b.Short, len(b.Unchecked)} }
 
 // BudgetMessage is the log message of a budget that did not give every
 // route what it asked for (KeysAndValues are its values).
-const BudgetMessage = "spare server slots shared within the open files budget"
+const BudgetMessage = "health checks of server lines shared within the open files budget"
 
 // KeysAndValues are the budget's values for a structured log line.
 func (b Budget) KeysAndValues() []any {
-	return []any{"routesCappedAtMaxSlots", b.Capped, "maxSlotsPerRoute", MaxSlotsPerRoute, "routesWithFewerSlots", b.Short,
-		"routesOverBudget", len(b.Over), "serverBudget", b.Servers, "openFilesLimit", b.OpenFilesLimit, "maxconn", b.MaxConnections}
+	return []any{"routesCappedAtMaxSlots", b.Capped, "maxSlotsPerRoute", MaxSlotsPerRoute, "routesWithUncheckedSlots", b.Short,
+		"routesWithUncheckedEndpoints", len(b.Unchecked), "serverBudget", b.Servers, "openFilesLimit", b.OpenFilesLimit, "maxconn", b.MaxConnections}
 }
 
 // ShareBudget shares the open-files budget between the namespaces of td
-// (want spare slots for routes without a pool-size annotation) and drops
-// from td, as rejected in d, the routes whose endpoints do not fit in
-// their namespace's share (evaluated again at every pass).
-func ShareBudget(td *model.TemplateData, d *admission.Decision, want, fdLimit int) Budget {
+// (want spare slots for routes without a pool-size annotation): every
+// route gets its slots, the budget decides which server lines are
+// health-checked (evaluated again at every pass; a backend takes them when
+// it is laid out afresh).
+func ShareBudget(td *model.TemplateData, want, fdLimit int) Budget {
 	budget := ServerBudget(fdLimit, td.MaxConnections)
 	plan := planSlots(td, want, budget)
-	if len(plan.over) > 0 {
-		results := make(map[admission.Key]admission.Result, len(d.Results))
-		for k, v := range d.Results {
-			results[k] = v
-		}
-		drop := map[admission.Key]bool{}
-		for _, k := range plan.over {
-			ak := RouteKey(k)
-			drop[ak] = true
-			res := results[ak]
-			res.Admitted, res.Reason = false, admission.ReasonConfigCheckFailed
-			res.Message = fmt.Sprintf("the %d endpoints of this route do not fit in the router's file descriptor budget for its namespace (%d health-checked servers for all namespaces)", td.State[k].ActiveEndpoints, budget)
-			results[ak] = res
-			delete(td.State, k)
-		}
-		admitted := make([]*routev1.Route, 0, len(d.Admitted))
-		for _, r := range d.Admitted {
-			if !drop[admission.KeyOf(r)] {
-				admitted = append(admitted, r)
-			}
-		}
-		d.Results, d.Admitted = results, admitted
-	}
 	return Budget{OpenFilesLimit: fdLimit, MaxConnections: td.MaxConnections, Servers: budget,
-		Pools: plan.pools, Over: plan.over, Capped: plan.capped, Short: plan.short, Demand: plan.demand}
+		Pools: plan.pools, Checked: plan.checked, Unchecked: plan.unchecked, Capped: plan.capped, Short: plan.short, Demand: plan.demand}
 }
 
 // fairShares divides budget between demands, max-min fair: each gets its
@@ -191,22 +190,27 @@ func fairShares(demands []int, budget int) []int {
 	return out
 }
 
-// slotPlan is the spare slots of every route and the routes whose
-// endpoints alone do not fit in their namespace's share.
+// slotPlan is the spare slots of every route, how many of them are
+// health-checked, and the routes whose endpoints alone do not fit in their
+// namespace's share.
 type slotPlan struct {
 	pools map[model.ServiceAliasConfigKey]int
-	// over are the routes whose endpoints do not fit, largest first.
-	over []model.ServiceAliasConfigKey
+	// checked is nil without a budget (every slot is checked).
+	checked map[model.ServiceAliasConfigKey]int
+	// unchecked are the routes whose endpoints do not fit (and are not
+	// checked), largest first.
+	unchecked []model.ServiceAliasConfigKey
 	// capped counts the routes that asked for more than MaxSlotsPerRoute,
-	// short the routes that got fewer slots than they asked for.
+	// short the routes whose slots are not all checked.
 	capped, short int
 	// demand is the sum of every route's routeDemand.
 	demand int
 }
 
-// planSlots shares budget (health-checked server lines) between the
-// namespaces of td: endpoints first, then spare slots (want for routes
-// without a pool-size annotation). With budget < 0 there is no limit.
+// planSlots gives every route of td its spare slots (want for routes
+// without a pool-size annotation) and shares budget (health-checked server
+// lines) between the namespaces of td: endpoints first, then the slots'
+// health checks. With budget < 0 there is no limit.
 func planSlots(td *model.TemplateData, want, budget int) slotPlan {
 	plan := slotPlan{pools: make(map[model.ServiceAliasConfigKey]int, len(td.State))}
 	type route struct {
@@ -236,6 +240,7 @@ func planSlots(td *model.TemplateData, want, budget int) slotPlan {
 	if budget < 0 {
 		return plan
 	}
+	plan.checked = make(map[model.ServiceAliasConfigKey]int, len(plan.pools))
 	// Endpoints. A backend whose only server line is its one endpoint is
 	// not health-checked (as in OpenShift): it costs nothing until it
 	// gets spare slots.
@@ -251,59 +256,48 @@ func planSlots(td *model.TemplateData, want, budget int) slotPlan {
 		routes := byNS[ns]
 		used := epDemand[i]
 		if used > epShares[i] {
-			// Reject the namespace's largest routes until the rest fits.
-			sort.SliceStable(routes, func(a, b int) bool { return routes[a].endpoints > routes[b].endpoints })
-			kept := routes[:0:0]
-			for _, r := range routes {
-				if used > epShares[i] && checkedEndpoints(r.endpoints) > 0 {
-					used -= checkedEndpoints(r.endpoints)
-					plan.over = append(plan.over, r.key)
-					delete(plan.pools, r.key)
-					continue
+			// The namespace's largest routes go unchecked until the
+			// rest fits (they are served all the same).
+			bySize := append([]route(nil), routes...)
+			sort.SliceStable(bySize, func(a, b int) bool { return bySize[a].endpoints > bySize[b].endpoints })
+			for _, r := range bySize {
+				if used <= epShares[i] {
+					break
 				}
-				kept = append(kept, r)
+				if checkedEndpoints(r.endpoints) > 0 {
+					used -= checkedEndpoints(r.endpoints)
+					plan.unchecked = append(plan.unchecked, r.key)
+				}
 			}
-			byNS[ns] = kept
 		}
 		left -= used
 	}
-	// Spare slots: what endpoints left, fair between namespaces, then
-	// between the routes of each namespace.
-	// A route with one endpoint that gets slots has its endpoint checked
-	// too: its demand is one more than its slots.
-	slotCost := func(r route) int {
-		if r.slots > 0 && r.endpoints == 1 {
-			return r.slots + 1
-		}
-		return r.slots
-	}
+	// The slots' health checks: what endpoints left, fair between
+	// namespaces, then between the routes of each namespace.
 	slotDemand := make([]int, len(namespaces))
 	for i, ns := range namespaces {
 		for _, r := range byNS[ns] {
-			slotDemand[i] += slotCost(r)
+			slotDemand[i] += r.slots
 		}
 	}
 	nsShares := fairShares(slotDemand, left)
 	for i, ns := range namespaces {
 		routes := byNS[ns]
 		if nsShares[i] >= slotDemand[i] {
+			for _, r := range routes {
+				plan.checked[r.key] = r.slots
+			}
 			continue
 		}
 		demands := make([]int, len(routes))
 		for j, r := range routes {
-			demands[j] = slotCost(r)
+			demands[j] = r.slots
 		}
 		for j, got := range fairShares(demands, nsShares[i]) {
-			slots := got
-			if routes[j].slots > 0 && routes[j].endpoints == 1 {
-				// One of what it got checks its endpoint; a single
-				// descriptor buys no slot.
-				slots = max(got-1, 0)
-			}
-			if slots < routes[j].slots {
+			if got < routes[j].slots {
 				plan.short++
 			}
-			plan.pools[routes[j].key] = slots
+			plan.checked[routes[j].key] = got
 		}
 	}
 	return plan
@@ -311,20 +305,15 @@ func planSlots(td *model.TemplateData, want, budget int) slotPlan {
 
 // routeDemand is how many health-checked server lines a route with
 // endpoints endpoints asks for with slots spare slots: its endpoints' and
-// its slots' (a single endpoint is checked once it has slots). When the
-// routes' demands add up to no more than the budget, planSlots gives
-// every route what it asks for.
+// its slots'. When the routes' demands add up to no more than the budget,
+// planSlots checks every line.
 func routeDemand(endpoints, slots int) int {
-	d := checkedEndpoints(endpoints) + slots
-	if slots > 0 && endpoints == 1 {
-		d++
-	}
-	return d
+	return checkedEndpoints(endpoints) + slots
 }
 
-// checkedEndpoints is how many health-checked server lines n endpoints
-// need without spare slots: none for a single endpoint (one server line is
-// not checked), n otherwise.
+// checkedEndpoints is how many health-checked server lines n active
+// endpoints need: none for a single endpoint (as in OpenShift), n
+// otherwise.
 func checkedEndpoints(n int) int {
 	if n < 2 {
 		return 0

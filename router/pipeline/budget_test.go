@@ -79,31 +79,37 @@ func TestPlanSlots(t *testing.T) {
 		budget int
 		check  func(t *testing.T, p slotPlan)
 	}{
-		{"no limit: what is asked, capped per route", map[string][][2]int{"a": {{2, 256}, {2, -1}}}, 5, -1, func(t *testing.T, p slotPlan) {
-			if p.pools["a:r0"] != MaxSlotsPerRoute || p.pools["a:r1"] != 5 || p.capped != 1 {
+		{"no limit: what is asked, capped per route, all checked", map[string][][2]int{"a": {{2, 256}, {2, -1}}}, 5, -1, func(t *testing.T, p slotPlan) {
+			if p.pools["a:r0"] != MaxSlotsPerRoute || p.pools["a:r1"] != 5 || p.capped != 1 || p.checked != nil {
 				t.Fatalf("%+v", p)
 			}
 		}},
-		{"a namespace asking for many slots gets fewer itself; others keep theirs", map[string][][2]int{"greedy": greedy, "b": {{2, -1}, {3, -1}}}, 5, 2000, func(t *testing.T, p slotPlan) {
-			if p.pools["b:r0"] != 5 || p.pools["b:r1"] != 5 {
-				t.Errorf("the other namespace lost slots: %v %v", p.pools["b:r0"], p.pools["b:r1"])
+		{"a namespace asking for many slots gets fewer checks itself; others keep theirs", map[string][][2]int{"greedy": greedy, "b": {{2, -1}, {3, -1}}}, 5, 2000, func(t *testing.T, p slotPlan) {
+			if p.pools["b:r0"] != 5 || p.pools["b:r1"] != 5 || p.checked["b:r0"] != 5 || p.checked["b:r1"] != 5 {
+				t.Errorf("the other namespace lost slots or checks: pools %v %v checked %v %v", p.pools["b:r0"], p.pools["b:r1"], p.checked["b:r0"], p.checked["b:r1"])
 			}
 			total := 0
-			for k, n := range p.pools {
+			for k, n := range p.checked {
 				if strings.HasPrefix(string(k), "greedy:") {
 					total += n + 2
+					if p.pools[k] != MaxSlotsPerRoute {
+						t.Errorf("%s got %d slots, want all it asks for (%d)", k, p.pools[k], MaxSlotsPerRoute)
+					}
 				}
 			}
-			if total > 2000-15 || total < 2000-15-85 || p.short != 85 || len(p.over) != 0 {
-				t.Errorf("greedy uses %d server lines of 2000-15, %d routes short, over %v", total, p.short, p.over)
+			if total > 2000-15 || total < 2000-15-85 || p.short != 85 || len(p.unchecked) != 0 {
+				t.Errorf("greedy uses %d checked server lines of 2000-15, %d routes short, unchecked endpoints %v", total, p.short, p.unchecked)
 			}
 		}},
-		{"endpoints beyond the namespace's share reject its largest route", map[string][][2]int{"huge": {{19000, -1}, {2, -1}}, "b": {{2, -1}}}, 5, 1000, func(t *testing.T, p slotPlan) {
-			if !reflect.DeepEqual(p.over, []model.ServiceAliasConfigKey{"huge:r0"}) {
-				t.Errorf("over %v, want huge:r0", p.over)
+		{"endpoints beyond the namespace's share leave its largest route unchecked", map[string][][2]int{"huge": {{19000, -1}, {2, -1}}, "b": {{2, -1}}}, 5, 1000, func(t *testing.T, p slotPlan) {
+			if !reflect.DeepEqual(p.unchecked, []model.ServiceAliasConfigKey{"huge:r0"}) {
+				t.Errorf("unchecked %v, want huge:r0", p.unchecked)
 			}
-			if p.pools["b:r0"] != 5 || p.pools["huge:r1"] != 5 {
-				t.Errorf("pools %v", p.pools)
+			if p.pools["huge:r0"] != 5 {
+				t.Errorf("the unchecked route lost its slots: %v", p.pools)
+			}
+			if p.pools["b:r0"] != 5 || p.pools["huge:r1"] != 5 || p.checked["b:r0"] != 5 {
+				t.Errorf("pools %v checked %v", p.pools, p.checked)
 			}
 		}},
 	}
@@ -140,8 +146,9 @@ func TestReadFDNeed(t *testing.T) {
 // another, under a 20000 open-files limit. Before, the router lowered
 // maxconn for everybody to 100 and haproxy refused to start ("Cannot
 // raise FD limit"); now maxconn stays, another namespace's route keeps its
-// slots, the service with too many endpoints is served by 1,000 of them
-// (router/servers), and haproxy starts.
+// slots and checks, the service with too many endpoints is served by 1,000
+// of them (router/servers), every route is served — what the budget cannot
+// check is rendered without health checks — and haproxy starts.
 func TestSpareSlotsFitTheOpenFilesLimit(t *testing.T) {
 	prereq.NeedBinary(t, "haproxy")
 	const fdLimit, maxconn = 20000, 7000 // what cmd/openshift-router picks for 20000
@@ -185,35 +192,66 @@ func TestSpareSlotsFitTheOpenFilesLimit(t *testing.T) {
 	}
 	// The 19,000 endpoints count as the 1,000 rendered (router/servers);
 	// the namespace's six routes of 1,000 do not all fit its share: the
-	// routes it loses are rejected, the others served.
-	rejected := 0
+	// routes it cannot check are served unchecked, the others checked.
+	unchecked := 0
 	for _, name := range []string{"many", "more1", "more2", "more3", "more4", "more5"} {
-		r := d.Results[admission.Key("huge/"+name)]
-		if !r.Admitted {
-			if r.Reason != admission.ReasonConfigCheckFailed || !strings.Contains(r.Message, "the 1000 endpoints of this route do not fit in the router's file descriptor budget") {
-				t.Errorf("huge/%s: %+v", name, r)
-			}
-			rejected++
-			continue
+		if r := d.Results[admission.Key("huge/"+name)]; !r.Admitted {
+			t.Errorf("huge/%s: %+v", name, r)
 		}
-		endpointLines := 0
+		endpointLines, checked := 0, 0
 		for _, s := range td.State[model.ServiceAliasConfigKey("huge:"+name)].Servers {
 			if !s.Dynamic {
 				endpointLines++
+				if s.Checked {
+					checked++
+				}
 			}
 		}
 		if endpointLines != servers.MaxEndpointsPerService {
 			t.Errorf("huge/%s has %d endpoint server lines, want %d", name, endpointLines, servers.MaxEndpointsPerService)
 		}
+		switch checked {
+		case 0:
+			unchecked++
+		case endpointLines:
+		default:
+			t.Errorf("huge/%s has %d of %d endpoint lines checked, want all or none", name, checked, endpointLines)
+		}
 	}
-	if rejected == 0 || rejected == 6 {
-		t.Errorf("%d of the 6 routes of namespace huge rejected, want some but not all", rejected)
+	if unchecked == 0 || unchecked == 6 {
+		t.Errorf("%d of the 6 routes of namespace huge unchecked, want some but not all", unchecked)
+	}
+	if !reflect.DeepEqual(out.Budget.Summary(), [3]int{85, 85, unchecked}) {
+		t.Errorf("budget summary %v", out.Budget.Summary())
 	}
 	if !d.Results["polite/web"].Admitted || !d.Results["greedy/r0"].Admitted {
 		t.Errorf("polite/web %+v greedy/r0 %+v", d.Results["polite/web"], d.Results["greedy/r0"])
 	}
 	if n := len(td.State["polite:web"].Servers); n != 2+5 {
 		t.Errorf("polite/web has %d server lines, want its 2 endpoints and 5 spare slots", n)
+	}
+	// Every greedy route has the slots it asks for (capped); what the
+	// budget cannot check costs no descriptor (no "check" on the line).
+	unchecked = 0
+	for i := 0; i < 85; i++ {
+		slots := 0
+		for _, s := range td.State[model.NewServiceAliasConfigKey("greedy", fmt.Sprintf("r%d", i))].Servers {
+			if s.Dynamic {
+				slots++
+				if !s.Checked {
+					unchecked++
+				}
+			}
+		}
+		if slots != MaxSlotsPerRoute {
+			t.Errorf("greedy/r%d has %d spare slots, want %d", i, slots, MaxSlotsPerRoute)
+		}
+	}
+	if unchecked == 0 {
+		t.Errorf("every greedy slot is checked: the budget should not afford it")
+	}
+	if got := strings.Count(string(out.Config), " check inter "); got > ServerBudget(fdLimit, maxconn) {
+		t.Errorf("%d health-checked server lines, the budget is %d", got, ServerBudget(fdLimit, maxconn))
 	}
 	fs := out.Files
 	w := files.NewWriter()
@@ -282,34 +320,35 @@ func haproxyStartsUnder(t *testing.T, dir string, limit, port int) {
 	t.Fatalf("haproxy did not listen on %d within 50 s", port)
 }
 
-// TestSingleEndpointRoutesCostNothingWithoutSlots: ten thousand routes of
+// TestTenThousandRoutesKeepTheirSlotsUnderTheBudget: ten thousand routes of
 // one namespace with one endpoint each, under a server budget of 5,000
-// (a 20,000 open-files limit): none is rejected (a backend with one server
-// line is not health-checked, as in OpenShift); the slots go as far as the
-// budget allows, each route with slots paying for its endpoint's check too.
-func TestSingleEndpointRoutesCostNothingWithoutSlots(t *testing.T) {
+// (a 20,000 open-files limit): none is rejected (a single endpoint is not
+// health-checked, as in OpenShift), every route gets its spare slots, and
+// the slots' health checks go as far as the budget allows.
+func TestTenThousandRoutesKeepTheirSlotsUnderTheBudget(t *testing.T) {
 	td := &model.TemplateData{State: map[model.ServiceAliasConfigKey]model.ServiceAliasConfig{}}
 	for i := 0; i < 10000; i++ {
 		k := model.NewServiceAliasConfigKey("bench", fmt.Sprintf("r%d", i))
 		td.State[k] = model.ServiceAliasConfig{Namespace: "bench", Name: fmt.Sprintf("r%d", i), ActiveEndpoints: 1}
 	}
 	plan := planSlots(td, 5, 5000)
-	if len(plan.over) != 0 {
-		t.Fatalf("%d single-endpoint routes rejected", len(plan.over))
+	if len(plan.unchecked) != 0 {
+		t.Fatalf("%d single-endpoint routes unchecked", len(plan.unchecked))
 	}
 	checked := 0
-	for _, slots := range plan.pools {
-		if slots > 0 {
-			checked += slots + 1
+	for k, slots := range plan.pools {
+		if slots != 5 {
+			t.Fatalf("%s got %d slots, want 5", k, slots)
 		}
+		checked += plan.checked[k]
 	}
-	if checked > 5000 {
-		t.Fatalf("the slots need %d checked servers, the budget is 5000", checked)
+	if checked > 5000 || checked < 4990 {
+		t.Fatalf("the slots' checks need %d descriptors, the budget is 5000 (and should be used)", checked)
 	}
-	// A small namespace keeps its slots beside it.
+	// A small namespace keeps its checks beside it.
 	k := model.NewServiceAliasConfigKey("small", "web")
 	td.State[k] = model.ServiceAliasConfig{Namespace: "small", Name: "web", ActiveEndpoints: 2}
-	if got := planSlots(td, 5, 5000).pools[k]; got != 5 {
-		t.Fatalf("small namespace's route got %d slots, want 5", got)
+	if p := planSlots(td, 5, 5000); p.pools[k] != 5 || p.checked[k] != 5 {
+		t.Fatalf("small namespace's route got %d slots, %d checked, want 5 and 5", p.pools[k], p.checked[k])
 	}
 }

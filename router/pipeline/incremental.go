@@ -35,11 +35,6 @@ const (
 	// FullOther: something besides endpoints changed (or the store's
 	// endpoint log no longer reaches back to the pass).
 	FullOther = "other-changes"
-	// FullBudget: a route's number of endpoints changed and the open-files
-	// budget does not give every route what it asks for (before or after
-	// the change), or a route the budget dropped uses a changed service:
-	// sharing it takes every route.
-	FullBudget = "budget"
 	// FullExhausted: a backend has no free spare slot for a new endpoint.
 	FullExhausted = "pool-exhausted"
 	// FullNoConfig: the template renders no haproxy.config.
@@ -105,11 +100,6 @@ func UpdateEndpoints(src Source, in Inputs, out *Output) (*EndpointChange, error
 			for rk := range su.ServiceAliasAssociations {
 				if _, ok := out.Model.State[rk]; ok {
 					affected[rk] = true
-				} else if len(out.Budget.Over) > 0 {
-					// A route the budget dropped uses the service:
-					// sharing the budget again takes every route.
-					ch.Full = FullBudget
-					return nil
 				}
 			}
 		}
@@ -141,24 +131,16 @@ func UpdateEndpoints(src Source, in Inputs, out *Output) (*EndpointChange, error
 		ch.Sections = &dynamic.Config{}
 		return ch, nil
 	}
-	// The budget shares what routes ask for by their numbers of
-	// endpoints: it stays as it is when no route's number changed, or
-	// while every route gets what it asks for.
+	// The budget shares health checks by the routes' numbers of endpoints,
+	// but only a fresh layout (at a reload, after a full pass) takes the
+	// checks it plans: endpoints that come at runtime take spare slots,
+	// which HAProxy reserves nothing more for. The plan is not made
+	// again here; its demand follows.
 	b := out.Budget
-	if b.Servers >= 0 {
-		counts := false
-		for _, k := range ch.Routes {
-			was, now := out.Model.State[k].ActiveEndpoints, ch.State[k].ActiveEndpoints
-			if was != now {
-				counts = true
-				pool := b.Pools[k]
-				ch.demand += routeDemand(now, pool) - routeDemand(was, pool)
-			}
-		}
-		if counts && (b.Demand > b.Servers || ch.demand > b.Servers) {
-			ch.Full = FullBudget
-			return ch, nil
-		}
+	for _, k := range ch.Routes {
+		was, now := out.Model.State[k].ActiveEndpoints, ch.State[k].ActiveEndpoints
+		pool := b.Pools[k]
+		ch.demand += routeDemand(now, pool) - routeDemand(was, pool)
 	}
 	part := *out.Model
 	part.State, part.ServiceUnits = ch.State, ch.serviceUnits
@@ -167,7 +149,8 @@ func UpdateEndpoints(src Source, in Inputs, out *Output) (*EndpointChange, error
 		prev[k] = out.Model.State[k].Servers
 	}
 	so := in.Servers
-	so.Pools = b.Pools
+	so.Pools, so.CheckedSlots, so.Generation = b.Pools, b.Checked, ch.generation
+	so.UncheckedEndpoints = b.UncheckedSet()
 	if ex := servers.Assign(&part, prev, so); len(ex) > 0 {
 		ch.Full, ch.Exhausted = FullExhausted, ex
 		return ch, nil

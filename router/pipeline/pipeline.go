@@ -95,8 +95,8 @@ type Source interface {
 type Output struct {
 	// Model is the template data the files were rendered from.
 	Model *model.TemplateData
-	// Decision is every route's admission result (the budget's and the
-	// exclusions' rejections included) and the admitted routes.
+	// Decision is every route's admission result (the exclusions'
+	// rejections included) and the admitted routes.
 	Decision admission.Decision
 	// Exclusions are the exclusions of State still in force (those of
 	// routes that changed or went away are dropped).
@@ -162,9 +162,10 @@ func Pass(src Source, in Inputs, st State) (*Output, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the objects: %w", err)
 	}
-	out.Budget = ShareBudget(out.Model, &out.Decision, in.Servers.PoolSize, in.FDLimit)
+	out.Budget = ShareBudget(out.Model, in.Servers.PoolSize, in.FDLimit)
 	so := in.Servers
-	so.Pools = out.Budget.Pools
+	so.Pools, so.Generation = out.Budget.Pools, out.Generation
+	so.CheckedSlots, so.UncheckedEndpoints = out.Budget.Checked, out.Budget.UncheckedSet()
 	out.Exhausted = servers.Assign(out.Model, st.Layouts, so)
 	fs, err := Render(out.Model, in)
 	if err != nil {
@@ -174,6 +175,13 @@ func Pass(src Source, in Inputs, st State) (*Output, error) {
 	out.ConfigPath = filepath.Clean(layout.New(out.Model.WorkingDir).Config())
 	out.Config = FileData(fs, out.ConfigPath)
 	return out, nil
+}
+
+// Compact reports whether every backend of out is laid out as afresh: a
+// reload of it frees every spare slot and health-checks what the budget
+// plans (otherwise a reload should lay it out afresh first).
+func (out *Output) Compact() bool {
+	return servers.Compact(out.Model, servers.Options{CheckedSlots: out.Budget.Checked, UncheckedEndpoints: out.Budget.UncheckedSet()})
 }
 
 // CurrentExclusions returns the exclusions of routes that are still

@@ -7,11 +7,20 @@
 // HAProxy runs, a backend keeps every line it had and changes lines only in
 // ways the runtime API can follow: an endpoint that went away leaves its line
 // disabled (maintenance), one that comes back enables it again, a new
-// endpoint takes a free slot (its address, port and weight are set; never a
-// slot whose endpoint went away in the same change), weights
-// follow the services' weights. Only when the slots run out, or the line
-// count itself must change (pool size), is a backend laid out afresh — which
-// a reload has to load.
+// endpoint takes a free slot (its address, port and weight are set; the slot
+// freed longest ago, never one whose endpoint went away in the same change),
+// weights follow the services' weights. Only when the slots run out, or the
+// line count itself must change (pool size), is a backend laid out afresh —
+// which a reload has to load.
+//
+// Health checks (model.Server.Checked) are decided when a backend is laid
+// out afresh and kept with the line: an endpoint's own line is checked when
+// the backend has more than one endpoint line and the open-files budget
+// affords it (Options.UncheckedEndpoints), a spare slot when the budget
+// affords it (Options.CheckedSlots; HAProxy reserves a
+// file descriptor per checked line, used or not, and none for unchecked
+// ones). An endpoint that takes an unchecked slot is served unchecked until
+// the next reload lays the backend out afresh.
 //
 // The package is pure: the same model and previous layout always give the
 // same result.
@@ -36,9 +45,22 @@ type Options struct {
 	// router's plan within its open-files budget), instead of PoolSize and
 	// the annotation.
 	Pools map[model.ServiceAliasConfigKey]int
+	// CheckedSlots, when set, holds how many of every route's spare
+	// slots are health-checked in a fresh layout (the first ones; the
+	// router's plan within its open-files budget). nil checks every slot.
+	CheckedSlots map[model.ServiceAliasConfigKey]int
+	// UncheckedEndpoints, when set, holds the routes whose endpoints' own
+	// lines are not health-checked in a fresh layout (the budget cannot
+	// afford them).
+	UncheckedEndpoints map[model.ServiceAliasConfigKey]bool
 	// Shuffle, if set, permutes a service's endpoints when a backend is laid
 	// out afresh (ROUTER_BACKEND_PROCESS_ENDPOINTS=shuffle).
 	Shuffle func([]model.Endpoint)
+	// Generation numbers this layout among the layouts of a router: it
+	// must grow from one Assign to the next (the store's generation).
+	// Slots freed now record it, and free slots are reused least
+	// recently freed first.
+	Generation uint64
 }
 
 // Layouts holds the server lines of every route's backend.
@@ -72,13 +94,13 @@ func Assign(td *model.TemplateData, prev Layouts, o Options) (exhausted []model.
 		var lines []model.Server
 		ok := false
 		if had && keepLayout(countDynamic(old), pool, cfg.Settings.PoolSize != nil, o.Pools != nil) {
-			lines, ok = follow(old, desired)
+			lines, ok = follow(old, desired, o.Generation)
 			if !ok {
 				exhausted = append(exhausted, k)
 			}
 		}
 		if !ok {
-			lines = fresh(k, &cfg, desired, pool)
+			lines = fresh(k, &cfg, desired, pool, !o.UncheckedEndpoints[k], checkedSlots(k, pool, o))
 		}
 		cfg.Servers = lines
 		td.State[k] = cfg
@@ -88,16 +110,59 @@ func Assign(td *model.TemplateData, prev Layouts, o Options) (exhausted []model.
 }
 
 // Compact reports whether every backend of td is laid out as a fresh layout
-// would be (no disabled endpoint lines, no occupied slots).
-func Compact(td *model.TemplateData) bool {
-	for _, cfg := range td.State {
+// with o would be (no disabled endpoint lines, no occupied slots, the same
+// health checks), up to the order of its endpoints.
+func Compact(td *model.TemplateData, o Options) bool {
+	for k, cfg := range td.State {
+		endpoints := len(cfg.Servers) - countDynamic(cfg.Servers)
+		slots, checked := 0, 0
 		for _, s := range cfg.Servers {
 			if s.Dynamic != s.Disabled || (s.Dynamic && s.Endpoint.ID != "") {
 				return false
 			}
+			if s.Dynamic {
+				slots++
+				if s.Checked {
+					checked++
+				}
+			} else if s.Checked != (endpointChecked(endpoints, s.Endpoint) && !o.UncheckedEndpoints[k]) {
+				return false
+			}
+		}
+		if checked != checkedSlots(k, slots, o) {
+			return false
 		}
 	}
 	return true
+}
+
+// UncheckedEndpoints counts the endpoints served on spare slots without a
+// health check in lines (they are checked from the next fresh layout).
+func UncheckedEndpoints(lines []model.Server) int {
+	n := 0
+	for _, s := range lines {
+		if s.Dynamic && !s.Disabled && !s.Checked {
+			n++
+		}
+	}
+	return n
+}
+
+// endpointChecked reports whether an endpoint's own line is health-checked
+// in a fresh layout of a backend with endpoints endpoint lines: when there
+// is more than one (a single endpoint is not checked, as in OpenShift),
+// and not for an endpoint that must not be (an idled service's).
+func endpointChecked(endpoints int, ep model.Endpoint) bool {
+	return endpoints > 1 && !ep.NoHealthCheck
+}
+
+// checkedSlots is how many of a route's pool spare slots are
+// health-checked in a fresh layout.
+func checkedSlots(k model.ServiceAliasConfigKey, pool int, o Options) int {
+	if o.CheckedSlots == nil {
+		return pool
+	}
+	return min(o.CheckedSlots[k], pool)
 }
 
 // Count returns the number of server lines of td.
@@ -184,11 +249,14 @@ func countDynamic(lines []model.Server) int {
 	return n
 }
 
-// fresh lays a backend out: one line per endpoint, then the free slots.
-func fresh(k model.ServiceAliasConfigKey, cfg *model.ServiceAliasConfig, desired []desiredServer, pool int) []model.Server {
+// fresh lays a backend out: one line per endpoint (health-checked as
+// endpointChecked says, if checkEndpoints), then the free slots, the first
+// checked of them health-checked.
+func fresh(k model.ServiceAliasConfigKey, cfg *model.ServiceAliasConfig, desired []desiredServer, pool int, checkEndpoints bool, checked int) []model.Server {
 	lines := make([]model.Server, 0, len(desired)+pool)
 	for _, d := range desired {
-		lines = append(lines, model.Server{Name: d.ep.ID, Endpoint: d.ep, ServiceUnit: d.su, Weight: d.weight, Cookie: d.ep.IdHash})
+		lines = append(lines, model.Server{Name: d.ep.ID, Endpoint: d.ep, ServiceUnit: d.su, Weight: d.weight, Cookie: d.ep.IdHash,
+			Checked: checkEndpoints && endpointChecked(len(desired), d.ep)})
 	}
 	var firstSU model.ServiceUnitKey
 	if keys := serviceKeys(cfg); len(keys) > 0 {
@@ -204,14 +272,16 @@ func fresh(k model.ServiceAliasConfigKey, cfg *model.ServiceAliasConfig, desired
 			Cookie:      hex.EncodeToString(sum[:]),
 			Disabled:    true,
 			Dynamic:     true,
+			Checked:     i <= checked,
 		})
 	}
 	return lines
 }
 
 // follow changes a copy of old the way the runtime API can: it reports
-// false when a new endpoint finds no free slot.
-func follow(old []model.Server, desired []desiredServer) ([]model.Server, bool) {
+// false when a new endpoint finds no free slot. Slots freed now record
+// generation.
+func follow(old []model.Server, desired []desiredServer, generation uint64) ([]model.Server, bool) {
 	want := make(map[string]int, len(desired)) // endpoint ID -> index in desired
 	for i, d := range desired {
 		want[d.ep.ID] = i
@@ -245,21 +315,33 @@ func follow(old []model.Server, desired []desiredServer) ([]model.Server, bool) 
 			s.Endpoint = desired[j].ep
 			continue
 		}
-		freed[i] = s.Dynamic && !s.Disabled
+		if s.Dynamic && !s.Disabled {
+			freed[i] = true
+			s.FreedAt = generation
+		}
 		s.Disabled = true
 	}
-	next := 0 // search position for free slots
+	// The free slots, least recently freed first (never used ones first
+	// of all), in line order among equals: a connection to a slot's old
+	// endpoint that is still open when the slot takes a new one would go
+	// back to the slot's pool of idle connections, so a slot rests as long
+	// as the pool allows.
+	var free []int
+	for i := range lines {
+		if lines[i].Dynamic && lines[i].Disabled && !freed[i] {
+			free = append(free, i)
+		}
+	}
+	sort.SliceStable(free, func(a, b int) bool { return lines[free[a]].FreedAt < lines[free[b]].FreedAt })
+	next := 0
 	for j, d := range desired {
 		if placed[j] {
 			continue
 		}
-		for next < len(lines) && !(lines[next].Dynamic && lines[next].Disabled && !freed[next]) {
-			next++
-		}
-		if next == len(lines) {
+		if next == len(free) {
 			return nil, false
 		}
-		s := &lines[next]
+		s := &lines[free[next]]
 		s.Disabled = false
 		s.Weight = d.weight
 		s.ServiceUnit = d.su

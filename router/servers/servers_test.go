@@ -68,8 +68,10 @@ func TestLayoutFollowsEndpointChanges(t *testing.T) {
 			strings.Join([]string{e(1) + "-", e(2), slot(1, 0), slot(2, 0)}, " "), false},
 		{"endpoint coming back enables its own line", [][]int{{1, 2}, {2}, {1, 2}},
 			strings.Join([]string{e(1), e(2), slot(1, 0), slot(2, 0)}, " "), false},
-		{"freed slot keeps its address and is reused first", [][]int{{1}, {1, 2}, {1}, {1, 3}},
-			strings.Join([]string{e(1), slot(1, 3), slot(2, 0)}, " "), false},
+		{"a never used slot is taken before a freed one", [][]int{{1}, {1, 2}, {1}, {1, 3}},
+			strings.Join([]string{e(1), slot(1, 2) + "-", slot(2, 3)}, " "), false},
+		{"the slot freed longest ago is taken first", [][]int{{1}, {1, 2, 3}, {1, 3}, {1}, {1, 4}},
+			strings.Join([]string{e(1), slot(1, 4), slot(2, 3) + "-"}, " "), false},
 		// Requests in flight to the endpoint a slot loses would leave
 		// connections to it in the slot's pool once it serves another.
 		{"slot freed by a change is not reused in the same change", [][]int{{1}, {2}, {3}},
@@ -86,9 +88,9 @@ func TestLayoutFollowsEndpointChanges(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var prev Layouts
 			var exhausted []model.ServiceAliasConfigKey
-			for _, step := range c.steps {
+			for i, step := range c.steps {
 				td := data(nil, step...)
-				exhausted = Assign(td, prev, Options{PoolSize: 2})
+				exhausted = Assign(td, prev, Options{PoolSize: 2, Generation: uint64(i + 1)})
 				prev = Of(td)
 			}
 			if got := describe(prev[key]); got != c.want {
@@ -178,16 +180,86 @@ func TestWeightsFollowAndTargetPortFilters(t *testing.T) {
 func TestCompactAndCount(t *testing.T) {
 	td := data(nil, 1, 2)
 	Assign(td, nil, Options{PoolSize: 2})
-	if !Compact(td) || Count(td) != 4 {
-		t.Fatalf("fresh layout: compact %v count %d", Compact(td), Count(td))
+	if !Compact(td, Options{}) || Count(td) != 4 {
+		t.Fatalf("fresh layout: compact %v count %d", Compact(td, Options{}), Count(td))
+	}
+	// Laid out with every slot checked, it is not what a plan checking
+	// one slot lays out.
+	if Compact(td, Options{CheckedSlots: map[model.ServiceAliasConfigKey]int{key: 1}}) {
+		t.Errorf("a layout with two checked slots is compact for a plan of one")
 	}
 	for _, step := range [][]int{{1}, {1, 2, 3}} {
 		next := data(nil, step...)
 		Assign(next, Of(td), Options{PoolSize: 2})
-		if Compact(next) {
+		if Compact(next, Options{}) {
 			t.Errorf("layout after %v reported compact: %s", step, describe(next.State[key].Servers))
 		}
 		td = next
+	}
+}
+
+// checks describes which lines of a layout are health-checked.
+func checks(lines []model.Server) string {
+	var out []string
+	for _, s := range lines {
+		c := "-"
+		if s.Checked {
+			c = "c"
+		}
+		out = append(out, c)
+	}
+	return strings.Join(out, "")
+}
+
+// TestHealthChecksAreDecidedByFreshLayouts: an endpoint's own line is
+// checked when the backend has more than one endpoint line (as in
+// OpenShift), the first spare slots as many as the budget's plan checks
+// (all without a plan); a layout that follows endpoint changes keeps every
+// line's check, so an endpoint that takes an unchecked slot is unchecked
+// (and counted) until the backend is laid out afresh.
+func TestHealthChecksAreDecidedByFreshLayouts(t *testing.T) {
+	plan := func(n int) Options {
+		return Options{PoolSize: 3, CheckedSlots: map[model.ServiceAliasConfigKey]int{key: n}}
+	}
+	for _, c := range []struct {
+		name string
+		eps  []int
+		o    Options
+		want string
+	}{
+		{"one endpoint is not checked; every slot without a plan", []int{1}, Options{PoolSize: 3}, "-ccc"},
+		{"two endpoints are checked", []int{1, 2}, Options{PoolSize: 3}, "ccccc"},
+		{"the plan checks the first slots", []int{1, 2}, plan(1), "ccc--"},
+		{"a plan of none", []int{1}, plan(0), "----"},
+		{"a plan beyond the pool checks the pool", []int{1}, plan(9), "-ccc"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			td := data(nil, c.eps...)
+			Assign(td, nil, c.o)
+			if got := checks(td.State[key].Servers); got != c.want {
+				t.Errorf("checks %s, want %s (%s)", got, c.want, describe(td.State[key].Servers))
+			}
+		})
+	}
+	// Scaling 1 -> 3 with one checked slot: the second endpoint takes the
+	// checked slot, the third an unchecked one; the first's line stays
+	// unchecked.
+	td := data(nil, 1)
+	Assign(td, nil, plan(1))
+	next := data(nil, 1, 2, 3)
+	Assign(next, Of(td), plan(1))
+	lines := next.State[key].Servers
+	if got := checks(lines); got != "-c--" {
+		t.Errorf("after scaling up: checks %s, want -c-- (%s)", got, describe(lines))
+	}
+	if n := UncheckedEndpoints(lines); n != 1 {
+		t.Errorf("unchecked endpoints in slots: %d, want 1", n)
+	}
+	// The next fresh layout checks all three endpoints.
+	again := data(nil, 1, 2, 3)
+	Assign(again, nil, plan(1))
+	if got := checks(again.State[key].Servers); got != "cccc--" {
+		t.Errorf("laid out afresh: checks %s, want cccc--", got)
 	}
 }
 

@@ -737,3 +737,96 @@ func servedCommonName(r *router, host string) (string, error) {
 	}
 	return resp.PeerCert.Subject.CommonName, nil
 }
+
+// TestScaleUpsUnderATightOpenFilesLimitNeedNoReload: under an open-files
+// limit that leaves no descriptor for health checks (1,200 with maxconn
+// 100), the router still gives the route its spare slots — rendered
+// without "check", they cost HAProxy no descriptor — so a scale-up 1 → 3
+// is applied through the runtime API: traffic reaches the new pods, no
+// reload, the endpoints counted as served without health checks. A later
+// reload lays the backend out afresh and keeps serving every route (none
+// is rejected for the budget).
+func TestScaleUpsUnderATightOpenFilesLimitNeedNoReload(t *testing.T) {
+	var bes []*backend
+	for i := 1; i <= 3; i++ {
+		bes = append(bes, startBackend(t, fmt.Sprintf("tight-%d", i)))
+	}
+	pods := func(n int) []pod {
+		var out []pod
+		for i := 0; i < n; i++ {
+			out = append(out, pod{name: bes[i].Name, be: bes[i]})
+		}
+		return out
+	}
+	names := func(n int) []string {
+		var out []string
+		for i := 0; i < n; i++ {
+			out = append(out, bes[i].Name)
+		}
+		return out
+	}
+	m := newManifests(t)
+	m.Write("svc.yaml", podServiceYAML("tight", "web", pods(1)...))
+	m.Write("route.yaml", routeYAML("tight", "r", "r.tight.example.com", "", "web", ""))
+	env, ms := metricsEnv(t)
+	env["ROUTER_MAX_CONNECTIONS"] = "100"
+	env["RELOAD_INTERVAL"] = "2s"
+	prlimit := func(argv []string) []string {
+		return append([]string{"prlimit", "--nofile=1200:1200", "--"}, argv...)
+	}
+	r := startRouterWrapped(t, prlimit, m.Dir, env, "--manifests", m.Dir)
+	expectExactly(t, loadTimeout, r, "r.tight.example.com", names(1)...)
+	waitReady(t, ms)
+	const backend = "be_http:tight:r"
+	slots := 0
+	for name := range diskServers(t, r, backend) {
+		if strings.HasPrefix(name, "_dynamic-pod-") {
+			slots++
+		}
+	}
+	if slots != 5 {
+		t.Fatalf("%d spare slots, want ROUTER_MAX_DYNAMIC_SERVERS' 5", slots)
+	}
+	cfg, err := os.ReadFile(filepath.Join(r.WorkingDir, "conf", "haproxy.config"))
+	must(t, err)
+	if strings.Contains(string(cfg), " check inter ") {
+		t.Fatalf("health checks rendered with no descriptor for them:\n%s", cfg)
+	}
+	reloads0 := ms.mustValue(t, "template_router_reload_seconds_count", nil)
+	pids0 := haproxyPIDSet(r)
+
+	m.Write("svc.yaml", podServiceYAML("tight", "web", pods(3)...))
+	expectExactly(t, 30*time.Second, r, "r.tight.example.com", names(3)...)
+	if pids := haproxyPIDSet(r); !reflect.DeepEqual(pids, pids0) {
+		t.Fatalf("haproxy processes %v, were %v (a reload or restart happened)", pids, pids0)
+	}
+	if reloads := ms.mustValue(t, "template_router_reload_seconds_count", nil); reloads != reloads0 {
+		t.Fatalf("reloads %v, were %v", reloads, reloads0)
+	}
+	eventually(t, 10*time.Second, "two endpoints counted unchecked", func() error {
+		if n := ms.mustValue(t, "template_router_unchecked_endpoints", nil); n != 2 {
+			return fmt.Errorf("template_router_unchecked_endpoints %v, want 2", n)
+		}
+		return nil
+	})
+	for addr, st := range runtimeCheckStatus(t, r, backend) {
+		if st != "/no check" {
+			t.Errorf("server %s: check status %q, want none", addr, st)
+		}
+	}
+
+	// A route change reloads: laid out afresh, both routes are served by
+	// the three pods, and no endpoint is on a slot any more.
+	m.Write("route2.yaml", routeYAML("tight", "r2", "r2.tight.example.com", "", "web", ""))
+	expectExactly(t, 30*time.Second, r, "r2.tight.example.com", names(3)...)
+	expectExactly(t, 10*time.Second, r, "r.tight.example.com", names(3)...)
+	eventually(t, 10*time.Second, "no endpoint counted unchecked after the reload", func() error {
+		if n := ms.mustValue(t, "template_router_unchecked_endpoints", nil); n != 0 {
+			return fmt.Errorf("template_router_unchecked_endpoints %v, want 0", n)
+		}
+		return nil
+	})
+	if strings.Contains(r.Log(), "Cannot raise FD limit") || strings.Contains(r.Log(), "route rejected") {
+		t.Fatalf("haproxy refused the limit or a route was rejected:\n%s", r.Log())
+	}
+}
