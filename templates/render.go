@@ -156,9 +156,16 @@ func (r *Renderer) Render(td *model.TemplateData) ([]File, error) {
 			return nil, fmt.Errorf("executing template: %w", err)
 		}
 		r.sizes[n] = buf.Len()
+		data := buf.Bytes()
+		if cap(data) > len(data)+len(data)/8+4096 {
+			// The buffer grew by doubling (a first render, or a file
+			// that grew a lot): the router keeps the file until the
+			// next pass, so keep no more than it takes.
+			data = bytes.Clone(data)
+		}
 		p := OutputPath(td.WorkingDir, n)
 		written[p] = true
-		files = append(files, File{Path: p, Data: buf.Bytes()})
+		files = append(files, File{Path: p, Data: data})
 	}
 	extra := make([]string, 0, len(r.generated))
 	for p := range r.generated {

@@ -64,7 +64,10 @@ type server struct {
 	addr     string
 	weight   string // "" when not set
 	disabled bool
-	// options are the other words of the line, as written.
+	// cookie is the value of the line's "cookie" ("" when not set).
+	cookie string
+	// options are the other words of the line, as written (shared
+	// between the servers of a Parse that have the same).
 	options string
 	// removed: the line is gone from the configuration, but the running
 	// HAProxy still has the server, in maintenance, until a reload.
@@ -81,6 +84,7 @@ var sectionKeywords = map[string]bool{
 // Parse reads the sections and server lines of a configuration.
 func Parse(data []byte) *Config {
 	c := &Config{}
+	p := serverParser{options: map[string]string{}}
 	var cur *section
 	h := sha256.New()
 	balance, hashType := "", ""
@@ -120,7 +124,7 @@ func Parse(data []byte) *Config {
 			cur = &section{}
 		}
 		if bytes.HasPrefix(trimmed, []byte("server ")) || bytes.HasPrefix(trimmed, []byte("server\t")) {
-			if s, ok := parseServer(string(trimmed)); ok {
+			if s, ok := p.parse(trimmed); ok {
 				cur.servers = append(cur.servers, s)
 				continue
 			}
@@ -180,26 +184,51 @@ func dynamicOptions(options string) bool {
 	return true
 }
 
-func parseServer(line string) (server, bool) {
-	f := strings.Fields(line)
+// serverParser parses server lines compactly: a configuration with many
+// servers is kept parsed for as long as HAProxy runs it (tens of
+// thousands of servers at 10,000 routes).
+type serverParser struct {
+	// options interns the options of the lines parsed: the servers of a
+	// backend mostly have the same (the cookie and weight aside).
+	options map[string]string
+	buf     []byte
+}
+
+// parse reads a server line: its name, address, weight, cookie and
+// "disabled" are one allocation, its other options an interned string.
+func (p *serverParser) parse(line []byte) (server, bool) {
+	f := bytes.Fields(line)
 	if len(f) < 3 {
 		return server{}, false
 	}
-	s := server{name: f[1], addr: f[2]}
-	var opts []string
+	var weight, cookie []byte
+	disabled := false
+	p.buf = p.buf[:0]
 	for i := 3; i < len(f); i++ {
 		switch {
-		case f[i] == "weight" && i+1 < len(f):
-			s.weight = f[i+1]
+		case string(f[i]) == "weight" && i+1 < len(f):
+			weight = f[i+1]
 			i++
-		case f[i] == "disabled":
-			s.disabled = true
+		case string(f[i]) == "cookie" && i+1 < len(f):
+			cookie = f[i+1]
+			i++
+		case string(f[i]) == "disabled":
+			disabled = true
 		default:
-			opts = append(opts, f[i])
+			if len(p.buf) > 0 {
+				p.buf = append(p.buf, ' ')
+			}
+			p.buf = append(p.buf, f[i]...)
 		}
 	}
-	s.options = strings.Join(opts, " ")
-	return s, true
+	options, ok := p.options[string(p.buf)]
+	if !ok {
+		options = string(p.buf)
+		p.options[options] = options
+	}
+	all := string(bytes.Join([][]byte{f[1], f[2], weight, cookie}, nil))
+	n, a, w := len(f[1]), len(f[2]), len(weight)
+	return server{name: all[:n], addr: all[n : n+a], weight: all[n+a : n+a+w], cookie: all[n+a+w:], disabled: disabled, options: options}, true
 }
 
 // Command is one runtime API command.
@@ -370,7 +399,7 @@ func diffSection(o, n *section) (section, sectionCommands, *Change) {
 		newNames[sn.name] = true
 		so, had := oldByName[sn.name]
 		if !had {
-			if backend == "" || n.staticLB || !dynamicOptions(sn.options) {
+			if backend == "" || n.staticLB || sn.cookie != "" || !dynamicOptions(sn.options) {
 				return reload(ReasonServers, n.header+" server "+sn.name)
 			}
 			c, ok := addCommands(backend, sn)
@@ -382,7 +411,7 @@ func diffSection(o, n *section) (section, sectionCommands, *Change) {
 		}
 		was := *so
 		was.removed = false
-		if was.options != sn.options || backend == "" {
+		if was.options != sn.options || was.cookie != sn.cookie || backend == "" {
 			if was != *sn {
 				return reload(ReasonServerOptions, n.header+" server "+sn.name)
 			}

@@ -205,8 +205,10 @@ type Server struct {
 	// DynamicServerPrefix followed by a number for a spare slot.
 	Name string
 	// Endpoint is the endpoint served (IP, Port, …); for a slot that never
-	// held one, a placeholder address.
-	Endpoint Endpoint
+	// held one, a placeholder address. Never nil; it is shared (with the
+	// service's endpoint table, with other slots) and must not be
+	// modified.
+	Endpoint *Endpoint
 	// ServiceUnit is the service Endpoint belongs to (for a free slot, the
 	// route's first service).
 	ServiceUnit ServiceUnitKey

@@ -87,6 +87,7 @@ func Of(td *model.TemplateData) Layouts {
 // layout where it can. It returns the routes that had a previous layout but
 // ran out of spare slots (laid out afresh), sorted.
 func Assign(td *model.TemplateData, prev Layouts, o Options) (exhausted []model.ServiceAliasConfigKey) {
+	placeholder := &model.Endpoint{IP: PlaceholderIP, Port: PlaceholderPort}
 	for k, cfg := range td.State {
 		desired := desiredServers(td, &cfg, o.Shuffle)
 		pool := poolSize(k, &cfg, o)
@@ -100,7 +101,7 @@ func Assign(td *model.TemplateData, prev Layouts, o Options) (exhausted []model.
 			}
 		}
 		if !ok {
-			lines = fresh(k, &cfg, desired, pool, !o.UncheckedEndpoints[k], checkedSlots(k, pool, o))
+			lines = fresh(k, &cfg, desired, pool, !o.UncheckedEndpoints[k], checkedSlots(k, pool, o), placeholder)
 		}
 		cfg.Servers = lines
 		td.State[k] = cfg
@@ -152,7 +153,7 @@ func UncheckedEndpoints(lines []model.Server) int {
 // in a fresh layout of a backend with endpoints endpoint lines: when there
 // is more than one (a single endpoint is not checked, as in OpenShift),
 // and not for an endpoint that must not be (an idled service's).
-func endpointChecked(endpoints int, ep model.Endpoint) bool {
+func endpointChecked(endpoints int, ep *model.Endpoint) bool {
 	return endpoints > 1 && !ep.NoHealthCheck
 }
 
@@ -176,7 +177,7 @@ func Count(td *model.TemplateData) int {
 
 type desiredServer struct {
 	su     model.ServiceUnitKey
-	ep     model.Endpoint
+	ep     *model.Endpoint
 	weight int32
 }
 
@@ -193,8 +194,8 @@ func desiredServers(td *model.TemplateData, cfg *model.ServiceAliasConfig, shuff
 			eps = append([]model.Endpoint(nil), eps...)
 			shuffle(eps)
 		}
-		for _, ep := range eps {
-			out = append(out, desiredServer{su: suKey, ep: ep, weight: cfg.ServiceUnitNames[suKey]})
+		for i := range eps {
+			out = append(out, desiredServer{su: suKey, ep: &eps[i], weight: cfg.ServiceUnitNames[suKey]})
 		}
 	}
 	return out
@@ -251,8 +252,8 @@ func countDynamic(lines []model.Server) int {
 
 // fresh lays a backend out: one line per endpoint (health-checked as
 // endpointChecked says, if checkEndpoints), then the free slots, the first
-// checked of them health-checked.
-func fresh(k model.ServiceAliasConfigKey, cfg *model.ServiceAliasConfig, desired []desiredServer, pool int, checkEndpoints bool, checked int) []model.Server {
+// checked of them health-checked, at placeholder.
+func fresh(k model.ServiceAliasConfigKey, cfg *model.ServiceAliasConfig, desired []desiredServer, pool int, checkEndpoints bool, checked int, placeholder *model.Endpoint) []model.Server {
 	lines := make([]model.Server, 0, len(desired)+pool)
 	for _, d := range desired {
 		lines = append(lines, model.Server{Name: d.ep.ID, Endpoint: d.ep, ServiceUnit: d.su, Weight: d.weight, Cookie: d.ep.IdHash,
@@ -267,7 +268,7 @@ func fresh(k model.ServiceAliasConfigKey, cfg *model.ServiceAliasConfig, desired
 		sum := md5.Sum([]byte(string(k) + "/" + name))
 		lines = append(lines, model.Server{
 			Name:        name,
-			Endpoint:    model.Endpoint{IP: PlaceholderIP, Port: PlaceholderPort},
+			Endpoint:    placeholder,
 			ServiceUnit: firstSU,
 			Cookie:      hex.EncodeToString(sum[:]),
 			Disabled:    true,
