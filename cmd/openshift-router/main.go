@@ -13,7 +13,17 @@ import (
 )
 
 func main() {
-	if err := newRootCommand().Execute(); err != nil {
+	stopProfile, err := startProfile(os.Getenv(profileEnv))
+	if err != nil {
+		// As OpenShift's router: a profile that cannot be taken does not
+		// stop the router.
+		fmt.Fprintln(os.Stderr, "warning:", err)
+	}
+	err = newRootCommand().Execute()
+	if stopProfile != nil {
+		stopProfile()
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		klog.Flush()
 		os.Exit(1)
