@@ -240,7 +240,11 @@ func TestEndpointMovesLeaveNoConnectionToTheOldEndpoint(t *testing.T) {
 	const host = "mv.example.com"
 	m := newManifests(t)
 	m.Write("svc.yaml", serviceYAML("mv", "web", a))
-	m.Write("route.yaml", routeYAML("mv", "r", host, "", "web", ""))
+	// Two slots: the third move has to take the slot of the first (free
+	// slots are reused least recently freed first; with more, d would take
+	// one never used).
+	m.Write("route.yaml", strings.Replace(routeYAML("mv", "r", host, "", "web", ""),
+		"  namespace: mv\n", "  namespace: mv\n  annotations:\n    router.openshift.io/pool-size: \"2\"\n", 1))
 	env, ms := metricsEnv(t)
 	env["RELOAD_INTERVAL"] = "60s" // anything faster than a minute is the runtime API
 	r := startRouter(t, m.Dir, env)
@@ -340,14 +344,18 @@ func TestEndpointMovesLeaveNoConnectionToTheOldEndpoint(t *testing.T) {
 	if err := only(client, "c"); err != nil {
 		t.Errorf("after the move to c: %v", err)
 	}
-	// d takes the slot b had (free since the previous change, with the
-	// connection to b in its pool: "set server addr" closes idle ones).
+	// d takes the slot b had (free since the previous change, the one
+	// freed longest ago, with the connection to b in its pool: "set server
+	// addr" closes idle ones).
 	m.Write("svc.yaml", serviceYAML("mv", "web", d))
 	serving(d)
 	for _, client := range []*http.Client{slowClient, client} {
 		if err := only(client, "d"); err != nil {
 			t.Errorf("after the move to d: %v", err)
 		}
+	}
+	if got, want := diskServers(t, r, "be_http:mv:r")["_dynamic-pod-1"], fmt.Sprintf("%s:%d maint=false", d.IP, d.Port); got != want {
+		t.Errorf("d is not in b's slot: _dynamic-pod-1 is %q, want %q", got, want)
 	}
 
 	if reloads := ms.mustValue(t, "template_router_reload_seconds_count", nil); reloads != reloads0 {
