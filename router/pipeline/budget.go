@@ -233,9 +233,10 @@ func planSlots(td *model.TemplateData, want, budget int) slotPlan {
 		if _, ok := byNS[cfg.Namespace]; !ok {
 			namespaces = append(namespaces, cfg.Namespace)
 		}
-		byNS[cfg.Namespace] = append(byNS[cfg.Namespace], route{key: k, endpoints: cfg.ActiveEndpoints, slots: slots})
+		lines := endpointLines(&cfg)
+		byNS[cfg.Namespace] = append(byNS[cfg.Namespace], route{key: k, endpoints: lines, slots: slots})
 		plan.pools[k] = slots
-		plan.demand += routeDemand(cfg.ActiveEndpoints, slots)
+		plan.demand += routeDemand(lines, slots)
 	}
 	if budget < 0 {
 		return plan
@@ -311,9 +312,19 @@ func routeDemand(endpoints, slots int) int {
 	return checkedEndpoints(endpoints) + slots
 }
 
-// checkedEndpoints is how many health-checked server lines n active
-// endpoints need: none for a single endpoint (as in OpenShift), n
-// otherwise.
+// endpointLines is how many endpoint server lines a fresh layout gives the
+// route: the endpoints of all its services (weight 0 included), as
+// rendered (router/servers).
+func endpointLines(cfg *model.ServiceAliasConfig) int {
+	n := 0
+	for _, eps := range cfg.EndpointTable {
+		n += len(eps)
+	}
+	return n
+}
+
+// checkedEndpoints is how many health-checked server lines n endpoint
+// lines need: none for a single endpoint (as in OpenShift), n otherwise.
 func checkedEndpoints(n int) int {
 	if n < 2 {
 		return 0

@@ -56,7 +56,7 @@ func planModel(routes map[string][][2]int) *model.TemplateData {
 	td := &model.TemplateData{State: map[model.ServiceAliasConfigKey]model.ServiceAliasConfig{}}
 	for ns, rs := range routes {
 		for i, r := range rs {
-			cfg := model.ServiceAliasConfig{Namespace: ns, Name: fmt.Sprintf("r%d", i), ActiveEndpoints: r[0]}
+			cfg := model.ServiceAliasConfig{Namespace: ns, Name: fmt.Sprintf("r%d", i), EndpointTable: endpointTable(ns, r[0])}
 			if r[1] >= 0 {
 				n := r[1]
 				cfg.Settings = annotations.Route{PoolSize: &n}
@@ -65,6 +65,23 @@ func planModel(routes map[string][][2]int) *model.TemplateData {
 		}
 	}
 	return td
+}
+
+// endpointTable is a route's endpoint table with n endpoints of service
+// svc of ns.
+func endpointTable(ns string, n int) map[model.ServiceUnitKey][]model.Endpoint {
+	return map[model.ServiceUnitKey][]model.Endpoint{model.NewServiceUnitKey(ns, "svc"): make([]model.Endpoint, n)}
+}
+
+// TestBudgetCountsTheEndpointLinesRendered: the endpoints of a weight-0
+// alternate backend have (checked) server lines too, and are counted.
+func TestBudgetCountsTheEndpointLinesRendered(t *testing.T) {
+	td := &model.TemplateData{State: map[model.ServiceAliasConfigKey]model.ServiceAliasConfig{"a:r": {Namespace: "a", Name: "r",
+		ActiveEndpoints: 1, EndpointTable: map[model.ServiceUnitKey][]model.Endpoint{
+			"a/live": make([]model.Endpoint, 1), "a/idle-alternate": make([]model.Endpoint, 40)}}}}
+	if p := planSlots(td, 0, 30); !reflect.DeepEqual(p.unchecked, []model.ServiceAliasConfigKey{"a:r"}) || p.demand != 41 {
+		t.Fatalf("41 endpoint lines under a budget of 30: unchecked %v, demand %d", p.unchecked, p.demand)
+	}
 }
 
 func TestPlanSlots(t *testing.T) {
@@ -329,7 +346,7 @@ func TestTenThousandRoutesKeepTheirSlotsUnderTheBudget(t *testing.T) {
 	td := &model.TemplateData{State: map[model.ServiceAliasConfigKey]model.ServiceAliasConfig{}}
 	for i := 0; i < 10000; i++ {
 		k := model.NewServiceAliasConfigKey("bench", fmt.Sprintf("r%d", i))
-		td.State[k] = model.ServiceAliasConfig{Namespace: "bench", Name: fmt.Sprintf("r%d", i), ActiveEndpoints: 1}
+		td.State[k] = model.ServiceAliasConfig{Namespace: "bench", Name: fmt.Sprintf("r%d", i), EndpointTable: endpointTable("bench", 1)}
 	}
 	plan := planSlots(td, 5, 5000)
 	if len(plan.unchecked) != 0 {
@@ -347,7 +364,7 @@ func TestTenThousandRoutesKeepTheirSlotsUnderTheBudget(t *testing.T) {
 	}
 	// A small namespace keeps its checks beside it.
 	k := model.NewServiceAliasConfigKey("small", "web")
-	td.State[k] = model.ServiceAliasConfig{Namespace: "small", Name: "web", ActiveEndpoints: 2}
+	td.State[k] = model.ServiceAliasConfig{Namespace: "small", Name: "web", EndpointTable: endpointTable("small", 2)}
 	if p := planSlots(td, 5, 5000); p.pools[k] != 5 || p.checked[k] != 5 {
 		t.Fatalf("small namespace's route got %d slots, %d checked, want 5 and 5", p.pools[k], p.checked[k])
 	}

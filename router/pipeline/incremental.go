@@ -138,7 +138,8 @@ func UpdateEndpoints(src Source, in Inputs, out *Output) (*EndpointChange, error
 	// again here; its demand follows.
 	b := out.Budget
 	for _, k := range ch.Routes {
-		was, now := out.Model.State[k].ActiveEndpoints, ch.State[k].ActiveEndpoints
+		old, cfg := out.Model.State[k], ch.State[k]
+		was, now := endpointLines(&old), endpointLines(&cfg)
 		pool := b.Pools[k]
 		ch.demand += routeDemand(now, pool) - routeDemand(was, pool)
 	}
