@@ -141,6 +141,23 @@ func OutputPath(workingDir, name string) string {
 // output, sorted by path; a path a file template also writes is left to
 // the file template.
 func (r *Renderer) Render(td *model.TemplateData) ([]File, error) {
+	return r.render(td, "", true)
+}
+
+// RenderExcept renders every file template but the one written to path
+// (as Render does otherwise).
+func (r *Renderer) RenderExcept(td *model.TemplateData, path string) ([]File, error) {
+	return r.render(td, filepath.Clean(path), true)
+}
+
+// RenderPartial renders every file template for td, a model of a few
+// routes only (the files are not the router's: their sizes do not size
+// the next render's buffers).
+func (r *Renderer) RenderPartial(td *model.TemplateData) ([]File, error) {
+	return r.render(td, "", false)
+}
+
+func (r *Renderer) render(td *model.TemplateData, skip string, record bool) ([]File, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.generated = map[string][]byte{}
@@ -148,6 +165,11 @@ func (r *Renderer) Render(td *model.TemplateData) ([]File, error) {
 	files := make([]File, 0, len(r.names))
 	written := map[string]bool{}
 	for _, n := range r.names {
+		p := OutputPath(td.WorkingDir, n)
+		if p == skip {
+			written[p] = true
+			continue
+		}
 		// 1/16 more than last time: a file that grew a little is not
 		// copied to a buffer twice its size.
 		last := r.sizes[n]
@@ -155,7 +177,9 @@ func (r *Renderer) Render(td *model.TemplateData) ([]File, error) {
 		if err := r.files[n].ExecuteTemplate(buf, n, *td); err != nil {
 			return nil, fmt.Errorf("executing template: %w", err)
 		}
-		r.sizes[n] = buf.Len()
+		if record {
+			r.sizes[n] = buf.Len()
+		}
 		data := buf.Bytes()
 		if cap(data) > len(data)+len(data)/8+4096 {
 			// The buffer grew by doubling (a first render, or a file
@@ -163,7 +187,6 @@ func (r *Renderer) Render(td *model.TemplateData) ([]File, error) {
 			// next pass, so keep no more than it takes.
 			data = bytes.Clone(data)
 		}
-		p := OutputPath(td.WorkingDir, n)
 		written[p] = true
 		files = append(files, File{Path: p, Data: data})
 	}

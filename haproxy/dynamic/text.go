@@ -28,6 +28,24 @@ func NewText(data []byte) *Text {
 // cut returns the span of every section of data by header.
 func cut(data []byte) map[string]span {
 	out := map[string]span{}
+	for _, s := range Cut(data) {
+		add(out, s.Header, span{s.Start, s.End})
+	}
+	return out
+}
+
+// Span is one section of a configuration's text: its header (words
+// joined by one blank) and where its text runs, from the comments and
+// blank lines just before its header to those just before the next.
+type Span struct {
+	Header     string
+	Start, End int
+}
+
+// Cut cuts data into its sections, in order. Text before the first
+// section is in none.
+func Cut(data []byte) []Span {
+	var out []Span
 	cur := ""
 	start := -1 // of the current section
 	lead := 0   // start of the comments and blank lines before a header
@@ -51,7 +69,7 @@ func cut(data []byte) map[string]span {
 				from = lead
 			}
 			if start >= 0 {
-				add(out, cur, span{start, from})
+				out = append(out, Span{cur, start, from})
 			}
 			cur, start = strings.Join(strings.Fields(string(trimmed)), " "), from
 			leadOpen = false
@@ -61,9 +79,28 @@ func cut(data []byte) map[string]span {
 		pos = next
 	}
 	if start >= 0 {
-		add(out, cur, span{start, len(data)})
+		out = append(out, Span{cur, start, len(data)})
 	}
 	return out
+}
+
+// Tail returns where the trailing comments and blank lines of data begin
+// (len(data) if there are none): the part of the last section's text that
+// follows its last line.
+func Tail(data []byte) int {
+	end := len(data)
+	for end > 0 {
+		lineEnd := end
+		if data[end-1] == '\n' {
+			lineEnd = end - 1
+		}
+		start := bytes.LastIndexByte(data[:lineEnd], '\n') + 1
+		if line := bytes.TrimSpace(data[start:lineEnd]); len(line) != 0 && line[0] != '#' {
+			return end
+		}
+		end = start
+	}
+	return 0
 }
 
 func add(m map[string]span, header string, s span) {

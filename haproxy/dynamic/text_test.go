@@ -109,3 +109,27 @@ func TestTextReplacesOnlySectionsItHasOnce(t *testing.T) {
 		})
 	}
 }
+
+func TestCutAndTail(t *testing.T) {
+	data := []byte("global\n  maxconn 1\n\n# a\nbackend a\n  server s 1.2.3.4:80\n\nbackend b\n  mode http\n\n# end\n\n")
+	spans := Cut(data)
+	var got []string
+	for _, s := range spans {
+		got = append(got, s.Header+"="+string(data[s.Start:s.End]))
+	}
+	want := []string{"global=global\n  maxconn 1\n", "backend a=\n# a\nbackend a\n  server s 1.2.3.4:80\n", "backend b=\nbackend b\n  mode http\n\n# end\n\n"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("Cut:\n%q\nwant\n%q", got, want)
+	}
+	for in, want := range map[string]string{
+		"a\nb\n":          "",
+		"a\nb\n\n# c\n\n": "\n# c\n\n",
+		"a\nb":            "",
+		"# c\n\n":         "# c\n\n",
+		"":                "",
+	} {
+		if got := in[Tail([]byte(in)):]; got != want {
+			t.Errorf("tail of %q: %q, want %q", in, got, want)
+		}
+	}
+}

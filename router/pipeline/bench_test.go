@@ -231,3 +231,51 @@ func BenchmarkRenderAndWrite(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRouteChange measures the router's work for one route added or
+// removed (alternately) with n routes loaded, as the controller does it
+// before the reload that loads it: UpdateRoutes (admission of every route,
+// the changed routes rebuilt, laid out and rendered, spliced into the
+// previous haproxy.config, the other files rendered from the model);
+// writing the files and the reload are not included. full=true measures
+// the full pass it replaces.
+func BenchmarkRouteChange(b *testing.B) {
+	for _, n := range []int{1000, 10000, 50000} {
+		for _, full := range []bool{false, true} {
+			b.Run(fmt.Sprintf("routes=%d/full=%v", n, full), func(b *testing.B) {
+				st := benchStore(n)
+				r, err := templates.Parse("default", templates.Default(), templates.FuncMap(templates.FuncOptions{}))
+				if err != nil {
+					b.Fatal(err)
+				}
+				in := benchInputs(r, b.TempDir())
+				out, err := Pass(st, in, State{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				extra := &routev1.Route{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-0", Name: "app-added"},
+					Spec: routev1.RouteSpec{Host: "added.apps.example.com", To: routev1.RouteTargetReference{Kind: "Service", Name: "app-0"}}}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if i%2 == 0 {
+						st.Upsert(extra)
+					} else {
+						st.Delete(extra)
+					}
+					if full {
+						if out, err = Pass(st, in, State{}); err != nil {
+							b.Fatal(err)
+						}
+						continue
+					}
+					next, why, err := UpdateRoutes(st, in, State{}, out)
+					if err != nil || why != "" {
+						b.Fatal(err, why)
+					}
+					out = next
+				}
+			})
+		}
+	}
+}

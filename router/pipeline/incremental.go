@@ -177,7 +177,7 @@ func UpdateEndpoints(src Source, in Inputs, out *Output) (*EndpointChange, error
 
 // renderConfig renders the template's haproxy.config (at configPath) for td.
 func renderConfig(td *model.TemplateData, in Inputs, configPath string) ([]byte, error) {
-	rendered, err := in.Renderer.Render(td)
+	rendered, err := in.Renderer.RenderPartial(td)
 	if err != nil {
 		return nil, err
 	}

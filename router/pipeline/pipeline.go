@@ -119,9 +119,11 @@ type Output struct {
 
 	// admitted indexes Decision.Admitted by model key and base are the
 	// sections of the configuration rendered without routes; both are
-	// made by the first UpdateEndpoints.
+	// made by the first UpdateEndpoints. baseText is that configuration,
+	// made by the first UpdateRoutes.
 	admitted map[model.ServiceAliasConfigKey]*routev1.Route
 	base     *dynamic.Config
+	baseText []byte
 }
 
 // Pass runs the pipeline once on the objects of src.
@@ -129,33 +131,7 @@ func Pass(src Source, in Inputs, st State) (*Output, error) {
 	out := &Output{}
 	err := src.Read(func(v store.View) error {
 		out.Generation = v.Generation()
-		var routes []*routev1.Route
-		if !st.NoRoutes {
-			routes = in.Hostnames.Apply(v.Routes())
-		}
-		opts := in.Admission
-		out.Exclusions = CurrentExclusions(st.Exclusions, routes)
-		if len(out.Exclusions) > 0 {
-			opts.Excluded = make(map[admission.Key]admission.Result, len(out.Exclusions))
-			for k, ex := range out.Exclusions {
-				opts.Excluded[k] = ex.Result
-			}
-		}
-		if in.ExternalCertificates != nil {
-			var rejected map[admission.Key]admission.Result
-			routes, rejected = in.ExternalCertificates.Resolve(v, routes)
-			if len(rejected) > 0 {
-				merged := make(map[admission.Key]admission.Result, len(opts.Excluded)+len(rejected))
-				for k, res := range opts.Excluded {
-					merged[k] = res
-				}
-				for k, res := range rejected {
-					merged[k] = res
-				}
-				opts.Excluded = merged
-			}
-		}
-		out.Decision = admission.Admit(routes, opts)
+		out.Decision, out.Exclusions = admit(v, in, st)
 		out.Model = builder.Build(v, out.Decision.Admitted, in.Build)
 		return nil
 	})
@@ -182,6 +158,39 @@ func Pass(src Source, in Inputs, st State) (*Output, error) {
 // plans (otherwise a reload should lay it out afresh first).
 func (out *Output) Compact() bool {
 	return servers.Compact(out.Model, servers.Options{CheckedSlots: out.Budget.Checked, UncheckedEndpoints: out.Budget.UncheckedSet()})
+}
+
+// admit admits the routes of v (none with st.NoRoutes), with the
+// exclusions of st still in force (returned) and the external
+// certificates resolved.
+func admit(v store.View, in Inputs, st State) (admission.Decision, map[admission.Key]Exclusion) {
+	var routes []*routev1.Route
+	if !st.NoRoutes {
+		routes = in.Hostnames.Apply(v.Routes())
+	}
+	opts := in.Admission
+	exclusions := CurrentExclusions(st.Exclusions, routes)
+	if len(exclusions) > 0 {
+		opts.Excluded = make(map[admission.Key]admission.Result, len(exclusions))
+		for k, ex := range exclusions {
+			opts.Excluded[k] = ex.Result
+		}
+	}
+	if in.ExternalCertificates != nil {
+		var rejected map[admission.Key]admission.Result
+		routes, rejected = in.ExternalCertificates.Resolve(v, routes)
+		if len(rejected) > 0 {
+			merged := make(map[admission.Key]admission.Result, len(opts.Excluded)+len(rejected))
+			for k, res := range opts.Excluded {
+				merged[k] = res
+			}
+			for k, res := range rejected {
+				merged[k] = res
+			}
+			opts.Excluded = merged
+		}
+	}
+	return admission.Admit(routes, opts), exclusions
 }
 
 // CurrentExclusions returns the exclusions of routes that are still

@@ -115,26 +115,32 @@ func Assign(td *model.TemplateData, prev Layouts, o Options) (exhausted []model.
 // health checks), up to the order of its endpoints.
 func Compact(td *model.TemplateData, o Options) bool {
 	for k, cfg := range td.State {
-		endpoints := len(cfg.Servers) - countDynamic(cfg.Servers)
-		slots, checked := 0, 0
-		for _, s := range cfg.Servers {
-			if s.Dynamic != s.Disabled || (s.Dynamic && s.Endpoint.ID != "") {
-				return false
-			}
-			if s.Dynamic {
-				slots++
-				if s.Checked {
-					checked++
-				}
-			} else if s.Checked != (endpointChecked(endpoints, s.Endpoint) && !o.UncheckedEndpoints[k]) {
-				return false
-			}
-		}
-		if checked != checkedSlots(k, slots, o) {
+		if !CompactLines(k, cfg.Servers, o) {
 			return false
 		}
 	}
 	return true
+}
+
+// CompactLines reports whether lines, route k's server lines, are laid out
+// as a fresh layout with o would lay them out (see Compact).
+func CompactLines(k model.ServiceAliasConfigKey, lines []model.Server, o Options) bool {
+	endpoints := len(lines) - countDynamic(lines)
+	slots, checked := 0, 0
+	for _, s := range lines {
+		if s.Dynamic != s.Disabled || (s.Dynamic && s.Endpoint.ID != "") {
+			return false
+		}
+		if s.Dynamic {
+			slots++
+			if s.Checked {
+				checked++
+			}
+		} else if s.Checked != (endpointChecked(endpoints, s.Endpoint) && !o.UncheckedEndpoints[k]) {
+			return false
+		}
+	}
+	return checked == checkedSlots(k, slots, o)
 }
 
 // UncheckedEndpoints counts the endpoints served on spare slots without a

@@ -51,24 +51,26 @@ type Store struct {
 	secrets         map[Key]*corev1.Secret
 
 	generation uint64
-	// lastOther is the generation of the last change that was not an
-	// endpoint change (routes, services, secrets, namespaces, syncs,
-	// pokes).
-	lastOther uint64
+	// lastOther is the generation of the last change that was neither an
+	// endpoint nor a route change (services, secrets, namespaces, syncs,
+	// pokes); lastRoute that of the last route change.
+	lastOther, lastRoute uint64
 	// endpointLog lists the endpoint changes (Endpoints or EndpointSlice
-	// added, changed or removed) after generation endpointLogStart, in
-	// order, by the service they belong to (see EndpointChangesSince).
+	// added, changed or removed, by the service they belong to) and the
+	// route changes (by route) after generation endpointLogStart, in
+	// order (see EndpointChangesSince and ChangesSince).
 	endpointLog      []endpointChange
 	endpointLogStart uint64
 	synced           map[string]bool
 	changed          chan struct{}
 }
 
-// endpointChange is one endpoint change: the generation it made and the
-// service whose endpoints changed.
+// endpointChange is one endpoint change (the generation it made and the
+// service whose endpoints changed) or, with route set, one route change.
 type endpointChange struct {
 	generation uint64
 	service    Key
+	route      bool
 }
 
 // maxEndpointLog bounds the endpoint change log: past it the older half is
@@ -112,12 +114,26 @@ func (s *Store) notifyEndpoints(services ...Key) {
 	for _, svc := range services {
 		s.endpointLog = append(s.endpointLog, endpointChange{generation: s.generation, service: svc})
 	}
+	s.trimLog()
+	s.signal()
+}
+
+// notifyRoute records a change of route k.
+func (s *Store) notifyRoute(k Key) {
+	s.generation++
+	s.lastRoute = s.generation
+	s.endpointLog = append(s.endpointLog, endpointChange{generation: s.generation, service: k, route: true})
+	s.trimLog()
+	s.signal()
+}
+
+// trimLog bounds the change log.
+func (s *Store) trimLog() {
 	if len(s.endpointLog) > maxEndpointLog {
 		drop := len(s.endpointLog) / 2
 		s.endpointLogStart = s.endpointLog[drop-1].generation
 		s.endpointLog = append(s.endpointLog[:0:0], s.endpointLog[drop:]...)
 	}
-	s.signal()
 }
 
 func (s *Store) signal() {
@@ -141,7 +157,10 @@ func (s *Store) Upsert(obj runtime.Object) {
 	defer s.mu.Unlock()
 	switch o := obj.(type) {
 	case *routev1.Route:
-		s.routes[KeyOf(o.Namespace, o.Name)] = o
+		k := KeyOf(o.Namespace, o.Name)
+		s.routes[k] = o
+		s.notifyRoute(k)
+		return
 	case *corev1.Service:
 		s.services[KeyOf(o.Namespace, o.Name)] = o
 	case *corev1.Endpoints:
@@ -192,7 +211,10 @@ func (s *Store) Delete(obj runtime.Object) {
 	defer s.mu.Unlock()
 	switch o := obj.(type) {
 	case *routev1.Route:
-		delete(s.routes, KeyOf(o.Namespace, o.Name))
+		k := KeyOf(o.Namespace, o.Name)
+		delete(s.routes, k)
+		s.notifyRoute(k)
+		return
 	case *corev1.Service:
 		delete(s.services, KeyOf(o.Namespace, o.Name))
 	case *corev1.Endpoints:
@@ -265,19 +287,37 @@ func (v View) Generation() uint64 { return v.s.generation }
 // reaches back that far): the caller then has to look at everything. It
 // takes time in the number of changes, not of objects.
 func (v View) EndpointChangesSince(since uint64) (services []Key, ok bool) {
-	s := v.s
-	if s.lastOther > since || since < s.endpointLogStart || since > s.generation {
+	if v.s.lastRoute > since {
 		return nil, false
 	}
+	_, services, ok = v.ChangesSince(since)
+	return services, ok
+}
+
+// ChangesSince returns the routes that changed (added, updated or
+// deleted) and the services whose endpoints changed after generation
+// since, each once, in the order of their first change, when route and
+// endpoint changes are all that changed since then; ok is false when
+// anything else changed (or the log no longer reaches back that far). It
+// takes time in the number of changes, not of objects.
+func (v View) ChangesSince(since uint64) (routes, services []Key, ok bool) {
+	s := v.s
+	if s.lastOther > since || since < s.endpointLogStart || since > s.generation {
+		return nil, nil, false
+	}
 	i := sort.Search(len(s.endpointLog), func(i int) bool { return s.endpointLog[i].generation > since })
-	seen := map[Key]bool{}
+	seenRoute, seenService := map[Key]bool{}, map[Key]bool{}
 	for _, c := range s.endpointLog[i:] {
-		if !seen[c.service] {
-			seen[c.service] = true
+		switch {
+		case c.route && !seenRoute[c.service]:
+			seenRoute[c.service] = true
+			routes = append(routes, c.service)
+		case !c.route && !seenService[c.service]:
+			seenService[c.service] = true
 			services = append(services, c.service)
 		}
 	}
-	return services, true
+	return routes, services, true
 }
 
 // Routes returns all routes sorted by key.

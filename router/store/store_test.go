@@ -78,3 +78,49 @@ func TestEndpointChangesSinceNamesTheServicesOfEndpointChangesOnly(t *testing.T)
 		})
 	}
 }
+
+// TestChangesSinceNamesRoutesAndServices: route changes (added, updated,
+// deleted) and endpoint changes since a generation, each once; any other
+// change since is not one of them alone.
+func TestChangesSinceNamesRoutesAndServices(t *testing.T) {
+	route := func(name string) *routev1.Route {
+		return &routev1.Route{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}}
+	}
+	tests := []struct {
+		name           string
+		change         func(s *Store)
+		routes, states []Key
+		ok             bool
+	}{
+		{"routes added, updated and deleted, with an endpoint change", func(s *Store) {
+			s.Upsert(route("new"))
+			s.Upsert(slice("ns", "a-2", "a"))
+			s.Upsert(route("old"))
+			s.Delete(route("gone"))
+			s.Upsert(route("new"))
+		}, []Key{"ns/new", "ns/old", "ns/gone"}, []Key{"ns/a"}, true},
+		{"a namespace changed too", func(s *Store) {
+			s.Upsert(route("new"))
+			s.Upsert(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns"}})
+		}, nil, nil, false},
+		{"nothing", func(s *Store) {}, nil, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := New()
+			s.Upsert(route("old"))
+			s.Upsert(route("gone"))
+			gen := s.Generation()
+			tt.change(s)
+			var routes, services []Key
+			var ok bool
+			_ = s.Read(func(v View) error {
+				routes, services, ok = v.ChangesSince(gen)
+				return nil
+			})
+			if ok != tt.ok || !reflect.DeepEqual(routes, tt.routes) || !reflect.DeepEqual(services, tt.states) {
+				t.Fatalf("ChangesSince = %v, %v, %v; want %v, %v, %v", routes, services, ok, tt.routes, tt.states, tt.ok)
+			}
+		})
+	}
+}

@@ -1,0 +1,408 @@
+package pipeline
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"strings"
+
+	routev1 "github.com/openshift/api/route/v1"
+
+	"github.com/openshift-router-go/router/haproxy/dynamic"
+	"github.com/openshift-router-go/router/haproxy/files"
+	"github.com/openshift-router-go/router/router/admission"
+	"github.com/openshift-router-go/router/router/builder"
+	"github.com/openshift-router-go/router/router/model"
+	"github.com/openshift-router-go/router/router/servers"
+	"github.com/openshift-router-go/router/router/store"
+)
+
+// Route changes without a full render.
+//
+// A route added, changed or removed changes its own backend section(s) of
+// haproxy.config, the map files, its certificate files — and, through
+// admission (host claims, namespace ownership), possibly other routes'.
+// UpdateRoutes works a set of route (and endpoint) changes out against the
+// output of the last pass: admission runs over every route (it is pure and
+// cheap next to rendering), the model entries of the routes whose input or
+// result changed are rebuilt, those routes (and the backends that are not
+// laid out afresh, since a reload follows) are rendered alone, and their
+// sections are spliced into the previous haproxy.config in the order a
+// full render puts them; the other files are rendered from the whole model
+// (maps and certificates cost little next to the backends).
+//
+// It applies to templates whose route sections can be told apart and put
+// in order: every section that a render without routes does not have is a
+// "backend PREFIX:NAMESPACE:NAME" of a route of the model (OpenShift's
+// backend naming), each route's sections are together and the routes'
+// sections come in the order of their keys (as `range .State` renders
+// them), and the other sections are the same as without routes. Anything
+// else (checked on the previous configuration and on every partial render)
+// falls back to the full pass, as do changes other than route and
+// endpoint changes.
+
+// Reasons a route change needs a full pass (RouteChange.Full).
+const (
+	// FullNotPerRoute: the template's route sections cannot be told
+	// apart or ordered (see above).
+	FullNotPerRoute = "template-not-per-route"
+	// FullManyRoutes: so many routes are affected that a full pass costs
+	// about as much.
+	FullManyRoutes = "many-routes"
+)
+
+// UpdateRoutes works the route and endpoint changes of src since out (the
+// output of a Pass, or of an UpdateRoutes) out without rendering the
+// whole template, with every backend laid out as a fresh layout would
+// (the result is for a reload). It returns the new output, or the reason
+// a full pass is needed. out is not modified but for the configuration
+// without routes it keeps (as UpdateEndpoints). Its result equals a full
+// Pass's with fresh layouts (TestRouteChangesEqualAFullPass).
+func UpdateRoutes(src Source, in Inputs, st State, out *Output) (*Output, string, error) {
+	if out.Config == nil {
+		return nil, FullNoConfig, nil
+	}
+	next := &Output{ConfigPath: out.ConfigPath}
+	old := out.Model
+	td := *old
+	td.State = make(map[model.ServiceAliasConfigKey]model.ServiceAliasConfig, len(old.State)+1)
+	for k, cfg := range old.State {
+		td.State[k] = cfg
+	}
+	affected := map[model.ServiceAliasConfigKey]bool{}
+	var rebuilt map[model.ServiceAliasConfigKey]model.ServiceAliasConfig
+	var units map[model.ServiceUnitKey]model.ServiceUnit
+	full := ""
+	err := src.Read(func(v store.View) error {
+		next.Generation = v.Generation()
+		routes, services, ok := v.ChangesSince(out.Generation)
+		if !ok {
+			full = FullOther
+			return nil
+		}
+		next.Decision, next.Exclusions = admit(v, in, st)
+		for _, k := range routes {
+			affected[model.ServiceAliasConfigKey(strings.Replace(string(k), "/", ":", 1))] = true
+		}
+		for k, res := range next.Decision.Results {
+			if was, ok := out.Decision.Results[k]; !ok || was != res {
+				affected[modelKey(k)] = true
+			}
+		}
+		for k := range out.Decision.Results {
+			if _, ok := next.Decision.Results[k]; !ok {
+				affected[modelKey(k)] = true
+			}
+		}
+		changed := make(map[model.ServiceUnitKey]bool, len(services))
+		for _, svc := range services {
+			k := model.ServiceUnitKey(svc)
+			changed[k] = true
+			for rk := range old.ServiceUnits[k].ServiceAliasAssociations {
+				affected[rk] = true
+			}
+		}
+		var build []*routev1.Route
+		for _, r := range next.Decision.Admitted {
+			if affected[model.NewServiceAliasConfigKey(r.Namespace, r.Name)] {
+				build = append(build, r)
+			}
+		}
+		rebuilt, units = builder.Routes(v, old, build, changed, in.Build)
+		return nil
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("reading the objects: %w", err)
+	}
+	if full != "" {
+		return nil, full, nil
+	}
+
+	// The model: the affected routes' entries out, their new ones in,
+	// service units and the certificate index following.
+	td.ServiceUnits = make(map[model.ServiceUnitKey]model.ServiceUnit, len(old.ServiceUnits)+len(units))
+	for k, su := range old.ServiceUnits {
+		td.ServiceUnits[k] = su
+	}
+	td.CertificateIndex = make(map[string]int, len(old.CertificateIndex))
+	for c, n := range old.CertificateIndex {
+		td.CertificateIndex[c] = n
+	}
+	assoc := map[model.ServiceUnitKey]map[model.ServiceAliasConfigKey]bool{}
+	associations := func(k model.ServiceUnitKey) map[model.ServiceAliasConfigKey]bool {
+		if m, ok := assoc[k]; ok {
+			return m
+		}
+		m := map[model.ServiceAliasConfigKey]bool{}
+		for rk := range old.ServiceUnits[k].ServiceAliasAssociations {
+			m[rk] = true
+		}
+		assoc[k] = m
+		return m
+	}
+	for k := range affected {
+		cfg, ok := old.State[k]
+		if !ok {
+			continue
+		}
+		delete(td.State, k)
+		if cert, ok := cfg.Certificates[cfg.Host]; ok {
+			if td.CertificateIndex[cert.Contents]--; td.CertificateIndex[cert.Contents] <= 0 {
+				delete(td.CertificateIndex, cert.Contents)
+			}
+		}
+		for su := range cfg.ServiceUnits {
+			delete(associations(su), k)
+		}
+	}
+	for k, su := range units {
+		td.ServiceUnits[k] = su
+	}
+	for k, cfg := range rebuilt {
+		td.State[k] = cfg
+		if cert, ok := cfg.Certificates[cfg.Host]; ok {
+			td.CertificateIndex[cert.Contents]++
+		}
+		for su := range cfg.ServiceUnits {
+			associations(su)[k] = true
+		}
+	}
+	for k, m := range assoc {
+		if len(m) == 0 {
+			delete(td.ServiceUnits, k)
+			continue
+		}
+		su := td.ServiceUnits[k]
+		su.ServiceAliasAssociations = m
+		td.ServiceUnits[k] = su
+	}
+
+	// The budget, and the layouts: every backend as a fresh layout would
+	// have it (a reload follows).
+	next.Budget = ShareBudget(&td, in.Servers.PoolSize, in.FDLimit)
+	so := in.Servers
+	so.Pools, so.Generation = next.Budget.Pools, next.Generation
+	so.CheckedSlots, so.UncheckedEndpoints = next.Budget.Checked, next.Budget.UncheckedSet()
+	render := map[model.ServiceAliasConfigKey]bool{}
+	for k := range rebuilt {
+		render[k] = true
+	}
+	for k, cfg := range td.State {
+		if !render[k] && !servers.CompactLines(k, cfg.Servers, so) {
+			render[k] = true
+		}
+	}
+	if len(render) > len(td.State)/4+16 {
+		return nil, FullManyRoutes, nil
+	}
+	part := td
+	part.State = make(map[model.ServiceAliasConfigKey]model.ServiceAliasConfig, len(render))
+	part.ServiceUnits = map[model.ServiceUnitKey]model.ServiceUnit{}
+	for k := range render {
+		cfg := td.State[k]
+		part.State[k] = cfg
+		for su := range cfg.ServiceUnits {
+			part.ServiceUnits[su] = td.ServiceUnits[su]
+		}
+	}
+	servers.Assign(&part, nil, so)
+	for k, cfg := range part.State {
+		td.State[k] = cfg
+	}
+	next.Model = &td
+
+	// haproxy.config: the previous one with the routes' sections
+	// spliced in.
+	config, ok, err := spliceRoutes(in, out, &part, next.Model, render, affected)
+	if err != nil || !ok {
+		if err == nil {
+			return nil, FullNotPerRoute, nil
+		}
+		return nil, "", err
+	}
+	next.Config = config
+
+	// The other files, from the whole model.
+	fs, err := renderFiles(&td, in, out.ConfigPath, config)
+	if err != nil {
+		return nil, "", err
+	}
+	next.Files = fs
+	// The same template and settings: the same configuration without
+	// routes.
+	next.base, next.baseText = out.base, out.baseText
+	return next, "", nil
+}
+
+// modelKey is the model key of a route's admission key.
+func modelKey(k admission.Key) model.ServiceAliasConfigKey {
+	return model.ServiceAliasConfigKey(strings.Replace(string(k), "/", ":", 1))
+}
+
+// routeText is a configuration cut into its route sections, by route, and
+// the rest.
+type routeText struct {
+	// head and rest are the text before and after the route sections,
+	// tail the trailing comments and blank lines.
+	head, rest, tail []byte
+	// blocks are the text of each route's sections, in order.
+	blocks map[model.ServiceAliasConfigKey][]byte
+	keys   []model.ServiceAliasConfigKey
+}
+
+// cutRoutes cuts data into its route sections, whose headers isRoute maps
+// to a route (the others must be the sections of base, the text without
+// routes), and the rest; false when the route sections are not together,
+// a route's sections are apart, or they are not in the order of their
+// keys.
+func cutRoutes(data []byte, isRoute func(header string) (model.ServiceAliasConfigKey, bool)) (*routeText, bool) {
+	t := &routeText{blocks: map[model.ServiceAliasConfigKey][]byte{}}
+	tail := dynamic.Tail(data)
+	body := data[:tail]
+	t.tail = data[tail:]
+	spans := dynamic.Cut(body)
+	first, last := -1, -1
+	for i, s := range spans {
+		k, ok := isRoute(s.Header)
+		if !ok {
+			continue
+		}
+		if first < 0 {
+			first = i
+		}
+		if last >= 0 && last != i-1 {
+			return nil, false // route sections apart
+		}
+		last = i
+		if n := len(t.keys); n > 0 && t.keys[n-1] != k {
+			if t.keys[n-1] > k {
+				return nil, false
+			}
+			if _, seen := t.blocks[k]; seen {
+				return nil, false
+			}
+		}
+		if n := len(t.keys); n == 0 || t.keys[n-1] != k {
+			t.keys = append(t.keys, k)
+			t.blocks[k] = body[s.Start:s.End:s.End]
+		} else {
+			// Contiguous with the previous section of the same route.
+			b := t.blocks[k]
+			t.blocks[k] = body[s.Start-len(b) : s.End : s.End]
+		}
+	}
+	if first < 0 {
+		t.head = body
+		return t, true
+	}
+	t.head = body[:spans[first].Start]
+	t.rest = body[spans[last].End:]
+	return t, true
+}
+
+// spliceRoutes returns haproxy.config for td: the previous configuration
+// (out.Config) with the sections of the routes of part (rendered alone)
+// in place of theirs, the sections of the routes no longer in td out.
+func spliceRoutes(in Inputs, out *Output, part, td *model.TemplateData, render, affected map[model.ServiceAliasConfigKey]bool) ([]byte, bool, error) {
+	if out.baseText == nil {
+		empty := *out.Model
+		empty.State = map[model.ServiceAliasConfigKey]model.ServiceAliasConfig{}
+		empty.ServiceUnits = map[model.ServiceUnitKey]model.ServiceUnit{}
+		baseConfig, err := renderConfig(&empty, in, out.ConfigPath)
+		if err != nil {
+			return nil, false, err
+		}
+		out.baseText = baseConfig
+	}
+	partConfig, err := renderConfig(part, in, out.ConfigPath)
+	if err != nil {
+		return nil, false, err
+	}
+	routeOf := func(state map[model.ServiceAliasConfigKey]model.ServiceAliasConfig) func(string) (model.ServiceAliasConfigKey, bool) {
+		return func(header string) (model.ServiceAliasConfigKey, bool) {
+			name, ok := strings.CutPrefix(header, "backend ")
+			if !ok {
+				return "", false
+			}
+			_, key, ok := strings.Cut(name, ":")
+			if !ok {
+				return "", false
+			}
+			k := model.ServiceAliasConfigKey(key)
+			_, ok = state[k]
+			return k, ok
+		}
+	}
+	was, ok := cutRoutes(out.Config, routeOf(out.Model.State))
+	if !ok {
+		return nil, false, nil
+	}
+	now, ok := cutRoutes(partConfig, routeOf(part.State))
+	if !ok {
+		return nil, false, nil
+	}
+	base := out.baseText
+	// The sections besides the routes' are the template's own: the same
+	// with or without routes, before and after the change.
+	without := func(t *routeText) []byte { return append(append(append([]byte(nil), t.head...), t.rest...), t.tail...) }
+	if !bytes.Equal(without(was), base) || !bytes.Equal(without(now), base) {
+		return nil, false, nil
+	}
+	if len(was.keys) != len(out.Model.State) || len(now.keys) != len(part.State) {
+		// A route of the model without a section of its own.
+		return nil, false, nil
+	}
+	keys := td.SortedStateKeys()
+	size := len(was.head) + len(was.rest) + len(was.tail)
+	blocks := make([][]byte, len(keys))
+	for i, k := range keys {
+		if render[k] {
+			blocks[i] = now.blocks[k]
+		} else {
+			blocks[i] = was.blocks[k]
+		}
+		if blocks[i] == nil {
+			return nil, false, nil
+		}
+		size += len(blocks[i])
+	}
+	config := make([]byte, 0, size)
+	config = append(config, was.head...)
+	for _, b := range blocks {
+		config = append(config, b...)
+	}
+	config = append(append(config, was.rest...), was.tail...)
+	return config, true, nil
+}
+
+// renderFiles renders every file for td as Render does, with config as
+// haproxy.config (at configPath) instead of rendering it.
+func renderFiles(td *model.TemplateData, in Inputs, configPath string, config []byte) ([]files.File, error) {
+	var extra []files.File
+	if in.ExtraFiles != nil {
+		extra = in.ExtraFiles(td)
+	}
+	rendered, err := in.Renderer.RenderExcept(td, configPath)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]files.File, 0, len(rendered)+len(td.State)+2+len(extra))
+	out = append(out, extra...)
+	for _, f := range rendered {
+		out = append(out, files.File{Path: f.Path, Data: f.Data})
+	}
+	out = append(out, files.File{Path: configPath, Data: config})
+	sort.SliceStable(out[len(extra):], func(i, j int) bool {
+		return out[len(extra)+i].Path < out[len(extra)+j].Path
+	})
+	out = append(out, files.CertificateFiles(td)...)
+	for _, f := range files.AllowlistFiles(td) {
+		if FileData(out, f.Path) == nil {
+			out = append(out, f)
+		}
+	}
+	if td.DefaultCertificate != "" && len(in.DefaultCertificate) > 0 {
+		out = append(out, files.File{Path: td.DefaultCertificate, Data: in.DefaultCertificate, Mode: 0o600})
+	}
+	return out, nil
+}

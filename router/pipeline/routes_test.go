@@ -1,0 +1,237 @@
+package pipeline
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	routev1 "github.com/openshift/api/route/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/openshift-router-go/router/haproxy/files"
+	"github.com/openshift-router-go/router/router/store"
+	"github.com/openshift-router-go/router/templates"
+)
+
+// route is a route of ns to service svc (created at second created).
+func route(ns, name, host, path, svc string, created int64) *routev1.Route {
+	return &routev1.Route{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, ResourceVersion: "1",
+		CreationTimestamp: metav1.NewTime(time.Unix(1700000000+created, 0))},
+		Spec: routev1.RouteSpec{Host: host, Path: path, To: routev1.RouteTargetReference{Kind: "Service", Name: svc}}}
+}
+
+// filesByPath indexes fs by path.
+func filesByPath(fs []files.File) map[string]string {
+	out := make(map[string]string, len(fs))
+	for _, f := range fs {
+		out[f.Path] = string(f.Data)
+	}
+	return out
+}
+
+// sameOutput fails unless got (an UpdateRoutes) is what full (a Pass with
+// fresh layouts) decided and rendered.
+func sameOutput(t *testing.T, got, full *Output) {
+	t.Helper()
+	if !bytes.Equal(got.Config, full.Config) {
+		t.Fatalf("haproxy.config differs from a full pass's:\n%s", lineDiff(got.Config, full.Config))
+	}
+	g, f := filesByPath(got.Files), filesByPath(full.Files)
+	for p, data := range f {
+		if g[p] != data {
+			t.Errorf("file %s differs from a full pass's:\n%s", p, lineDiff([]byte(g[p]), []byte(data)))
+		}
+	}
+	for p := range g {
+		if _, ok := f[p]; !ok {
+			t.Errorf("file %s is not a full pass's", p)
+		}
+	}
+	if len(got.Decision.Results) != len(full.Decision.Results) {
+		t.Errorf("%d results, a full pass %d", len(got.Decision.Results), len(full.Decision.Results))
+	}
+	for k, r := range full.Decision.Results {
+		if got.Decision.Results[k] != r {
+			t.Errorf("%s: %+v, a full pass %+v", k, got.Decision.Results[k], r)
+		}
+	}
+	if len(got.Model.ServiceUnits) != len(full.Model.ServiceUnits) {
+		t.Errorf("%d service units, a full pass %d", len(got.Model.ServiceUnits), len(full.Model.ServiceUnits))
+	}
+	for k, su := range full.Model.ServiceUnits {
+		if g := got.Model.ServiceUnits[k].ServiceAliasAssociations; len(g) != len(su.ServiceAliasAssociations) {
+			t.Errorf("service %s: routes %v, a full pass %v", k, g, su.ServiceAliasAssociations)
+		}
+	}
+	if len(got.Model.CertificateIndex) != len(full.Model.CertificateIndex) {
+		t.Errorf("certificate index %d entries, a full pass %d", len(got.Model.CertificateIndex), len(full.Model.CertificateIndex))
+	}
+	if got.Budget.Summary() != full.Budget.Summary() || got.Budget.Demand != full.Budget.Demand {
+		t.Errorf("budget %v %d, a full pass %v %d", got.Budget.Summary(), got.Budget.Demand, full.Budget.Summary(), full.Budget.Demand)
+	}
+	if !got.Compact() {
+		t.Errorf("not laid out afresh")
+	}
+}
+
+// TestRouteChangesEqualAFullPass applies series of route (and endpoint)
+// changes with UpdateRoutes, each step from the output of the step before,
+// and checks after each that the files, decisions and model are a full
+// pass's: routes added (first, last and between others in key order),
+// changed and removed, host claims moving between namespaces (an older
+// route taking a host, then leaving it), endpoint changes with them, and
+// backends whose endpoints had moved into spare slots laid out afresh.
+func TestRouteChangesEqualAFullPass(t *testing.T) {
+	r, err := templates.Parse("default", templates.Default(), templates.FuncMap(templates.FuncOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type step struct {
+		name   string
+		change func(st *store.Store)
+	}
+	tests := []struct {
+		name  string
+		steps []step
+	}{
+		{"adds and removes", []step{
+			{"a route added between others", func(st *store.Store) { st.Upsert(route("ns", "rbb", "bb.example.com", "", "b", 10)) }},
+			{"a route added first", func(st *store.Store) { st.Upsert(route("aa", "first", "first.example.com", "", "a", 11)) }},
+			{"a route added last", func(st *store.Store) { st.Upsert(route("zz", "last", "last.example.com", "/x", "c", 12)) }},
+			{"a route removed", func(st *store.Store) { st.Delete(route("ns", "rb", "", "", "", 0)) }},
+			{"the first route removed", func(st *store.Store) { st.Delete(route("aa", "first", "", "", "", 0)) }},
+			{"a route changed", func(st *store.Store) {
+				rc := route("ns", "rc", "c.example.com", "/other", "c", 0)
+				rc.Annotations = map[string]string{"haproxy.router.openshift.io/timeout": "7s"}
+				rc.Spec.TLS = &routev1.TLSConfig{Termination: routev1.TLSTerminationEdge}
+				st.Upsert(rc)
+			}},
+		}},
+		{"host claims", []step{
+			{"a newer route of another namespace claims a.example.com: rejected", func(st *store.Store) {
+				st.Upsert(route("other", "late", "a.example.com", "", "a", 100))
+			}},
+			{"an older route of another namespace takes c.example.com from ns/rc", func(st *store.Store) {
+				st.Upsert(route("older", "early", "c.example.com", "/c", "a", -100))
+			}},
+			{"it leaves the host again: ns/rc is admitted back", func(st *store.Store) { st.Delete(route("older", "early", "", "", "", 0)) }},
+		}},
+		{"routes and endpoints together", []step{
+			{"an endpoint added and a route added", func(st *store.Store) {
+				st.Upsert(endpointSlice("ns", "a-2", "a", true, "10.0.1.3"))
+				st.Upsert(route("ns", "rd", "d.example.com", "", "a", 20))
+			}},
+			{"endpoints removed and a route of theirs removed", func(st *store.Store) {
+				st.Delete(endpointSlice("ns", "a-2", "a", true))
+				st.Delete(route("ns", "rd", "", "", "", 0))
+			}},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := benchInputs(r, t.TempDir())
+			st := incrementalStore()
+			out, err := Pass(st, in, State{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range tt.steps {
+				s.change(st)
+				next, full, err := UpdateRoutes(st, in, State{}, out)
+				if err != nil || full != "" {
+					t.Fatalf("%s: full pass %q, %v", s.name, full, err)
+				}
+				want, err := Pass(st, in, State{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Run(s.name, func(t *testing.T) { sameOutput(t, next, want) })
+				out = next
+			}
+		})
+	}
+}
+
+// TestRouteChangesLayBackendsOutAfresh: after endpoints moved into spare
+// slots at runtime (UpdateEndpoints), a route change lays those backends
+// out afresh too (a reload follows), as a full pass would.
+func TestRouteChangesLayBackendsOutAfresh(t *testing.T) {
+	r, err := templates.Parse("default", templates.Default(), templates.FuncMap(templates.FuncOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := benchInputs(r, t.TempDir())
+	st := incrementalStore()
+	out, err := Pass(st, in, State{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Upsert(endpointSlice("ns", "c-2", "c", true, "10.0.3.3"))
+	ch, err := UpdateEndpoints(st, in, out)
+	if err != nil || ch.Full != "" {
+		t.Fatalf("%v %q", err, ch.Full)
+	}
+	out.Apply(ch)
+	if out.Compact() {
+		t.Fatal("the endpoint did not take a slot")
+	}
+	st.Upsert(route("ns", "re", "e.example.com", "", "b", 30))
+	next, full, err := UpdateRoutes(st, in, State{}, out)
+	if err != nil || full != "" {
+		t.Fatalf("full pass %q, %v", full, err)
+	}
+	want, err := Pass(st, in, State{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameOutput(t, next, want)
+}
+
+// TestRouteChangesFallBackToAFullPass: other changes than routes and
+// endpoints, and templates whose sections besides the routes' depend on
+// the routes, need the full pass.
+func TestRouteChangesFallBackToAFullPass(t *testing.T) {
+	def, err := templates.Parse("default", templates.Default(), templates.FuncMap(templates.FuncOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := templates.Default()
+	const anchor = "\nglobal\n"
+	if !strings.Contains(src, anchor) {
+		t.Fatalf("the default template has no %q", anchor)
+	}
+	counting, err := templates.Parse("counting", strings.Replace(src, anchor, "\n# {{ len .State }} routes\nglobal\n", 1), templates.FuncMap(templates.FuncOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		renderer *templates.Renderer
+		change   func(st *store.Store)
+		full     string
+	}{
+		{"a service changed", def, func(st *store.Store) {
+			st.Upsert(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a"},
+				Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "web", Port: 81}}}})
+		}, FullOther},
+		{"a template that counts the routes in its global section", counting, func(st *store.Store) {
+			st.Upsert(route("ns", "rbb", "bb.example.com", "", "b", 10))
+		}, FullNotPerRoute},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := benchInputs(tt.renderer, t.TempDir())
+			st := incrementalStore()
+			out, err := Pass(st, in, State{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.change(st)
+			if _, full, err := UpdateRoutes(st, in, State{}, out); err != nil || full != tt.full {
+				t.Fatalf("full pass %q, %v; want %q", full, err, tt.full)
+			}
+		})
+	}
+}
