@@ -547,6 +547,12 @@ func (c *Controller) commit(ctx context.Context, allowReload, endpoints bool) (o
 			return out, nil
 		}
 	}
+	var routes *pipeline.Output
+	if allowReload {
+		// Routes added or removed: a reload, of the configuration worked
+		// out without a full render.
+		routes = c.passRoutes()
+	}
 	c.mu.Lock()
 	c.last = nil
 	c.mu.Unlock()
@@ -565,13 +571,19 @@ func (c *Controller) commit(ctx context.Context, allowReload, endpoints bool) (o
 		if !allowReload && !incremental {
 			return outcome{deferred: true}, nil
 		}
-		out, err := c.pass(prevLayouts)
-		if err != nil {
-			return outcome{}, err
+		var out *pipeline.Output
+		var err error
+		if round == 0 && routes != nil {
+			out = routes
+		} else {
+			out, err = c.pass(prevLayouts)
+			if err != nil {
+				return outcome{}, err
+			}
+			c.mu.Lock()
+			c.fullPassTook = time.Since(began)
+			c.mu.Unlock()
 		}
-		c.mu.Lock()
-		c.fullPassTook = time.Since(began)
-		c.mu.Unlock()
 		td, decision, fs := out.Model, out.Decision, out.Files
 		changed, err := c.writer.Stage(fs)
 		if err != nil {
@@ -601,6 +613,10 @@ func (c *Controller) commit(ctx context.Context, allowReload, endpoints bool) (o
 		reason := c.reloadReason(force, incremental)
 		if carried != "" {
 			reason = carried
+		}
+		if reason == "" && round == 0 && routes != nil {
+			// Backends added or removed.
+			reason = dynamic.ReasonConfig
 		}
 		if reason == "" {
 			var parsed *dynamic.Config
@@ -938,6 +954,38 @@ func (c *Controller) pass(prev servers.Layouts) (*pipeline.Output, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.adopt(out)
+	return out, nil
+}
+
+// passRoutes works the route changes since the last pass out without a
+// full render (pipeline.UpdateRoutes) when routes were added or removed,
+// for a reload; nil when the full pass has to run.
+func (c *Controller) passRoutes() *pipeline.Output {
+	c.mu.RLock()
+	last, excluded := c.last, c.excluded
+	ok := last != nil && c.running != nil && !c.forceReload && !c.presync
+	c.mu.RUnlock()
+	if !ok || !c.o.Process.Running() {
+		return nil
+	}
+	out, full, err := pipeline.UpdateRoutes(c.o.Store, c.o.Inputs, pipeline.State{Exclusions: excluded}, last)
+	if err != nil {
+		c.o.Logger.Error(err, "route change not worked out alone; running a full pass")
+		return nil
+	}
+	if full != "" {
+		c.o.Logger.V(2).Info("change needs a full pass", "reason", full)
+		return nil
+	}
+	c.adopt(out)
+	c.o.Logger.V(1).Info("route changes worked out without a full render", "routes", len(out.Model.State))
+	return out
+}
+
+// adopt takes the exclusions still in force from a pass's output and logs
+// the budget when it changed.
+func (c *Controller) adopt(out *pipeline.Output) {
 	c.mu.Lock()
 	c.excluded = out.Exclusions
 	if c.excluded == nil {
@@ -951,7 +999,6 @@ func (c *Controller) pass(prev servers.Layouts) (*pipeline.Output, error) {
 			c.o.Logger.Info(pipeline.BudgetMessage, b.KeysAndValues()...)
 		}
 	}
-	return out, nil
 }
 
 // exclude rejects the culprits of err until they change or go away; the

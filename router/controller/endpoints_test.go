@@ -225,3 +225,59 @@ func TestScaleUpsIntoUncheckedSlotsAvoidReloads(t *testing.T) {
 		t.Fatalf("starts %d, reloads %d", starts, reloads)
 	}
 }
+
+// TestRouteAdditionsAreWorkedOutWithoutAFullRender: a route added (or
+// removed) is worked out from the last pass (pipeline.UpdateRoutes) and
+// reloaded, and haproxy.config on disk is what a full pass renders — also
+// after endpoint changes moved endpoints into spare slots; a change of
+// anything else (a service) runs the full pass.
+func TestRouteAdditionsAreWorkedOutWithoutAFullRender(t *testing.T) {
+	f := newFakeSetup(t, plainRoute("a", "web"), plainRoute("b", "web"))
+	var logs logLines
+	f.c.o.Logger = logs.logger()
+	ctx := context.Background()
+	if !f.commit(t) {
+		t.Fatal("the first commit did not start haproxy")
+	}
+	const worked = "route changes worked out without a full render"
+	fresh := func(t *testing.T) {
+		t.Helper()
+		out, err := pipeline.Pass(f.st, f.c.o.Inputs, pipeline.State{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := []byte(f.config(t)); !bytes.Equal(got, out.Config) {
+			t.Fatalf("haproxy.config on disk is not what a full pass renders:\n%s", firstDifference(got, out.Config))
+		}
+	}
+	setSlice(f.st, "a", "svc", "10.99.0.1", "10.99.0.2", "10.50.0.1")
+	if out, err := f.c.commit(ctx, true, true); err != nil || !out.runtime {
+		t.Fatalf("endpoint change: %+v %v", out, err)
+	}
+	for i, change := range []func(){
+		func() { f.st.Upsert(plainRoute("a", "shop")) },
+		func() { f.st.Delete(plainRoute("b", "web")) },
+	} {
+		before := logs.count(worked)
+		change()
+		out, err := f.c.commit(ctx, true, false)
+		if err != nil || !out.reloaded {
+			t.Fatalf("change %d: %+v %v", i, out, err)
+		}
+		if logs.count(worked) != before+1 {
+			t.Fatalf("change %d was not worked out without a full render:\n%s", i, strings.Join(logs.lines, "\n"))
+		}
+		fresh(t)
+	}
+	before := logs.count(worked)
+	setEndpoints(f.st, "a", "svc", "10.99.0.1")
+	if _, err := f.c.commit(ctx, true, false); err != nil {
+		t.Fatal(err)
+	}
+	if logs.count(worked) != before {
+		t.Fatal("a service change was worked out without a full pass")
+	}
+	if got, want := []byte(f.config(t)), f.fullRender(t); !bytes.Equal(got, want) {
+		t.Fatalf("haproxy.config on disk is not what a full pass renders:\n%s", firstDifference(got, want))
+	}
+}

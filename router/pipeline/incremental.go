@@ -194,8 +194,12 @@ func renderConfig(td *model.TemplateData, in Inputs, configPath string) ([]byte,
 // those of the pass (the next full pass renders them again).
 func (out *Output) Apply(ch *EndpointChange) {
 	out.Generation = ch.generation
+	if out.touched == nil && len(ch.State) > 0 {
+		out.touched = map[model.ServiceAliasConfigKey]bool{}
+	}
 	for k, cfg := range ch.State {
 		out.Model.State[k] = cfg
+		out.touched[k] = true
 	}
 	for k := range ch.changed {
 		if su, ok := ch.serviceUnits[k]; ok {

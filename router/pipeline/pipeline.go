@@ -124,6 +124,10 @@ type Output struct {
 	admitted map[model.ServiceAliasConfigKey]*routev1.Route
 	base     *dynamic.Config
 	baseText []byte
+	// touched are the routes whose model entries endpoint changes
+	// replaced since the pass (Apply): Config does not have their
+	// sections as HAProxy runs them.
+	touched map[model.ServiceAliasConfigKey]bool
 }
 
 // Pass runs the pipeline once on the objects of src.

@@ -49,6 +49,10 @@ const (
 	// FullManyRoutes: so many routes are affected that a full pass costs
 	// about as much.
 	FullManyRoutes = "many-routes"
+	// FullNoBackendChange: no route was admitted or dropped, so no
+	// backend comes or goes: the change may apply without a reload,
+	// which the full pass, on the running layouts, finds out.
+	FullNoBackendChange = "no-backend-added-or-removed"
 )
 
 // UpdateRoutes works the route and endpoint changes of src since out (the
@@ -103,10 +107,24 @@ func UpdateRoutes(src Source, in Inputs, st State, out *Output) (*Output, string
 			}
 		}
 		var build []*routev1.Route
+		backends := false
 		for _, r := range next.Decision.Admitted {
-			if affected[model.NewServiceAliasConfigKey(r.Namespace, r.Name)] {
+			k := model.NewServiceAliasConfigKey(r.Namespace, r.Name)
+			if affected[k] {
 				build = append(build, r)
+				if _, had := old.State[k]; !had {
+					backends = true
+				}
 			}
+		}
+		for k := range affected {
+			if _, had := old.State[k]; had && !next.Decision.Results[RouteKey(k)].Admitted {
+				backends = true
+			}
+		}
+		if !backends {
+			full = FullNoBackendChange
+			return nil
 		}
 		rebuilt, units = builder.Routes(v, old, build, changed, in.Build)
 		return nil
@@ -186,6 +204,13 @@ func UpdateRoutes(src Source, in Inputs, st State, out *Output) (*Output, string
 	render := map[model.ServiceAliasConfigKey]bool{}
 	for k := range rebuilt {
 		render[k] = true
+	}
+	for k := range out.touched {
+		// Changed by endpoint changes since the pass: out.Config does
+		// not have their sections as they run.
+		if _, ok := td.State[k]; ok {
+			render[k] = true
+		}
 	}
 	for k, cfg := range td.State {
 		if !render[k] && !servers.CompactLines(k, cfg.Servers, so) {
