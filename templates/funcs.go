@@ -104,9 +104,13 @@ func FuncMap(opts FuncOptions) template.FuncMap {
 		"escapeSingleQuotes":   syntax.EscapeSingleQuotes,
 
 		// This router's additions.
-		"routeMapKey":      RouteMapKey,
-		"haproxyQuote":     syntax.Quote,
-		"haproxyLogFormat": syntax.LogFormat,
+		"routeMapKey":            RouteMapKey,
+		"routeHTTPMap":           RouteHTTPMap,
+		"routeHTTPSMap":          RouteHTTPSMap,
+		"routeSNIPassthroughMap": RouteSNIPassthroughMap,
+		"routeCertConfigMap":     RouteCertConfigMap,
+		"haproxyQuote":           syntax.Quote,
+		"haproxyLogFormat":       syntax.LogFormat,
 	}
 
 	fm := sprig.TxtFuncMap()

@@ -552,10 +552,24 @@ func (c *Controller) commit(ctx context.Context, allowReload, endpoints bool) (o
 		// Routes added or removed: a reload, of the configuration worked
 		// out without a full render.
 		routes = c.passRoutes()
+	} else if c.routesNeedReload() {
+		// Certain to need the reload: no full pass to find it out.
+		log.V(2).Info("routes added or removed; waiting for the reload interval")
+		return outcome{deferred: true}, nil
 	}
 	c.mu.Lock()
+	// The last pass's output describes what HAProxy runs until this pass
+	// changes it; a change deferred to the reload leaves it so.
+	lastBefore := c.last
 	c.last = nil
 	c.mu.Unlock()
+	keepLast := func() {
+		c.mu.Lock()
+		if c.last == nil {
+			c.last = lastBefore
+		}
+		c.mu.Unlock()
+	}
 	freshLayout := false
 	carried := "" // the reason found before laying out afresh
 	for round := 0; ; round++ {
@@ -569,6 +583,7 @@ func (c *Controller) commit(ctx context.Context, allowReload, endpoints bool) (o
 			prevLayouts = nil
 		}
 		if !allowReload && !incremental {
+			keepLast()
 			return outcome{deferred: true}, nil
 		}
 		var out *pipeline.Output
@@ -655,6 +670,7 @@ func (c *Controller) commit(ctx context.Context, allowReload, endpoints bool) (o
 				log.Error(rbErr, "rolling back files of a change deferred to a reload")
 			}
 			log.V(2).Info("change needs a reload; waiting for the reload interval", "reason", reason)
+			keepLast()
 			return outcome{deferred: true}, nil
 		}
 		if incremental && !out.Compact() {
@@ -981,6 +997,23 @@ func (c *Controller) passRoutes() *pipeline.Output {
 	c.adopt(out)
 	c.o.Logger.V(1).Info("route changes worked out without a full render", "routes", len(out.Model.State))
 	return out
+}
+
+// routesNeedReload reports whether the changes since the last pass admit
+// or drop routes (pipeline.AddsOrRemovesBackends): a reload is certain.
+func (c *Controller) routesNeedReload() bool {
+	c.mu.RLock()
+	last, excluded := c.last, c.excluded
+	ok := last != nil && c.running != nil && !c.forceReload && !c.presync
+	c.mu.RUnlock()
+	if !ok || !c.o.Process.Running() {
+		return false
+	}
+	yes, err := pipeline.AddsOrRemovesBackends(c.o.Store, c.o.Inputs, pipeline.State{Exclusions: excluded}, last)
+	if err != nil {
+		c.o.Logger.Error(err, "working out whether routes were added or removed")
+	}
+	return yes
 }
 
 // adopt takes the exclusions still in force from a pass's output and logs

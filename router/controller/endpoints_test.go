@@ -281,3 +281,32 @@ func TestRouteAdditionsAreWorkedOutWithoutAFullRender(t *testing.T) {
 		t.Fatalf("haproxy.config on disk is not what a full pass renders:\n%s", firstDifference(got, want))
 	}
 }
+
+// TestRouteAdditionsWaitForTheReloadWithoutAFullPass: a route added while
+// reloads must wait (the reload interval) is deferred on admission alone,
+// and the reload that follows is worked out from the last pass: neither
+// runs a full render.
+func TestRouteAdditionsWaitForTheReloadWithoutAFullPass(t *testing.T) {
+	f := newFakeSetup(t, plainRoute("a", "web"))
+	var logs logLines
+	f.c.o.Logger = logs.logger()
+	ctx := context.Background()
+	if !f.commit(t) {
+		t.Fatal("the first commit did not start haproxy")
+	}
+	f.st.Upsert(plainRoute("a", "shop"))
+	out, err := f.c.commit(ctx, false, false)
+	if err != nil || !out.deferred {
+		t.Fatalf("outcome %+v, %v", out, err)
+	}
+	if logs.count("routes added or removed; waiting for the reload interval") != 1 || logs.count("change needs a reload; waiting") != 0 {
+		t.Fatalf("not deferred on admission alone:\n%s", strings.Join(logs.lines, "\n"))
+	}
+	out, err = f.c.commit(ctx, true, false)
+	if err != nil || !out.reloaded {
+		t.Fatalf("outcome %+v, %v", out, err)
+	}
+	if logs.count("route changes worked out without a full render") != 1 {
+		t.Fatalf("the reload was not worked out from the last pass:\n%s", strings.Join(logs.lines, "\n"))
+	}
+}

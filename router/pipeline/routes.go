@@ -63,6 +63,18 @@ const (
 // without routes it keeps (as UpdateEndpoints). Its result equals a full
 // Pass's with fresh layouts (TestRouteChangesEqualAFullPass).
 func UpdateRoutes(src Source, in Inputs, st State, out *Output) (*Output, string, error) {
+	return updateRoutes(src, in, st, out, false)
+}
+
+// AddsOrRemovesBackends reports whether the changes of src since out are
+// route, service and endpoint changes that admit or drop routes (so a
+// reload is certain), without working them out: admission only.
+func AddsOrRemovesBackends(src Source, in Inputs, st State, out *Output) (bool, error) {
+	_, full, err := updateRoutes(src, in, st, out, true)
+	return err == nil && full == "", err
+}
+
+func updateRoutes(src Source, in Inputs, st State, out *Output, checkOnly bool) (*Output, string, error) {
 	if out.Config == nil {
 		return nil, FullNoConfig, nil
 	}
@@ -126,13 +138,16 @@ func UpdateRoutes(src Source, in Inputs, st State, out *Output) (*Output, string
 			full = FullNoBackendChange
 			return nil
 		}
+		if checkOnly {
+			return nil
+		}
 		rebuilt, units = builder.Routes(v, old, build, changed, in.Build)
 		return nil
 	})
 	if err != nil {
 		return nil, "", fmt.Errorf("reading the objects: %w", err)
 	}
-	if full != "" {
+	if full != "" || checkOnly {
 		return nil, full, nil
 	}
 

@@ -125,6 +125,26 @@ func TestRouteChangesEqualAFullPass(t *testing.T) {
 			}, FullNoBackendChange},
 			{"the other namespace's route leaves the host: ns/rc is admitted", func(st *store.Store) { st.Delete(route("other", "early", "", "", "", 0)) }, ""},
 		}},
+		{"routes with their services", []step{
+			{"a route added with its new service and endpoints", func(st *store.Store) {
+				st.Upsert(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "new"},
+					Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "web", Port: 80}}}})
+				st.Upsert(endpointSlice("ns", "new-1", "new", true, "10.0.9.1", "10.0.9.2"))
+				st.Upsert(route("ns", "rnew", "new.example.com", "", "new", 40))
+			}, ""},
+			{"a route added while another route's service changes its port and idles", func(st *store.Store) {
+				st.Upsert(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c",
+					Annotations: map[string]string{"idling.alpha.openshift.io/idled-at": "2026-11-24T00:00:00Z"}},
+					Spec: corev1.ServiceSpec{ClusterIP: "172.30.0.9", Ports: []corev1.ServicePort{{Name: "web", Port: 81}}}})
+				st.Delete(endpointSlice("ns", "c-1", "c", true))
+				st.Upsert(route("ns", "rz", "z.example.com", "", "b", 41))
+			}, ""},
+			{"the route and its service removed", func(st *store.Store) {
+				st.Delete(route("ns", "rnew", "", "", "", 0))
+				st.Delete(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "new"}})
+				st.Delete(endpointSlice("ns", "new-1", "new", true))
+			}, ""},
+		}},
 		{"routes and endpoints together", []step{
 			{"an endpoint added and a route added", func(st *store.Store) {
 				st.Upsert(endpointSlice("ns", "a-2", "a", true, "10.0.1.3"))
@@ -223,10 +243,13 @@ func TestRouteChangesFallBackToAFullPass(t *testing.T) {
 		change   func(st *store.Store)
 		full     string
 	}{
-		{"a service changed", def, func(st *store.Store) {
+		{"a namespace changed", def, func(st *store.Store) {
+			st.Upsert(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns", Labels: map[string]string{"team": "x"}}})
+		}, FullOther},
+		{"a service changed, no backend comes or goes", def, func(st *store.Store) {
 			st.Upsert(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a"},
 				Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "web", Port: 81}}}})
-		}, FullOther},
+		}, FullNoBackendChange},
 		{"a template that counts the routes in its global section", counting, func(st *store.Store) {
 			st.Upsert(route("ns", "rbb", "bb.example.com", "", "b", 10))
 		}, FullNotPerRoute},

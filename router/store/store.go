@@ -52,13 +52,15 @@ type Store struct {
 
 	generation uint64
 	// lastOther is the generation of the last change that was neither an
-	// endpoint nor a route change (services, secrets, namespaces, syncs,
-	// pokes); lastRoute that of the last route change.
-	lastOther, lastRoute uint64
+	// endpoint, a route nor a service change (secrets, namespaces, syncs,
+	// pokes); lastRoute and lastService those of the last route and
+	// Service changes.
+	lastOther, lastRoute, lastService uint64
 	// endpointLog lists the endpoint changes (Endpoints or EndpointSlice
-	// added, changed or removed, by the service they belong to) and the
-	// route changes (by route) after generation endpointLogStart, in
-	// order (see EndpointChangesSince and ChangesSince).
+	// added, changed or removed, by the service they belong to), the
+	// Service changes and the route changes (by route) after generation
+	// endpointLogStart, in order (see EndpointChangesSince and
+	// ChangesSince).
 	endpointLog      []endpointChange
 	endpointLogStart uint64
 	synced           map[string]bool
@@ -127,6 +129,15 @@ func (s *Store) notifyRoute(k Key) {
 	s.signal()
 }
 
+// notifyService records a change of the Service object k.
+func (s *Store) notifyService(k Key) {
+	s.generation++
+	s.lastService = s.generation
+	s.endpointLog = append(s.endpointLog, endpointChange{generation: s.generation, service: k})
+	s.trimLog()
+	s.signal()
+}
+
 // trimLog bounds the change log.
 func (s *Store) trimLog() {
 	if len(s.endpointLog) > maxEndpointLog {
@@ -162,7 +173,10 @@ func (s *Store) Upsert(obj runtime.Object) {
 		s.notifyRoute(k)
 		return
 	case *corev1.Service:
-		s.services[KeyOf(o.Namespace, o.Name)] = o
+		k := KeyOf(o.Namespace, o.Name)
+		s.services[k] = o
+		s.notifyService(k)
+		return
 	case *corev1.Endpoints:
 		k := KeyOf(o.Namespace, o.Name)
 		s.endpoints[k] = o
@@ -216,7 +230,10 @@ func (s *Store) Delete(obj runtime.Object) {
 		s.notifyRoute(k)
 		return
 	case *corev1.Service:
-		delete(s.services, KeyOf(o.Namespace, o.Name))
+		k := KeyOf(o.Namespace, o.Name)
+		delete(s.services, k)
+		s.notifyService(k)
+		return
 	case *corev1.Endpoints:
 		k := KeyOf(o.Namespace, o.Name)
 		delete(s.endpoints, k)
@@ -287,7 +304,7 @@ func (v View) Generation() uint64 { return v.s.generation }
 // reaches back that far): the caller then has to look at everything. It
 // takes time in the number of changes, not of objects.
 func (v View) EndpointChangesSince(since uint64) (services []Key, ok bool) {
-	if v.s.lastRoute > since {
+	if v.s.lastRoute > since || v.s.lastService > since {
 		return nil, false
 	}
 	_, services, ok = v.ChangesSince(since)
@@ -295,9 +312,10 @@ func (v View) EndpointChangesSince(since uint64) (services []Key, ok bool) {
 }
 
 // ChangesSince returns the routes that changed (added, updated or
-// deleted) and the services whose endpoints changed after generation
-// since, each once, in the order of their first change, when route and
-// endpoint changes are all that changed since then; ok is false when
+// deleted) and the services that changed or whose endpoints changed after
+// generation since, each once, in the order of their first change, when
+// route, Service and endpoint changes are all that changed since then; ok
+// is false when
 // anything else changed (or the log no longer reaches back that far). It
 // takes time in the number of changes, not of objects.
 func (v View) ChangesSince(since uint64) (routes, services []Key, ok bool) {

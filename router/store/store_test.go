@@ -99,6 +99,10 @@ func TestChangesSinceNamesRoutesAndServices(t *testing.T) {
 			s.Delete(route("gone"))
 			s.Upsert(route("new"))
 		}, []Key{"ns/new", "ns/old", "ns/gone"}, []Key{"ns/a"}, true},
+		{"a service changed: named with the services", func(s *Store) {
+			s.Upsert(route("new"))
+			s.Upsert(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "svc"}})
+		}, []Key{"ns/new"}, []Key{"ns/svc"}, true},
 		{"a namespace changed too", func(s *Store) {
 			s.Upsert(route("new"))
 			s.Upsert(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns"}})

@@ -1,0 +1,140 @@
+package templates
+
+import (
+	"fmt"
+	"math/rand"
+	"strings"
+	"testing"
+
+	routev1 "github.com/openshift/api/route/v1"
+
+	"github.com/openshift-router-go/router/router/model"
+)
+
+// formerMaps is how the default template wrote its map files before they
+// were written in Go (routemaps.go): the reference the Go versions must
+// match byte for byte.
+const formerMaps = `{{- /* HTTP frontend map: host/path/ -> backend, or @redirect for routes
+       whose insecureEdgeTerminationPolicy is Redirect. */ -}}
+{{- define "/var/lib/haproxy/conf/route_http.map" -}}
+{{- range $cfgIdx, $cfg := .State }}
+{{- $term := print $cfg.TLSTermination }}
+{{- $policy := print $cfg.InsecureEdgeTerminationPolicy }}
+{{- $key := routeMapKey (genCertificateHostName $cfg.Host $cfg.IsWildcard) $cfg.Path }}
+{{- if eq $term "" }}
+{{ $key }} be_http:{{ $cfgIdx }}
+{{- else if eq $policy "Redirect" }}
+{{ $key }} @redirect
+{{- else if and (eq $policy "Allow") (ne $term "passthrough") }}
+{{ $key }} {{ genBackendNamePrefix $cfg.TLSTermination }}:{{ $cfgIdx }}
+{{- end }}
+{{- end }}
+{{ end -}}
+
+{{- /* HTTPS (terminated at the router) map: host/path/ -> backend. */ -}}
+{{- define "/var/lib/haproxy/conf/route_https.map" -}}
+{{- range $cfgIdx, $cfg := .State }}
+{{- if matchValues (print $cfg.TLSTermination) "edge" "reencrypt" }}
+{{ routeMapKey (genCertificateHostName $cfg.Host $cfg.IsWildcard) $cfg.Path }} {{ genBackendNamePrefix $cfg.TLSTermination }}:{{ $cfgIdx }}
+{{- end }}
+{{- end }}
+{{ end -}}
+
+{{- /* Passthrough map: SNI host (wildcard routes: "*.domain") -> backend.
+       An edge or re-encrypt host of a domain that has a wildcard
+       passthrough route maps to be_sni (TLS terminated here), so that the
+       specific route wins over the wildcard one. */ -}}
+{{- define "/var/lib/haproxy/conf/route_sni_passthrough.map" -}}
+{{- $wildcardPassthrough := dict }}
+{{- $passthroughHosts := dict }}
+{{- range $cfgIdx, $cfg := .State }}
+{{- if eq (print $cfg.TLSTermination) "passthrough" }}
+{{- if $cfg.IsWildcard }}{{ $_ := set $wildcardPassthrough (genCertificateHostName $cfg.Host true) true }}
+{{- else }}{{ $_ := set $passthroughHosts $cfg.Host true }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- $terminated := dict }}
+{{- range $cfgIdx, $cfg := .State }}
+{{- if eq (print $cfg.TLSTermination) "passthrough" }}
+{{ genCertificateHostName $cfg.Host $cfg.IsWildcard }} be_tcp:{{ $cfgIdx }}
+{{- else if and (matchValues (print $cfg.TLSTermination) "edge" "reencrypt") (not $cfg.IsWildcard) (hasKey $wildcardPassthrough (genCertificateHostName $cfg.Host true)) (not (hasKey $passthroughHosts $cfg.Host)) (not (hasKey $terminated $cfg.Host)) }}
+{{- $_ := set $terminated $cfg.Host true }}
+{{ $cfg.Host }} be_sni
+{{- end }}
+{{- end }}
+{{ end -}}
+
+{{- /* crt-list: the certificate of each edge/re-encrypt route that has one,
+       for its host (routes without one use the default certificate). */ -}}
+{{- define "/var/lib/haproxy/conf/cert_config.map" -}}
+{{- $workingDir := .WorkingDir }}
+{{- $index := .CertificateIndex }}
+{{- range $cfgIdx, $cfg := .State }}
+{{- if matchValues (print $cfg.TLSTermination) "edge" "reencrypt" }}
+{{- $cert := index $cfg.Certificates $cfg.Host }}
+{{- if $cert.Contents }}
+{{- /* h2 unless disabled or the certificate serves other routes too
+       (connection coalescing) */}}
+{{- $alpn := "" }}{{ if and (not $.DisableHTTP2) (le (index $index $cert.Contents) 1) }}{{ $alpn = " [alpn h2,http/1.1]" }}{{ end }}
+{{ $workingDir }}/router/certs/{{ $cfgIdx.FileName }}.pem{{ $alpn }} {{ genCertificateHostName $cfg.Host $cfg.IsWildcard }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{ end -}}
+
+`
+
+// TestRouteMapsMatchTheFormerTemplate renders random models (terminations,
+// policies, wildcards, paths, shared hosts and certificates, HTTP/2 on and
+// off) with the former map templates and the Go versions.
+func TestRouteMapsMatchTheFormerTemplate(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(formerMaps)
+	b.WriteString(`{{ define "/var/lib/haproxy/conf/haproxy.config" }}{{ end }}`)
+	for name, fn := range map[string]string{"route_http.map": "routeHTTPMap", "route_https.map": "routeHTTPSMap",
+		"route_sni_passthrough.map": "routeSNIPassthroughMap", "cert_config.map": "routeCertConfigMap"} {
+		fmt.Fprintf(&b, `{{ define "/var/lib/haproxy/new/%s" }}{{ %s . }}{{ end }}`, name, fn)
+	}
+	r, err := Parse("maps", b.String(), FuncMap(FuncOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(1))
+	terms := []routev1.TLSTerminationType{"", routev1.TLSTerminationEdge, routev1.TLSTerminationReencrypt, routev1.TLSTerminationPassthrough}
+	policies := []routev1.InsecureEdgeTerminationPolicyType{"", routev1.InsecureEdgeTerminationPolicyAllow, routev1.InsecureEdgeTerminationPolicyRedirect, routev1.InsecureEdgeTerminationPolicyNone}
+	hosts := []string{"a.example.com", "b.example.com", "www.wild.example.com", "x.wild.example.com", "localhost"}
+	for i := 0; i < 200; i++ {
+		td := model.TemplateData{WorkingDir: "/wd", DisableHTTP2: rng.Intn(4) == 0, CertificateIndex: map[string]int{},
+			State: map[model.ServiceAliasConfigKey]model.ServiceAliasConfig{}}
+		for j := rng.Intn(12); j > 0; j-- {
+			cfg := model.ServiceAliasConfig{Namespace: fmt.Sprintf("ns%d", rng.Intn(3)), Name: fmt.Sprintf("r%d", rng.Intn(20)),
+				Host: hosts[rng.Intn(len(hosts))], IsWildcard: rng.Intn(4) == 0, TLSTermination: terms[rng.Intn(len(terms))],
+				InsecureEdgeTerminationPolicy: policies[rng.Intn(len(policies))], Certificates: map[string]model.Certificate{}}
+			if rng.Intn(2) == 0 {
+				cfg.Path = "/p"
+			}
+			if rng.Intn(2) == 0 {
+				c := fmt.Sprintf("cert-%d", rng.Intn(3))
+				cfg.Certificates[cfg.Host] = model.Certificate{Contents: c}
+				td.CertificateIndex[c]++
+			}
+			td.State[model.NewServiceAliasConfigKey(cfg.Namespace, cfg.Name)] = cfg
+		}
+		td.WorkingDir = "/wd"
+		fs, err := r.Render(&td)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for _, f := range fs {
+			got[f.Path] = string(f.Data)
+		}
+		for _, name := range []string{"route_http.map", "route_https.map", "route_sni_passthrough.map", "cert_config.map"} {
+			former, now := got["/wd/conf/"+name], got["/wd/new/"+name]
+			if former != now {
+				t.Fatalf("model %d, %s:\nformer %q\nnow    %q", i, name, former, now)
+			}
+		}
+	}
+}
