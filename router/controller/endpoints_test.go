@@ -232,7 +232,10 @@ func TestScaleUpsIntoUncheckedSlotsAvoidReloads(t *testing.T) {
 // after endpoint changes moved endpoints into spare slots; a change of
 // anything else (a service) runs the full pass.
 func TestRouteAdditionsAreWorkedOutWithoutAFullRender(t *testing.T) {
-	f := newFakeSetup(t, plainRoute("a", "web"), plainRoute("b", "web"))
+	// More than two routes: UpdateRoutes probes the text around the
+	// routes' sections with an unchanged route that is neither the first
+	// nor the last.
+	f := newFakeSetup(t, plainRoute("a", "web"), plainRoute("b", "web"), plainRoute("c", "web"), plainRoute("d", "web"))
 	var logs logLines
 	f.c.o.Logger = logs.logger()
 	ctx := context.Background()

@@ -49,6 +49,10 @@ const (
 	// FullManyRoutes: so many routes are affected that a full pass costs
 	// about as much.
 	FullManyRoutes = "many-routes"
+	// FullEdgeRoutes: no route that is neither the first nor the last
+	// stays unchanged, to show that the text around the routes'
+	// sections does not depend on them (see probeRoute).
+	FullEdgeRoutes = "no-unchanged-route-to-probe"
 	// FullNoBackendChange: no route was admitted or dropped, so no
 	// backend comes or goes: the change may apply without a reload,
 	// which the full pass, on the running layouts, finds out.
@@ -235,8 +239,12 @@ func updateRoutes(src Source, in Inputs, st State, out *Output, checkOnly bool) 
 	if len(render) > len(td.State)/4+16 {
 		return nil, FullManyRoutes, nil
 	}
+	probe, ok := probeRoute(old, &td, render)
+	if !ok {
+		return nil, FullEdgeRoutes, nil
+	}
 	part := td
-	part.State = make(map[model.ServiceAliasConfigKey]model.ServiceAliasConfig, len(render))
+	part.State = make(map[model.ServiceAliasConfigKey]model.ServiceAliasConfig, len(render)+1)
 	part.ServiceUnits = map[model.ServiceUnitKey]model.ServiceUnit{}
 	for k := range render {
 		cfg := td.State[k]
@@ -250,10 +258,16 @@ func updateRoutes(src Source, in Inputs, st State, out *Output, checkOnly bool) 
 		td.State[k] = cfg
 	}
 	next.Model = &td
+	alone := td
+	alone.State = map[model.ServiceAliasConfigKey]model.ServiceAliasConfig{probe: td.State[probe]}
+	alone.ServiceUnits = map[model.ServiceUnitKey]model.ServiceUnit{}
+	for su := range td.State[probe].ServiceUnits {
+		alone.ServiceUnits[su] = td.ServiceUnits[su]
+	}
 
 	// haproxy.config: the previous one with the routes' sections
 	// spliced in.
-	config, ok, err := spliceRoutes(in, out, &part, next.Model, render, affected)
+	config, ok, err := spliceRoutes(in, out, &part, &alone, next.Model, render, probe)
 	if err != nil || !ok {
 		if err == nil {
 			return nil, FullNotPerRoute, nil
@@ -272,6 +286,45 @@ func updateRoutes(src Source, in Inputs, st State, out *Output, checkOnly bool) 
 	// routes.
 	next.base, next.baseText = out.base, out.baseText
 	return next, "", nil
+}
+
+// probeRoute returns a route that neither comes first nor last in the
+// configuration before the change (old), is not rendered again and is
+// still there (td), or false if there is none.
+//
+// dynamic.Cut gives the comments and blank lines before a section header
+// to that section: text a template writes after its last other section
+// and before its first route's (a comment listing the routes, say) is
+// part of the first route's section, and text after the last route's
+// section that is not a section's is part of the last route's; a render
+// without routes does not show it. Rendered alone, the probe route is
+// both the first and the last: its section must come out as it is in the
+// configuration before, where it is neither (spliceRoutes), or the text
+// around the routes' sections depends on them.
+func probeRoute(old, td *model.TemplateData, render map[model.ServiceAliasConfigKey]bool) (model.ServiceAliasConfigKey, bool) {
+	if len(old.State) < 3 {
+		return "", false
+	}
+	var first, last model.ServiceAliasConfigKey
+	seen := false
+	for k := range old.State {
+		if !seen || k < first {
+			first = k
+		}
+		if !seen || k > last {
+			last = k
+		}
+		seen = true
+	}
+	for k := range old.State {
+		if k == first || k == last || render[k] {
+			continue
+		}
+		if _, ok := td.State[k]; ok {
+			return k, true
+		}
+	}
+	return "", false
 }
 
 // modelKey is the model key of a route's admission key.
@@ -343,7 +396,7 @@ func cutRoutes(data []byte, isRoute func(header string) (model.ServiceAliasConfi
 // spliceRoutes returns haproxy.config for td: the previous configuration
 // (out.Config) with the sections of the routes of part (rendered alone)
 // in place of theirs, the sections of the routes no longer in td out.
-func spliceRoutes(in Inputs, out *Output, part, td *model.TemplateData, render, affected map[model.ServiceAliasConfigKey]bool) ([]byte, bool, error) {
+func spliceRoutes(in Inputs, out *Output, part, alone, td *model.TemplateData, render map[model.ServiceAliasConfigKey]bool, probe model.ServiceAliasConfigKey) ([]byte, bool, error) {
 	if out.baseText == nil {
 		empty := *out.Model
 		empty.State = map[model.ServiceAliasConfigKey]model.ServiceAliasConfig{}
@@ -390,6 +443,15 @@ func spliceRoutes(in Inputs, out *Output, part, td *model.TemplateData, render, 
 	}
 	if len(was.keys) != len(out.Model.State) || len(now.keys) != len(part.State) {
 		// A route of the model without a section of its own.
+		return nil, false, nil
+	}
+	aloneConfig, err := renderConfig(alone, in, out.ConfigPath)
+	if err != nil {
+		return nil, false, err
+	}
+	probed, ok := cutRoutes(aloneConfig, routeOf(alone.State))
+	if !ok || !bytes.Equal(without(probed), base) || !bytes.Equal(probed.blocks[probe], was.blocks[probe]) {
+		// The text around the routes' sections depends on them.
 		return nil, false, nil
 	}
 	keys := td.SortedStateKeys()

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/openshift-router-go/router/haproxy/files"
 	"github.com/openshift-router-go/router/router/store"
 	"github.com/openshift-router-go/router/templates"
+	"github.com/openshift-router-go/router/test/testcerts"
 )
 
 // route is a route of ns to service svc (created at second created).
@@ -94,11 +96,56 @@ func TestRouteChangesEqualAFullPass(t *testing.T) {
 		// full is the reason the step needs the full pass ("": none).
 		full string
 	}
+	ca, err := testcerts.NewCA("routes CA", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, err := ca.Issue("e.example.com", []string{"e1.example.com", "e2.example.com", "y.w.example.com"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlsRoute := func(r *routev1.Route, term routev1.TLSTerminationType, wildcard bool) *routev1.Route {
+		r.Spec.TLS = &routev1.TLSConfig{Termination: term}
+		if term != routev1.TLSTerminationPassthrough {
+			r.Spec.TLS.Certificate, r.Spec.TLS.Key = pair.CertPEM, pair.KeyPEM
+		}
+		if wildcard {
+			r.Spec.WildcardPolicy = routev1.WildcardPolicySubdomain
+		}
+		return r
+	}
 	tests := []struct {
-		name  string
-		steps []step
+		name     string
+		renderer *templates.Renderer
+		steps    []step
 	}{
-		{"adds and removes", []step{
+		{"certificates, passthrough, wildcards and namespace ownership", r, []step{
+			{"an edge route with a certificate added", func(st *store.Store) {
+				st.Upsert(tlsRoute(route("ns", "edge1", "e1.example.com", "", "a", 20), routev1.TLSTerminationEdge, false))
+			}, ""},
+			{"a second edge route with the same certificate: the first one's cert_config.map line changes", func(st *store.Store) {
+				st.Upsert(tlsRoute(route("ns", "edge2", "e2.example.com", "", "b", 21), routev1.TLSTerminationEdge, false))
+			}, ""},
+			{"a passthrough route added", func(st *store.Store) {
+				st.Upsert(tlsRoute(route("ns", "pt", "p.example.com", "", "c", 22), routev1.TLSTerminationPassthrough, false))
+			}, ""},
+			{"a wildcard passthrough route takes w.example.com for its namespace", func(st *store.Store) {
+				st.Upsert(tlsRoute(route("wild", "star", "www.w.example.com", "", "a", 23), routev1.TLSTerminationPassthrough, true))
+			}, ""},
+			{"an edge route of the same namespace in w.example.com: be_sni in the passthrough map", func(st *store.Store) {
+				st.Upsert(tlsRoute(route("wild", "edgew", "y.w.example.com", "", "a", 24), routev1.TLSTerminationEdge, false))
+			}, ""},
+			{"a newer route of another namespace in w.example.com: rejected (namespace ownership)", func(st *store.Store) {
+				st.Upsert(route("other", "inw", "x.w.example.com", "", "a", 200))
+			}, FullNoBackendChange},
+			{"the wildcard route goes: the other namespace's route is admitted, the edge route's passthrough map line goes", func(st *store.Store) {
+				st.Delete(route("wild", "star", "", "", "", 0))
+			}, ""},
+			{"the first edge route goes: the second one's certificate is its own again", func(st *store.Store) {
+				st.Delete(route("ns", "edge1", "", "", "", 0))
+			}, ""},
+		}},
+		{"adds and removes", r, []step{
 			{"a route added between others", func(st *store.Store) { st.Upsert(route("ns", "rbb", "bb.example.com", "", "b", 10)) }, ""},
 			{"a route added first", func(st *store.Store) { st.Upsert(route("aa", "first", "first.example.com", "", "a", 11)) }, ""},
 			{"a route added last", func(st *store.Store) { st.Upsert(route("zz", "last", "last.example.com", "/x", "c", 12)) }, ""},
@@ -112,7 +159,7 @@ func TestRouteChangesEqualAFullPass(t *testing.T) {
 			}, FullNoBackendChange},
 			{"a route removed after a full pass", func(st *store.Store) { st.Delete(route("ns", "rc", "", "", "", 0)) }, ""},
 		}},
-		{"host claims", []step{
+		{"host claims", r, []step{
 			{"a newer route of another namespace claims a.example.com: rejected", func(st *store.Store) {
 				st.Upsert(route("other", "late", "a.example.com", "", "a", 100))
 			}, FullNoBackendChange},
@@ -125,7 +172,7 @@ func TestRouteChangesEqualAFullPass(t *testing.T) {
 			}, FullNoBackendChange},
 			{"the other namespace's route leaves the host: ns/rc is admitted", func(st *store.Store) { st.Delete(route("other", "early", "", "", "", 0)) }, ""},
 		}},
-		{"routes with their services", []step{
+		{"routes with their services", r, []step{
 			{"a route added with its new service and endpoints", func(st *store.Store) {
 				st.Upsert(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "new"},
 					Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "web", Port: 80}}}})
@@ -145,7 +192,7 @@ func TestRouteChangesEqualAFullPass(t *testing.T) {
 				st.Delete(endpointSlice("ns", "new-1", "new", true))
 			}, ""},
 		}},
-		{"routes and endpoints together", []step{
+		{"routes and endpoints together", r, []step{
 			{"an endpoint added and a route added", func(st *store.Store) {
 				st.Upsert(endpointSlice("ns", "a-2", "a", true, "10.0.1.3"))
 				st.Upsert(route("ns", "rd", "d.example.com", "", "a", 20))
@@ -158,8 +205,12 @@ func TestRouteChangesEqualAFullPass(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			in := benchInputs(r, t.TempDir())
+			in := benchInputs(tt.renderer, t.TempDir())
+			in.Admission.AllowWildcardRoutes = true
 			st := incrementalStore()
+			// A route of its own in the middle: UpdateRoutes renders one
+			// unchanged route that is neither first nor last alone.
+			st.Upsert(route("ns", "rbz", "bz.example.com", "", "b", 5))
 			out, err := Pass(st, in, State{})
 			if err != nil {
 				t.Fatal(err)
@@ -237,6 +288,16 @@ func TestRouteChangesFallBackToAFullPass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Comments listing the routes' hosts just before the first route's
+	// backend: dynamic.Cut puts them in that route's section.
+	openshiftStyle, err := os.ReadFile("../../test/e2e/testdata/openshift-style.template")
+	if err != nil {
+		t.Fatal(err)
+	}
+	osr, err := templates.Parse("openshift-style", string(openshiftStyle), templates.FuncMap(templates.FuncOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name     string
 		renderer *templates.Renderer
@@ -253,6 +314,13 @@ func TestRouteChangesFallBackToAFullPass(t *testing.T) {
 		{"a template that counts the routes in its global section", counting, func(st *store.Store) {
 			st.Upsert(route("ns", "rbb", "bb.example.com", "", "b", 10))
 		}, FullNotPerRoute},
+		{"a template whose comments before the routes' backends list the routes", osr, func(st *store.Store) {
+			st.Upsert(route("ns", "rbb", "bb.example.com", "", "b", 10))
+		}, FullNotPerRoute},
+		{"no unchanged route but the first and the last to probe the text around the routes", def, func(st *store.Store) {
+			st.Upsert(route("ns", "rbb", "bb.example.com", "", "b", 10))
+			st.Delete(route("ns", "rb", "", "", "", 0))
+		}, FullEdgeRoutes},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
