@@ -171,8 +171,12 @@ func (r *Renderer) render(td *model.TemplateData, skip string, record bool) ([]F
 			continue
 		}
 		// 1/16 more than last time: a file that grew a little is not
-		// copied to a buffer twice its size.
-		last := r.sizes[n]
+		// copied to a buffer twice its size. A partial render is a few
+		// routes: it starts small.
+		last := 0
+		if record {
+			last = r.sizes[n]
+		}
 		buf := bytes.NewBuffer(make([]byte, 0, last+last/16))
 		if err := r.files[n].ExecuteTemplate(buf, n, *td); err != nil {
 			return nil, fmt.Errorf("executing template: %w", err)
