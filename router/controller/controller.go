@@ -210,6 +210,10 @@ type Controller struct {
 	fullPassTook time.Duration
 	// loggedBudget is the last budget summary logged (capped, short, over).
 	loggedBudget [3]int
+	// loggedRouteFallback is the last reason logged for a route change
+	// that needed the full pass (a template that does not qualify says so
+	// once, not at every change).
+	loggedRouteFallback string
 }
 
 // outcome says what one pass did.
@@ -991,9 +995,13 @@ func (c *Controller) passRoutes() *pipeline.Output {
 		return nil
 	}
 	if full != "" {
-		c.o.Logger.V(2).Info("change needs a full pass", "reason", full)
+		if full != c.loggedRouteFallback {
+			c.loggedRouteFallback = full
+			c.o.Logger.V(2).Info("change needs a full pass", "reason", full)
+		}
 		return nil
 	}
+	c.loggedRouteFallback = ""
 	c.adopt(out)
 	c.o.Logger.V(1).Info("route changes worked out without a full render", "routes", len(out.Model.State))
 	return out

@@ -13,6 +13,7 @@ import (
 
 	"github.com/openshift-router-go/router/router/pipeline"
 	"github.com/openshift-router-go/router/router/store"
+	"github.com/openshift-router-go/router/templates"
 )
 
 // setSlice replaces the EndpointSlice of service svc of ns (an endpoint
@@ -290,7 +291,10 @@ func TestRouteAdditionsAreWorkedOutWithoutAFullRender(t *testing.T) {
 // and the reload that follows is worked out from the last pass: neither
 // runs a full render.
 func TestRouteAdditionsWaitForTheReloadWithoutAFullPass(t *testing.T) {
-	f := newFakeSetup(t, plainRoute("a", "web"))
+	// More than two routes: UpdateRoutes probes the text around the
+	// routes' sections with an unchanged route that is neither the first
+	// nor the last.
+	f := newFakeSetup(t, plainRoute("a", "web"), plainRoute("b", "web"), plainRoute("c", "web"))
 	var logs logLines
 	f.c.o.Logger = logs.logger()
 	ctx := context.Background()
@@ -311,5 +315,52 @@ func TestRouteAdditionsWaitForTheReloadWithoutAFullPass(t *testing.T) {
 	}
 	if logs.count("route changes worked out without a full render") != 1 {
 		t.Fatalf("the reload was not worked out from the last pass:\n%s", strings.Join(logs.lines, "\n"))
+	}
+}
+
+// TestRouteAdditionsWithATemplateThatListsTheRoutesRunTheFullPass: with a
+// template whose text around the routes' backends depends on the routes
+// (a comment counting them in the global section), routes added run the
+// full pass, the reason is logged once, and haproxy.config is a full
+// render.
+func TestRouteAdditionsWithATemplateThatListsTheRoutesRunTheFullPass(t *testing.T) {
+	f := newFakeSetup(t, plainRoute("a", "web"), plainRoute("b", "web"), plainRoute("c", "web"), plainRoute("d", "web"))
+	const anchor = "\nglobal\n"
+	src := templates.Default()
+	if !strings.Contains(src, anchor) {
+		t.Fatalf("the default template has no %q", anchor)
+	}
+	counting, err := templates.Parse("counting", strings.Replace(src, anchor, "\n# {{ len .State }} routes\nglobal\n", 1), templates.FuncMap(templates.FuncOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.c.o.Inputs.Renderer = counting
+	var logs logLines
+	f.c.o.Logger = logs.logger()
+	if !f.commit(t) {
+		t.Fatal("the first commit did not start haproxy")
+	}
+	for _, name := range []string{"shop", "cart"} {
+		f.st.Upsert(plainRoute("a", name))
+		out, err := f.c.commit(context.Background(), true, false)
+		if err != nil || !out.reloaded {
+			t.Fatalf("route a/%s added: %+v %v", name, out, err)
+		}
+	}
+	if logs.count("route changes worked out without a full render") != 0 {
+		t.Fatalf("a route change was worked out without a full pass:\n%s", strings.Join(logs.lines, "\n"))
+	}
+	if logs.count("change needs a full pass", pipeline.FullNotPerRoute) != 1 {
+		t.Fatalf("the full-pass reason %q is not logged once:\n%s", pipeline.FullNotPerRoute, strings.Join(logs.lines, "\n"))
+	}
+	full, err := pipeline.Pass(f.st, f.c.o.Inputs, pipeline.State{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := []byte(f.config(t)); !bytes.Equal(got, full.Config) {
+		t.Fatalf("haproxy.config on disk is not what a full pass renders:\n%s", firstDifference(got, full.Config))
+	}
+	if !strings.Contains(f.config(t), "# 6 routes\n") {
+		t.Fatal("haproxy.config does not count the added route")
 	}
 }
