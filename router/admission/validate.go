@@ -52,6 +52,9 @@ func hostCheck(r *routev1.Route) (Result, bool) {
 // and ending with a letter or digit). A single label ("intranet") is a
 // valid host; a trailing dot is not (it makes an empty label).
 func ValidateHost(host string) field.ErrorList {
+	if validHost(host) {
+		return nil
+	}
 	p := field.NewPath("spec", "host")
 	var errs field.ErrorList
 	if len(validation.IsDNS1123Subdomain(host)) > 0 {
@@ -63,6 +66,33 @@ func ValidateHost(host string) field.ErrorList {
 		}
 	}
 	return errs
+}
+
+// validHost reports whether host passes both of ValidateHost's checks,
+// without their regular expressions (a pass at 10,000 routes spent half
+// of admission in them): at most 253 characters, labels of 1 to 63
+// characters of [a-z0-9-] that start and end with a letter or digit.
+// False sends ValidateHost down its checks for their messages.
+func validHost(host string) bool {
+	if len(host) == 0 || len(host) > validation.DNS1123SubdomainMaxLength {
+		return false
+	}
+	start := 0
+	for i := 0; i <= len(host); i++ {
+		if i < len(host) && host[i] != '.' {
+			c := host[i]
+			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+				return false
+			}
+			continue
+		}
+		n := i - start
+		if n == 0 || n > validation.DNS1123LabelMaxLength || host[start] == '-' || host[i-1] == '-' {
+			return false
+		}
+		start = i + 1
+	}
+	return true
 }
 
 // validationCheck is the validation step: any invalid field rejects the

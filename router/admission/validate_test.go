@@ -9,6 +9,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"math/big"
+	mrand "math/rand"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	routev1 "github.com/openshift/api/route/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/openshift-router-go/router/test/testcerts"
 )
@@ -276,5 +278,55 @@ func limitRoute(ns, name string) *routev1.Route {
 	return &routev1.Route{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec:       routev1.RouteSpec{Host: "www.example.com", To: routev1.RouteTargetReference{Kind: "Service", Name: "svc"}},
+	}
+}
+
+// TestValidHostAgreesWithTheDNSChecks: the fast check ValidateHost makes
+// first accepts exactly the hosts that the Kubernetes DNS-1123 subdomain
+// and label checks both accept — for edge cases and for 20,000 random
+// strings over the characters that matter.
+func TestValidHostAgreesWithTheDNSChecks(t *testing.T) {
+	slow := func(host string) bool {
+		if len(validation.IsDNS1123Subdomain(host)) > 0 {
+			return false
+		}
+		for _, label := range strings.Split(host, ".") {
+			if len(validation.IsDNS1123Label(label)) > 0 {
+				return false
+			}
+		}
+		return true
+	}
+	hosts := []string{"", ".", "a", "a.", ".a", "a..b", "-a", "a-", "a-b", "a.-b", "a.b-", "0", "0.0", "A.example.com", "a_b.example.com",
+		"www.example.com", strings.Repeat("a", 63), strings.Repeat("a", 64), strings.Repeat("a", 63) + ".b",
+		strings.Repeat("a.", 126) + "a", strings.Repeat("a.", 126) + "ab", strings.Repeat("a.", 127) + "a", "é.example.com", "a b", "*.example.com"}
+	rnd := mrand.New(mrand.NewSource(15))
+	const chars = "ab9-._A*"
+	for i := 0; i < 20000; i++ {
+		n := rnd.Intn(12)
+		if i%100 == 0 {
+			n = 60 + rnd.Intn(200)
+		}
+		b := make([]byte, n)
+		for j := range b {
+			b[j] = chars[rnd.Intn(len(chars))]
+		}
+		hosts = append(hosts, string(b))
+	}
+	valid := 0
+	for _, h := range hosts {
+		want := slow(h)
+		if got := validHost(h); got != want {
+			t.Fatalf("validHost(%q) = %v, the DNS checks: %v", h, got, want)
+		}
+		if got := len(ValidateHost(h)) == 0; got != want {
+			t.Fatalf("ValidateHost(%q) valid = %v, the DNS checks: %v", h, got, want)
+		}
+		if want {
+			valid++
+		}
+	}
+	if valid < 1000 || valid > len(hosts)-1000 {
+		t.Fatalf("%d of %d hosts valid: the cases do not exercise both answers", valid, len(hosts))
 	}
 }
