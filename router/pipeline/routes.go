@@ -454,7 +454,7 @@ func spliceRoutes(in Inputs, out *Output, part, alone, td *model.TemplateData, r
 		// The text around the routes' sections depends on them.
 		return nil, false, nil
 	}
-	keys := td.SortedStateKeys()
+	keys := mergeKeys(was.keys, td.State)
 	size := len(was.head) + len(was.rest) + len(was.tail)
 	blocks := make([][]byte, len(keys))
 	for i, k := range keys {
@@ -475,6 +475,33 @@ func spliceRoutes(in Inputs, out *Output, part, alone, td *model.TemplateData, r
 	}
 	config = append(append(config, was.rest...), was.tail...)
 	return config, true, nil
+}
+
+// mergeKeys returns the keys of state in order, from sorted, the keys
+// before the change in order: those still in state, with the new ones
+// (sorted alone) merged in — without sorting every key again.
+func mergeKeys(sorted []model.ServiceAliasConfigKey, state map[model.ServiceAliasConfigKey]model.ServiceAliasConfig) []model.ServiceAliasConfigKey {
+	had := make(map[model.ServiceAliasConfigKey]bool, len(sorted))
+	for _, k := range sorted {
+		had[k] = true
+	}
+	var added []model.ServiceAliasConfigKey
+	for k := range state {
+		if !had[k] {
+			added = append(added, k)
+		}
+	}
+	sort.Slice(added, func(i, j int) bool { return added[i] < added[j] })
+	out := make([]model.ServiceAliasConfigKey, 0, len(state))
+	for _, k := range sorted {
+		for len(added) > 0 && added[0] < k {
+			out, added = append(out, added[0]), added[1:]
+		}
+		if _, ok := state[k]; ok {
+			out = append(out, k)
+		}
+	}
+	return append(out, added...)
 }
 
 // renderFiles renders every file for td as Render does, with config as
