@@ -90,6 +90,12 @@ const (
 	defaultStartTimeout  = 30 * time.Second
 	defaultReloadTimeout = 10 * time.Second
 	defaultStopTimeout   = 10 * time.Second
+	// maxConfigLoadTime bounds how long StartTimeout and ReloadTimeout are
+	// extended while the master is still loading a configuration (its
+	// socket does not answer yet, or it has not re-executed yet): at
+	// 100,000 routes HAProxy 2.6 parses for longer than 10 s, and a
+	// reload that is merely slow is not a failure.
+	maxConfigLoadTime = 5 * time.Minute
 
 	// hardStopTimeout bounds each of the SIGTERM and SIGKILL steps of Stop.
 	hardStopTimeout = 5 * time.Second
@@ -122,9 +128,13 @@ type Options struct {
 	ReloadScript string
 
 	// StartTimeout bounds how long Start waits for a worker. Default 30s.
+	// It is extended, up to 5 minutes in all, while the master is still
+	// loading the configuration (its socket does not answer yet).
 	StartTimeout time.Duration
 	// ReloadTimeout bounds how long Reload waits for a new worker.
-	// Default 10s.
+	// Default 10s. It is extended, up to 5 minutes in all, while the
+	// master is still loading the new configuration (it has not
+	// re-executed yet).
 	ReloadTimeout time.Duration
 	// StopTimeout is the grace period of the soft stop (SIGUSR1) before Stop
 	// escalates to SIGTERM and then SIGKILL. Default 10s.
@@ -478,13 +488,16 @@ func lastLines(s string, n int) string {
 
 // waitReady polls "show proc" until the master (our child) lists a worker.
 func (m *Manager) waitReady(ctx context.Context, r *run) ([]int, error) {
+	started := time.Now()
 	timeout := time.NewTimer(m.opts.StartTimeout)
 	defer timeout.Stop()
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
 	var lastErr error
+	loading, logged := false, false
 	for {
 		pl, err := m.showProc(ctx)
+		loading = err != nil
 		switch {
 		case err != nil:
 			lastErr = err
@@ -505,10 +518,28 @@ func (m *Manager) waitReady(ctx context.Context, r *run) ([]int, error) {
 		case <-ctx.Done():
 			return nil, fmt.Errorf("waiting for a worker: %w (last: %v)", ctx.Err(), lastErr)
 		case <-timeout.C:
-			return nil, fmt.Errorf("no worker after %v (last: %v); output:\n%s", m.opts.StartTimeout, lastErr, diagnostics(r.out.since(0)))
+			if m.stillLoading(loading, started, r, &logged) {
+				timeout.Reset(m.opts.StartTimeout)
+				continue
+			}
+			return nil, fmt.Errorf("no worker after %v (last: %v); output:\n%s", time.Since(started).Round(time.Second), lastErr, diagnostics(r.out.since(0)))
 		case <-tick.C:
 		}
 	}
+}
+
+// stillLoading reports whether a wait that timed out goes on: the master
+// is still loading a configuration and has not taken maxConfigLoadTime yet.
+// It logs the first extension of a wait (logged).
+func (m *Manager) stillLoading(loading bool, started time.Time, r *run, logged *bool) bool {
+	if !loading || time.Since(started) >= maxConfigLoadTime {
+		return false
+	}
+	if !*logged {
+		*logged = true
+		m.log.Info("haproxy is still loading the configuration; waiting longer", "masterPID", r.pid, "waited", time.Since(started).Round(time.Millisecond), "atMost", maxConfigLoadTime)
+	}
+	return true
 }
 
 // Reload performs a seamless reload: it signals the master (SIGUSR2) and
@@ -553,6 +584,7 @@ func (m *Manager) Reload(ctx context.Context) error {
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
 	var lastErr error
+	loading, logged := true, false
 	for {
 		select {
 		case <-r.done:
@@ -560,20 +592,26 @@ func (m *Manager) Reload(ctx context.Context) error {
 		case <-ctx.Done():
 			return fmt.Errorf("haproxy reload: waiting for a new worker: %w (last: %v)", ctx.Err(), lastErr)
 		case <-timeout.C:
-			return fmt.Errorf("haproxy reload: no new worker after %v (last: %v); output:\n%s", m.opts.ReloadTimeout, lastErr, diagnostics(r.out.since(seq)))
+			if m.stillLoading(loading, started, r, &logged) {
+				timeout.Reset(m.opts.ReloadTimeout)
+				continue
+			}
+			return fmt.Errorf("haproxy reload: no new worker after %v (last: %v); output:\n%s", time.Since(started).Round(time.Second), lastErr, diagnostics(r.out.since(seq)))
 		case <-tick.C:
 		}
 
-		// The socket is briefly unavailable while the master re-executes.
+		// The socket is unavailable while the master re-executes and
+		// loads the new configuration.
 		pl, err := m.showProc(ctx)
 		if err != nil {
-			lastErr = err
+			lastErr, loading = err, true
 			continue
 		}
 		if pl.Master.Reloads <= before.Master.Reloads {
-			lastErr = errors.New("master has not re-executed yet")
+			lastErr, loading = errors.New("master has not re-executed yet"), true
 			continue
 		}
+		loading = false
 		var fresh []int
 		for _, e := range pl.Current {
 			if !oldWorkers[e.PID] {

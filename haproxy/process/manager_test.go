@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/http/httptrace"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -911,5 +912,45 @@ func TestHAProxyDoesNotInheritTheRoutersSecrets(t *testing.T) {
 	want := []string{"PATH=/usr/bin", "HAPROXY_X=1", "LANG=C"}
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("got %v, want %v", got, want)
+	}
+}
+
+// TestSlowLoadsAreNotFailures: a configuration HAProxy takes longer to
+// load than StartTimeout and ReloadTimeout (a backend of 6,000 servers
+// with cookies: HAProxy 2.6 compares every cookie with every other one's
+// while it loads) is waited for while the master is still loading it, at
+// start and at reload, instead of being reported as a failed start or
+// reload (at 100,000 routes a reload takes longer than the default 10 s).
+func TestSlowLoadsAreNotFailures(t *testing.T) {
+	requireHAProxy(t)
+	f := newFixture(t)
+	var slow strings.Builder
+	slow.WriteString("\nbackend be_many\n  balance roundrobin\n  cookie SRV insert indirect nocache\n")
+	for i := 0; i < 6000; i++ {
+		fmt.Fprintf(&slow, "  server s%d 127.0.0.1:%d cookie c%d\n", i, 10000+i%50000, i)
+	}
+	f.writeConfig(t, 0, slow.String())
+	began := time.Now()
+	check := exec.Command("haproxy", "-c", "-q", "-f", f.cfgPath)
+	if out, err := check.CombinedOutput(); err != nil {
+		t.Fatalf("haproxy -c: %v\n%s", err, out)
+	}
+	load := time.Since(began)
+	timeout := load / 4
+	t.Logf("haproxy -c took %v; start and reload timeouts %v", load, timeout)
+	m := f.manager(t, Options{StartTimeout: timeout, ReloadTimeout: timeout})
+	ctx := ctxFor(t, 3*time.Minute)
+	if err := m.Start(ctx); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	before := workerPIDs(t, m)
+	if err := m.Reload(ctx); err != nil {
+		t.Fatalf("Reload: %v", err)
+	}
+	if after := workerPIDs(t, m); len(after) == 0 || contains(before, after[0]) {
+		t.Fatalf("no new worker: before %v, after %v", before, after)
+	}
+	if body := get(t, &http.Client{Timeout: 5 * time.Second}, f.url); body != "ok" {
+		t.Fatalf("body = %q", body)
 	}
 }
