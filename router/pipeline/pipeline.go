@@ -19,6 +19,7 @@ package pipeline
 import (
 	"fmt"
 	"path/filepath"
+	"sort"
 
 	routev1 "github.com/openshift/api/route/v1"
 
@@ -225,18 +226,37 @@ func CurrentExclusions(ex map[admission.Key]Exclusion, routes []*routev1.Route) 
 // Render renders every file for td: the template's files, the routes'
 // certificates and allowlists, in.ExtraFiles and the default certificate.
 func Render(td *model.TemplateData, in Inputs) ([]files.File, error) {
+	return renderAll(td, in, "", nil)
+}
+
+// renderAll renders every file for td; with config set, that is
+// haproxy.config (at configPath) and the template's is not rendered.
+func renderAll(td *model.TemplateData, in Inputs, configPath string, config []byte) ([]files.File, error) {
 	var extra []files.File
 	if in.ExtraFiles != nil {
 		extra = in.ExtraFiles(td)
 	}
-	rendered, err := in.Renderer.Render(td)
+	var rendered []templates.File
+	var err error
+	if config == nil {
+		rendered, err = in.Renderer.Render(td)
+	} else {
+		rendered, err = in.Renderer.RenderExcept(td, configPath)
+	}
 	if err != nil {
 		return nil, err
 	}
-	out := make([]files.File, 0, len(rendered)+len(td.State)+1+len(extra))
+	out := make([]files.File, 0, len(rendered)+len(td.State)+2+len(extra))
 	out = append(out, extra...)
 	for _, f := range rendered {
 		out = append(out, files.File{Path: f.Path, Data: f.Data})
+	}
+	if config != nil {
+		// In the place the template's own would have (by path).
+		out = append(out, files.File{Path: configPath, Data: config})
+		sort.SliceStable(out[len(extra):], func(i, j int) bool {
+			return out[len(extra)+i].Path < out[len(extra)+j].Path
+		})
 	}
 	out = append(out, files.CertificateFiles(td)...)
 	for _, f := range files.AllowlistFiles(td) {

@@ -9,7 +9,6 @@ import (
 	routev1 "github.com/openshift/api/route/v1"
 
 	"github.com/openshift-router-go/router/haproxy/dynamic"
-	"github.com/openshift-router-go/router/haproxy/files"
 	"github.com/openshift-router-go/router/router/admission"
 	"github.com/openshift-router-go/router/router/builder"
 	"github.com/openshift-router-go/router/router/model"
@@ -277,7 +276,7 @@ func updateRoutes(src Source, in Inputs, st State, out *Output, checkOnly bool) 
 	next.Config = config
 
 	// The other files, from the whole model.
-	fs, err := renderFiles(&td, in, out.ConfigPath, config)
+	fs, err := renderAll(&td, in, out.ConfigPath, config)
 	if err != nil {
 		return nil, "", err
 	}
@@ -502,36 +501,4 @@ func mergeKeys(sorted []model.ServiceAliasConfigKey, state map[model.ServiceAlia
 		}
 	}
 	return append(out, added...)
-}
-
-// renderFiles renders every file for td as Render does, with config as
-// haproxy.config (at configPath) instead of rendering it.
-func renderFiles(td *model.TemplateData, in Inputs, configPath string, config []byte) ([]files.File, error) {
-	var extra []files.File
-	if in.ExtraFiles != nil {
-		extra = in.ExtraFiles(td)
-	}
-	rendered, err := in.Renderer.RenderExcept(td, configPath)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]files.File, 0, len(rendered)+len(td.State)+2+len(extra))
-	out = append(out, extra...)
-	for _, f := range rendered {
-		out = append(out, files.File{Path: f.Path, Data: f.Data})
-	}
-	out = append(out, files.File{Path: configPath, Data: config})
-	sort.SliceStable(out[len(extra):], func(i, j int) bool {
-		return out[len(extra)+i].Path < out[len(extra)+j].Path
-	})
-	out = append(out, files.CertificateFiles(td)...)
-	for _, f := range files.AllowlistFiles(td) {
-		if FileData(out, f.Path) == nil {
-			out = append(out, f)
-		}
-	}
-	if td.DefaultCertificate != "" && len(in.DefaultCertificate) > 0 {
-		out = append(out, files.File{Path: td.DefaultCertificate, Data: in.DefaultCertificate, Mode: 0o600})
-	}
-	return out, nil
 }
