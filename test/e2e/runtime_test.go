@@ -145,13 +145,7 @@ func TestEndpointChangesNeedNoReload(t *testing.T) {
 		// web-6 exists but is never ready.
 		return append(out, pod{name: bes[5].Name, be: bes[5], notReady: true})
 	}
-	names := func(n int) []string {
-		var out []string
-		for i := 0; i < n; i++ {
-			out = append(out, bes[i].Name)
-		}
-		return out
-	}
+	names := func(n int) []string { return backendNames(bes[:n]) }
 	m := newManifests(t)
 	m.Write("svc.yaml", podServiceYAML("dyn", "web", pods(1)...))
 	m.Write("route.yaml", routeYAML("dyn", "r", "r.example.com", "", "web", ""))
@@ -766,13 +760,7 @@ func TestScaleUpsUnderATightOpenFilesLimitNeedNoReload(t *testing.T) {
 		}
 		return out
 	}
-	names := func(n int) []string {
-		var out []string
-		for i := 0; i < n; i++ {
-			out = append(out, bes[i].Name)
-		}
-		return out
-	}
+	names := func(n int) []string { return backendNames(bes[:n]) }
 	m := newManifests(t)
 	m.Write("svc.yaml", podServiceYAML("tight", "web", pods(1)...))
 	m.Write("route.yaml", routeYAML("tight", "r", "r.tight.example.com", "", "web", ""))
@@ -837,4 +825,13 @@ func TestScaleUpsUnderATightOpenFilesLimitNeedNoReload(t *testing.T) {
 	if strings.Contains(r.Log(), "Cannot raise FD limit") || strings.Contains(r.Log(), "route rejected") {
 		t.Fatalf("haproxy refused the limit or a route was rejected:\n%s", r.Log())
 	}
+}
+
+// backendNames returns the names of bes, in order.
+func backendNames(bes []*backend) []string {
+	out := make([]string, 0, len(bes))
+	for _, be := range bes {
+		out = append(out, be.Name)
+	}
+	return out
 }
