@@ -84,6 +84,7 @@ func startMetrics(ctx context.Context, cfg *config.Config, log logr.Logger, ctrl
 		return nil
 	}
 	haproxySocket := deps.haproxySocket
+	var streams []server.FamilyStreamer
 	if mc.Type == config.MetricsTypeHAProxy {
 		collector, err := haproxymetrics.New(haproxymetrics.Options{
 			Source:             &runtimeapi.Client{Path: haproxySocket, Timeout: mc.HAProxyTimeout},
@@ -97,9 +98,9 @@ func startMetrics(ctx context.Context, cfg *config.Config, log logr.Logger, ctrl
 		if err != nil {
 			return fmt.Errorf("ROUTER_METRICS_HAPROXY_EXPORTED: %w", err)
 		}
-		if err := m.registry.Register(collector); err != nil {
-			return fmt.Errorf("registering HAProxy metrics: %w", err)
-		}
+		// Streamed, not registered: with many routes HAProxy's statistics
+		// are hundreds of thousands of series (server.FamilyStreamer).
+		streams = append(streams, collector)
 		pid := deps.haproxyPID
 		if mc.HAProxyPIDFile != "" {
 			pid = haproxymetrics.PIDFile(mc.HAProxyPIDFile)
@@ -141,6 +142,7 @@ func startMetrics(ctx context.Context, cfg *config.Config, log logr.Logger, ctrl
 		Addr:            mc.ListenAddr,
 		Network:         mc.ListenNetwork,
 		Gatherer:        m.registry,
+		Streams:         streams,
 		Registerer:      m.registry,
 		Username:        cfg.StatsUser,
 		Password:        cfg.StatsPassword,

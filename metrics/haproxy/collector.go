@@ -20,6 +20,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -130,7 +132,7 @@ type Collector struct {
 	parseFails   uint64
 	serverCount  int
 	maxConns     float64
-	metrics      []prometheus.Metric
+	series       []series
 }
 
 // New returns a Collector; it fails on an unknown column.
@@ -228,10 +230,24 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	now := c.o.Now()
-	if !c.scraped || !now.Before(c.lastScrape.Add(c.nextInterval)) {
-		c.scrape(now)
+	c.refresh()
+	c.collectMeta(ch)
+	for i := range c.series {
+		s := &c.series[i]
+		for j := range c.cols {
+			col := &c.cols[j]
+			if v := s.values[j]; !math.IsNaN(v) {
+				if m, err := prometheus.NewConstMetric(col.desc[s.kind], col.valueType(), v, c.labelValues(s, col)...); err == nil {
+					ch <- m
+				}
+			}
+		}
 	}
+}
+
+// collectMeta sends the exporter's own metrics (up, scrapes, threshold,
+// ...); called with c.mu held.
+func (c *Collector) collectMeta(ch chan<- prometheus.Metric) {
 	up := 0.0
 	if c.lastUp {
 		up = 1
@@ -246,12 +262,18 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.interval, prometheus.GaugeValue, c.nextInterval.Seconds())
 	ch <- prometheus.MustNewConstMetric(c.servers, prometheus.GaugeValue, float64(c.serverCount), "current")
 	ch <- prometheus.MustNewConstMetric(c.servers, prometheus.GaugeValue, float64(c.o.ServerThreshold), "limit")
-	for _, m := range c.metrics {
-		ch <- m
+}
+
+// refresh asks HAProxy again when the last answer is older than the scrape
+// interval; called with c.mu held.
+func (c *Collector) refresh() {
+	now := c.o.Now()
+	if !c.scraped || !now.Before(c.lastScrape.Add(c.nextInterval)) {
+		c.scrape(now)
 	}
 }
 
-// scrape asks HAProxy and rebuilds the metrics; called with c.mu held.
+// scrape asks HAProxy and rebuilds the series; called with c.mu held.
 func (c *Collector) scrape(now time.Time) {
 	c.scraped = true
 	c.lastScrape = now
@@ -261,10 +283,28 @@ func (c *Collector) scrape(now time.Time) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.o.Timeout)
 	defer cancel()
 	reply, err := c.o.Source.Exec(ctx, "show stat")
-	var rows []Row
 	var bad []error
+	servers, rows := 0, 0
 	if err == nil {
-		rows, bad, err = ParseStats(reply, c.minCols)
+		// First pass: count the rows and servers (free spare slots left
+		// out) to know which columns to export; nothing is kept.
+		bad, err = eachRow(reply, c.minCols, func(r Row) {
+			switch {
+			case r.Type == typeServer:
+				if _, ok := c.serverName(r); !ok {
+					return
+				}
+				servers++
+			case r.Type == typeFrontend && r.Proxy == MaxConnFrontend && len(r.Fields) > slimColumn:
+				// The HTTP frontend's session limit is the process-wide
+				// maxconn: the default template sets no frontend maxconn, so
+				// it inherits the global one (as OpenShift's router reads it).
+				if v, err := strconv.ParseFloat(r.Fields[slimColumn], 64); err == nil {
+					c.maxConns = v
+				}
+			}
+			rows++
+		})
 	}
 	if err != nil {
 		if c.lastUp {
@@ -273,134 +313,155 @@ func (c *Collector) scrape(now time.Time) {
 			log.V(2).Info("cannot read HAProxy statistics", "err", err.Error())
 		}
 		c.lastUp = false
-		c.metrics = nil
+		c.series = nil
 		c.serverCount = 0
 		c.nextInterval = c.o.BaseScrapeInterval
 		return
 	}
 	c.lastUp = true
-	rows = c.resolveSlots(rows)
-
-	servers := 0
-	for _, r := range rows {
-		switch {
-		case r.Type == typeServer:
-			servers++
-		case r.Type == typeFrontend && r.Proxy == MaxConnFrontend && len(r.Fields) > slimColumn:
-			// The HTTP frontend's session limit is the process-wide
-			// maxconn: the default template sets no frontend maxconn, so
-			// it inherits the global one (as OpenShift's router reads it).
-			if v, err := strconv.ParseFloat(r.Fields[slimColumn], 64); err == nil {
-				c.maxConns = v
-			}
-		}
-	}
-	limited := servers > c.o.ServerThreshold
 	c.serverCount = servers
 
-	var valueErrs []error
-	c.metrics, valueErrs = c.build(rows, limited)
-	bad = append(bad, valueErrs...)
+	// Second pass: the values of the rows exported (the rows were checked
+	// by the first pass, whose errors are the ones counted).
+	b := seriesBuilder{c: c, limited: servers > c.o.ServerThreshold, index: map[string]int{}}
+	_, _ = eachRow(reply, c.minCols, b.add)
+	c.series = slices.Clip(b.series)
+	bad = append(bad, b.errs...)
 	c.parseFails += uint64(len(bad))
 	if len(bad) > 0 {
 		log.V(1).Info("some HAProxy statistics could not be parsed and were skipped", "failures", len(bad), "first", bad[0].Error())
 	}
-	c.nextInterval = time.Duration(float64(c.o.BaseScrapeInterval) * (1 + float64(len(rows))/1000))
+	c.nextInterval = time.Duration(float64(c.o.BaseScrapeInterval) * (1 + float64(rows)/1000))
 }
 
-// resolveSlots renames the rows of occupied server slots after their
-// endpoint and drops free slots.
-func (c *Collector) resolveSlots(rows []Row) []Row {
-	if c.o.DynamicServer == nil {
-		return rows
+// serverName is the name a server row is reported under: an occupied
+// spare slot is renamed after its endpoint; false for a free slot, which
+// is left out.
+func (c *Collector) serverName(r Row) (string, bool) {
+	if c.o.DynamicServer == nil || !strings.HasPrefix(r.Server, DynamicServerPrefix) {
+		return r.Server, true
 	}
-	out := rows[:0]
-	for _, r := range rows {
-		if r.Type == typeServer && strings.HasPrefix(r.Server, DynamicServerPrefix) {
-			_, ns, route := BackendLabels(r.Proxy)
-			name, ok := c.o.DynamicServer(ns, route, r.Server)
-			if !ok {
-				continue
-			}
-			r.Server = name
-		}
-		out = append(out, r)
-	}
-	return out
+	_, ns, route := BackendLabels(r.Proxy)
+	return c.o.DynamicServer(ns, route, r.Server)
 }
 
-// build turns rows into metrics. With limited set (more servers than the
-// threshold) backends get their "b" columns and servers are left out;
-// otherwise backends get the "B" columns and servers their "S" columns.
-func (c *Collector) build(rows []Row, limited bool) ([]prometheus.Metric, []error) {
+// series is one exported row of the statistics: its label values (in the
+// order of kindLabels) and the value of each of the collector's columns,
+// NaN where the row has none (empty, not parsable, or not exported for
+// this kind of row). Its strings are its own, not the reply's: the reply
+// (tens of MB with many routes) is not kept.
+type series struct {
+	kind   kind
+	labels []string
+	values []float64
+}
+
+// seriesBuilder turns rows into series. With limited set (more servers
+// than the threshold) backends get their "b" columns and servers are
+// left out; otherwise backends get the "B" columns and servers their "S"
+// columns.
+type seriesBuilder struct {
+	c       *Collector
+	limited bool
+	series  []series
+	// index finds the series of a kind and label values: two rows with
+	// the same labels (e.g. same-named servers of a custom template's
+	// backends) make one series, each column's value from the first row
+	// that has one.
+	index map[string]int
+	errs  []error
+}
+
+func (b *seriesBuilder) add(r Row) {
 	var (
-		out  []prometheus.Metric
-		errs []error
-		seen = map[string]bool{}
+		k     kind
+		usage byte
 	)
-	for _, r := range rows {
-		var (
-			k      kind
-			usage  byte
-			labels []string
-		)
-		switch r.Type {
-		case typeFrontend:
-			k, usage, labels = frontendKind, 'F', []string{r.Proxy}
-		case typeBackend:
-			k, usage = backendKind, 'B'
-			if limited {
-				usage = 'b'
-			}
-			be, ns, route := BackendLabels(r.Proxy)
-			labels = []string{be, ns, route}
-		case typeServer:
-			if limited {
-				continue
-			}
-			k, usage = serverKind, 'S'
-			be, ns, route := BackendLabels(r.Proxy)
-			server, pod, svc := ServerLabels(r.Server)
-			labels = []string{server, ns, route, pod, svc, be}
-		default:
+	switch r.Type {
+	case typeFrontend:
+		k, usage = frontendKind, 'F'
+	case typeBackend:
+		k, usage = backendKind, 'B'
+		if b.limited {
+			usage = 'b'
+		}
+	case typeServer:
+		if b.limited {
+			return
+		}
+		k, usage = serverKind, 'S'
+	default:
+		return
+	}
+	proxy, server := r.Proxy, r.Server
+	if k == serverKind {
+		name, ok := b.c.serverName(r)
+		if !ok {
+			return
+		}
+		server = name
+	}
+	values := make([]float64, len(b.c.cols))
+	any := false
+	for i, col := range b.c.cols {
+		values[i] = math.NaN()
+		if col.desc[k] == nil || !col.Usage.has(usage) {
 			continue
 		}
-		for _, col := range c.cols {
-			d := col.desc[k]
-			if d == nil || !col.Usage.has(usage) {
-				continue
-			}
-			raw := r.Fields[col.Index]
-			if raw == "" {
-				continue // not applicable to this row (e.g. HTTP columns of a TCP proxy)
-			}
-			v, err := parseValue(col.Index, raw)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s/%s: %w", r.Proxy, r.Server, err))
-				continue
-			}
-			lv := labels
-			if col.Code != "" {
-				lv = append(append([]string(nil), labels...), col.Code)
-			}
-			key := kindNames[k] + "\xff" + col.Name + "\xff" + strings.Join(lv, "\xff")
-			if seen[key] {
-				// Two rows with the same labels (e.g. same-named servers
-				// of a custom template's backends): keep the first.
-				continue
-			}
-			seen[key] = true
-			vt := prometheus.GaugeValue
-			if col.Counter {
-				vt = prometheus.CounterValue
-			}
-			m, err := prometheus.NewConstMetric(d, vt, v, lv...)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s/%s: %w", r.Proxy, r.Server, err))
-				continue
-			}
-			out = append(out, m)
+		raw := r.Fields[col.Index]
+		if raw == "" {
+			continue // not applicable to this row (e.g. HTTP columns of a TCP proxy)
 		}
+		v, err := parseValue(col.Index, raw)
+		if err != nil {
+			b.errs = append(b.errs, fmt.Errorf("%s/%s: %w", proxy, server, err))
+			continue
+		}
+		values[i], any = v, true
 	}
-	return out, errs
+	if !any {
+		return
+	}
+	// The labels are substrings of copies of the names, not of the reply.
+	var labels []string
+	proxy = strings.Clone(proxy)
+	switch k {
+	case frontendKind:
+		labels = []string{proxy}
+	case backendKind:
+		be, ns, route := BackendLabels(proxy)
+		labels = []string{be, ns, route}
+	case serverKind:
+		be, ns, route := BackendLabels(proxy)
+		srv, pod, svc := ServerLabels(strings.Clone(server))
+		labels = []string{srv, ns, route, pod, svc, be}
+	}
+	key := string(rune('0'+k)) + "\xff" + strings.Join(labels, "\xff")
+	if j, dup := b.index[key]; dup {
+		have := b.series[j].values
+		for i, v := range values {
+			if math.IsNaN(have[i]) {
+				have[i] = v
+			}
+		}
+		return
+	}
+	b.index[key] = len(b.series)
+	b.series = append(b.series, series{kind: k, labels: labels, values: values})
+}
+
+// labelValues are the label values of column col's metric of s.
+func (c *Collector) labelValues(s *series, col *exported) []string {
+	if col.Code == "" {
+		return s.labels
+	}
+	return append(slices.Clip(s.labels), col.Code)
+}
+
+// valueType is the Prometheus type of a column's metrics.
+func (col *exported) valueType() prometheus.ValueType {
+	if col.Counter {
+		return prometheus.CounterValue
+	}
+	return prometheus.GaugeValue
 }

@@ -23,7 +23,7 @@ const (
 	fixtureServers   = 7
 )
 
-func readFixture(t *testing.T, name string) string {
+func readFixture(t testing.TB, name string) string {
 	t.Helper()
 	b, err := os.ReadFile(name)
 	if err != nil {

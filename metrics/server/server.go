@@ -66,6 +66,8 @@ type Options struct {
 	Network string
 	// Gatherer provides /metrics; nil serves no /metrics.
 	Gatherer prometheus.Gatherer
+	// Streams are written to /metrics after the Gatherer's families.
+	Streams []FamilyStreamer
 	// Registerer, if set, receives promhttp's own handler metrics.
 	Registerer prometheus.Registerer
 	// Username and Password are the basic authentication credentials
@@ -192,11 +194,7 @@ func (s *Server) handler() http.Handler {
 
 	protected := http.NewServeMux()
 	if s.o.Gatherer != nil {
-		var h http.Handler = promhttp.HandlerFor(s.o.Gatherer, promhttp.HandlerOpts{
-			EnableOpenMetrics: true,
-			ErrorHandling:     promhttp.ContinueOnError,
-			ErrorLog:          promLogger{s.o.Logger},
-		})
+		h := s.metricsHandler()
 		if s.o.Registerer != nil {
 			h = promhttp.InstrumentMetricHandler(s.o.Registerer, h)
 		}
@@ -334,10 +332,6 @@ func truncate(s string, n int) string {
 	}
 	return s[:n] + "..."
 }
-
-type promLogger struct{ log logr.Logger }
-
-func (l promLogger) Println(v ...interface{}) { l.log.Info("metrics handler", "msg", fmt.Sprint(v...)) }
 
 // certLoader reads the certificate and key again when either file changes.
 type certLoader struct {
