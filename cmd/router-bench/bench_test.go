@@ -120,6 +120,10 @@ func TestScenarios(t *testing.T) {
 			res.Router.PeakKiB < res.Router.RSSKiB || res.Router.RSSFileKiB <= 0 || res.Router.RSSFileKiB > res.Router.RSSKiB {
 			t.Errorf("insane memory: %+v", res)
 		}
+		// Every route's backend is in the scraped statistics.
+		if res.Scrapes != memoryScrapes || res.ScrapeSeries < cfg.Routes || res.RouterAfterScrapes.RSSKiB < 1024 {
+			t.Errorf("insane scrapes: %d scrapes, %d samples, RSS after %d KiB", res.Scrapes, res.ScrapeSeries, res.RouterAfterScrapes.RSSKiB)
+		}
 	})
 
 	t.Run("dataplane", func(t *testing.T) {

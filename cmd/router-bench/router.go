@@ -381,6 +381,34 @@ func (r *routerProc) counters(ctx context.Context) (routerCounters, error) {
 	return c, nil
 }
 
+// scrape reads /metrics once, as Prometheus does, and counts its samples.
+func (r *routerProc) scrape(ctx context.Context) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+r.Metrics+"/metrics", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := metricsClient.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("reading /metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("reading /metrics: %s", resp.Status)
+	}
+	n := 0
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		if _, _, ok := metricLine(sc.Text()); ok {
+			n++
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return n, fmt.Errorf("reading /metrics: %w", err)
+	}
+	return n, nil
+}
+
 // metricLine splits a Prometheus text-format sample line into its name
 // (with labels) and value.
 func metricLine(line string) (string, float64, bool) {

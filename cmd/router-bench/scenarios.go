@@ -92,13 +92,29 @@ type memoryResult struct {
 		PID int `json:"pid"`
 		memory
 	} `json:"haproxy_per_process"`
-	StopProblem string `json:"stop_problem,omitempty"`
+	// Then /metrics is read memoryScrapes times, memoryScrapeGap apart, as
+	// Prometheus scrapes a router (HAProxy's statistics of every route
+	// and server); RouterAfterScrapes is the router's memory a settle
+	// later, ScrapeCPUSeconds the router CPU the scrapes took (the first
+	// asks HAProxy, the next ones are answered from its result).
+	Scrapes            int     `json:"scrapes"`
+	ScrapeSeries       int     `json:"scrape_series"` // samples in the last scrape
+	ScrapeCPUSeconds   float64 `json:"scrape_cpu_seconds"`
+	RouterAfterScrapes memory  `json:"router_after_scrapes"`
+	StopProblem        string  `json:"stop_problem,omitempty"`
 }
 
+// The memory scenario's scrapes of /metrics.
+const (
+	memoryScrapes   = 3
+	memoryScrapeGap = time.Second
+)
+
 func (r *memoryResult) Line() string {
-	return fmt.Sprintf("memory: %d routes loaded and answering: router RSS %s (PSS %s; %s of it its binary's pages; peak %s); haproxy RSS %s (PSS %s) in %d processes (master + workers)%s",
+	return fmt.Sprintf("memory: %d routes loaded and answering: router RSS %s (PSS %s; %s of it its binary's pages; peak %s); haproxy RSS %s (PSS %s) in %d processes (master + workers); after %d scrapes of /metrics (%d samples, %.2f s router CPU in all): router RSS %s%s",
 		r.Routes, mib(r.Router.RSSKiB), mib(r.Router.PSSKiB), mib(r.Router.RSSFileKiB), mib(r.Router.PeakKiB),
-		mib(r.HAProxy.RSSKiB), mib(r.HAProxy.PSSKiB), r.HAProxyProcesses, stopNote(r.StopProblem))
+		mib(r.HAProxy.RSSKiB), mib(r.HAProxy.PSSKiB), r.HAProxyProcesses,
+		r.Scrapes, r.ScrapeSeries, r.ScrapeCPUSeconds, mib(r.RouterAfterScrapes.RSSKiB), stopNote(r.StopProblem))
 }
 
 func runMemory(ctx context.Context, cfg config, n int) (res *memoryResult, err error) {
@@ -143,6 +159,30 @@ func runMemory(ctx context.Context, cfg config, n int) (res *memoryResult, err e
 	}
 	if res.HAProxyProcesses == 0 {
 		return res, errors.New("no haproxy process found")
+	}
+
+	cpu0, err := cpuSeconds(res.RouterPID)
+	if err != nil {
+		return res, err
+	}
+	for i := 0; i < memoryScrapes; i++ {
+		if i > 0 {
+			sleepCtx(ctx, memoryScrapeGap)
+		}
+		n, err := f.Router.scrape(ctx)
+		if err != nil {
+			return res, err
+		}
+		res.Scrapes, res.ScrapeSeries = i+1, n
+	}
+	cpu1, err := cpuSeconds(res.RouterPID)
+	if err != nil {
+		return res, err
+	}
+	res.ScrapeCPUSeconds = cpu1 - cpu0
+	f.settle(ctx)
+	if res.RouterAfterScrapes, err = processMemory(res.RouterPID); err != nil {
+		return res, fmt.Errorf("router memory: %w", err)
 	}
 	return res, nil
 }
