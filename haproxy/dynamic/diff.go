@@ -24,6 +24,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -60,19 +61,27 @@ type section struct {
 }
 
 type server struct {
-	name     string
-	addr     string
-	weight   string // "" when not set
-	disabled bool
-	// cookie is the value of the line's "cookie" ("" when not set).
-	cookie string
+	// fields holds the server's name, address, weight ("" when not set)
+	// and cookie value ("" when not set), one after the other, up to
+	// nameEnd, addrEnd and weightEnd and the end. It is a substring of one
+	// string for all the servers of a Parse: a configuration is kept
+	// parsed for as long as HAProxy runs it (60,000 server lines at
+	// 10,000 routes with their spare slots).
+	fields                      string
+	nameEnd, addrEnd, weightEnd uint32
 	// options are the other words of the line, as written (shared
 	// between the servers of a Parse that have the same).
-	options string
+	options  string
+	disabled bool
 	// removed: the line is gone from the configuration, but the running
 	// HAProxy still has the server, in maintenance, until a reload.
 	removed bool
 }
+
+func (s *server) name() string   { return s.fields[:s.nameEnd] }
+func (s *server) addr() string   { return s.fields[s.nameEnd:s.addrEnd] }
+func (s *server) weight() string { return s.fields[s.addrEnd:s.weightEnd] }
+func (s *server) cookie() string { return s.fields[s.weightEnd:] }
 
 // sectionKeywords start a section of an HAProxy configuration.
 var sectionKeywords = map[string]bool{
@@ -92,6 +101,9 @@ func Parse(data []byte) *Config {
 		if cur != nil {
 			copy(cur.others[:], h.Sum(nil))
 			cur.staticLB = staticBalance(balance, hashType)
+			if cap(cur.servers) > len(cur.servers) {
+				cur.servers = slices.Clone(cur.servers) // kept: no spare capacity
+			}
 			c.sections = append(c.sections, *cur)
 		}
 		h.Reset()
@@ -141,6 +153,7 @@ func Parse(data []byte) *Config {
 		h.Write([]byte{'\n'})
 	}
 	flush()
+	p.finish(c)
 	return c
 }
 
@@ -192,10 +205,16 @@ type serverParser struct {
 	// backend mostly have the same (the cookie and weight aside).
 	options map[string]string
 	buf     []byte
+	// fields are the fields of every server parsed, one after the other
+	// (see server.fields), and lens their lengths; finish makes them one
+	// string.
+	fields []byte
+	lens   []int
 }
 
-// parse reads a server line: its name, address, weight, cookie and
-// "disabled" are one allocation, its other options an interned string.
+// parse reads a server line: its name, address, weight and cookie go to
+// p.fields (the server's fields are set by finish), its other options
+// are an interned string.
 func (p *serverParser) parse(line []byte) (server, bool) {
 	f := bytes.Fields(line)
 	if len(f) < 3 {
@@ -226,9 +245,32 @@ func (p *serverParser) parse(line []byte) (server, bool) {
 		options = string(p.buf)
 		p.options[options] = options
 	}
-	all := string(bytes.Join([][]byte{f[1], f[2], weight, cookie}, nil))
-	n, a, w := len(f[1]), len(f[2]), len(weight)
-	return server{name: all[:n], addr: all[n : n+a], weight: all[n+a : n+a+w], cookie: all[n+a+w:], disabled: disabled, options: options}, true
+	start := len(p.fields)
+	p.fields = append(p.fields, f[1]...)
+	nameEnd := len(p.fields) - start
+	p.fields = append(p.fields, f[2]...)
+	addrEnd := len(p.fields) - start
+	p.fields = append(p.fields, weight...)
+	weightEnd := len(p.fields) - start
+	p.fields = append(p.fields, cookie...)
+	p.lens = append(p.lens, len(p.fields)-start)
+	return server{nameEnd: uint32(nameEnd), addrEnd: uint32(addrEnd), weightEnd: uint32(weightEnd),
+		disabled: disabled, options: options}, true
+}
+
+// finish gives the servers of c, in the order they were parsed, their
+// fields: substrings of one string.
+func (p *serverParser) finish(c *Config) {
+	all := string(p.fields)
+	pos, n := 0, 0
+	for i := range c.sections {
+		for j := range c.sections[i].servers {
+			l := p.lens[n]
+			c.sections[i].servers[j].fields = all[pos : pos+l]
+			pos += l
+			n++
+		}
+	}
 }
 
 // Command is one runtime API command.
@@ -391,35 +433,35 @@ func diffSection(o, n *section) (section, sectionCommands, *Change) {
 	}
 	oldByName := make(map[string]*server, len(o.servers))
 	for j := range o.servers {
-		oldByName[o.servers[j].name] = &o.servers[j]
+		oldByName[o.servers[j].name()] = &o.servers[j]
 	}
 	newNames := make(map[string]bool, len(n.servers))
 	for j := range n.servers {
 		sn := &n.servers[j]
-		newNames[sn.name] = true
-		so, had := oldByName[sn.name]
+		newNames[sn.name()] = true
+		so, had := oldByName[sn.name()]
 		if !had {
-			if backend == "" || n.staticLB || sn.cookie != "" || !dynamicOptions(sn.options) {
-				return reload(ReasonServers, n.header+" server "+sn.name)
+			if backend == "" || n.staticLB || sn.cookie() != "" || !dynamicOptions(sn.options) {
+				return reload(ReasonServers, n.header+" server "+sn.name())
 			}
 			c, ok := addCommands(backend, sn)
 			if !ok {
-				return reload(ReasonServerAddress, n.header+" server "+sn.name)
+				return reload(ReasonServerAddress, n.header+" server "+sn.name())
 			}
 			d.adds = append(d.adds, c...)
 			continue
 		}
 		was := *so
 		was.removed = false
-		if was.options != sn.options || was.cookie != sn.cookie || backend == "" {
+		if was.options != sn.options || was.cookie() != sn.cookie() || backend == "" {
 			if was != *sn {
-				return reload(ReasonServerOptions, n.header+" server "+sn.name)
+				return reload(ReasonServerOptions, n.header+" server "+sn.name())
 			}
 			continue
 		}
 		c, ok := serverCommands(backend, &was, sn)
 		if !ok {
-			return reload(ReasonServerAddress, n.header+" server "+sn.name)
+			return reload(ReasonServerAddress, n.header+" server "+sn.name())
 		}
 		if !was.disabled && sn.disabled {
 			// A server going out of rotation goes after every server
@@ -433,15 +475,15 @@ func diffSection(o, n *section) (section, sectionCommands, *Change) {
 	}
 	for j := range o.servers {
 		so := o.servers[j]
-		if newNames[so.name] {
+		if newNames[so.name()] {
 			continue
 		}
 		if backend == "" {
-			return reload(ReasonServers, n.header+" server "+so.name)
+			return reload(ReasonServers, n.header+" server "+so.name())
 		}
 		// The server stays, in maintenance, until the next reload.
 		if !so.disabled {
-			d.removes = append(d.removes, Command{Kind: "state", Text: "set server " + backend + "/" + so.name + " state maint"})
+			d.removes = append(d.removes, Command{Kind: "state", Text: "set server " + backend + "/" + so.name() + " state maint"})
 		}
 		so.disabled, so.removed = true, true
 		run.servers = append(run.servers, so)
@@ -453,18 +495,18 @@ func diffSection(o, n *section) (section, sectionCommands, *Change) {
 // dynamic server starts in maintenance with health checks off), then,
 // unless the line is disabled, health checks and the server enabled.
 func addCommands(backend string, s *server) ([]Command, bool) {
-	ip, port, ok := splitAddr(s.addr)
+	ip, port, ok := splitAddr(s.addr())
 	if !ok {
 		return nil, false
 	}
-	w := s.weight
+	w := s.weight()
 	if w == "" {
 		w = "1"
 	}
 	if _, err := strconv.ParseUint(w, 10, 16); err != nil {
 		return nil, false
 	}
-	target := backend + "/" + s.name
+	target := backend + "/" + s.name()
 	text := fmt.Sprintf("add server %s %s weight %s", target, netip.AddrPortFrom(ip, port), w)
 	if s.options != "" {
 		text += " " + s.options
@@ -483,17 +525,17 @@ func serverCommands(backend string, o, n *server) ([]Command, bool) {
 	if *o == *n {
 		return nil, true
 	}
-	target := backend + "/" + n.name
+	target := backend + "/" + n.name()
 	var addr, weight []Command
-	if o.addr != n.addr {
-		ip, port, ok := splitAddr(n.addr)
+	if o.addr() != n.addr() {
+		ip, port, ok := splitAddr(n.addr())
 		if !ok {
 			return nil, false
 		}
 		addr = []Command{{Kind: "addr", Text: fmt.Sprintf("set server %s addr %s port %d", target, ip, port)}}
 	}
-	if o.weight != n.weight {
-		w := n.weight
+	if o.weight() != n.weight() {
+		w := n.weight()
 		if w == "" {
 			w = "1" // HAProxy's default weight
 		}
