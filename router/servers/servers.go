@@ -256,6 +256,24 @@ func countDynamic(lines []model.Server) int {
 	return n
 }
 
+// slotNames are the names of the first spare slots (most routes have a
+// few), made once.
+var slotNames = func() [65]string {
+	var out [65]string
+	for i := range out {
+		out[i] = model.DynamicServerPrefix + strconv.Itoa(i)
+	}
+	return out
+}()
+
+// slotName is the name of spare slot i (1, 2, ...).
+func slotName(i int) string {
+	if i < len(slotNames) {
+		return slotNames[i]
+	}
+	return model.DynamicServerPrefix + strconv.Itoa(i)
+}
+
 // fresh lays a backend out: one line per endpoint (health-checked as
 // endpointChecked says, if checkEndpoints), then the free slots, the first
 // checked of them health-checked, at placeholder.
@@ -269,14 +287,21 @@ func fresh(k model.ServiceAliasConfigKey, cfg *model.ServiceAliasConfig, desired
 	if keys := serviceKeys(cfg); len(keys) > 0 {
 		firstSU = keys[0]
 	}
+	// The slots' cookies are substrings of one string: a layout is kept
+	// for as long as HAProxy runs it (50,000 slots at 10,000 routes).
+	cookies := make([]byte, 0, pool*hex.EncodedLen(md5.Size))
 	for i := 1; i <= pool; i++ {
-		name := model.DynamicServerPrefix + strconv.Itoa(i)
-		sum := md5.Sum([]byte(string(k) + "/" + name))
+		sum := md5.Sum([]byte(string(k) + "/" + slotName(i)))
+		cookies = hex.AppendEncode(cookies, sum[:])
+	}
+	allCookies := string(cookies)
+	for i := 1; i <= pool; i++ {
+		n := hex.EncodedLen(md5.Size)
 		lines = append(lines, model.Server{
-			Name:        name,
+			Name:        slotName(i),
 			Endpoint:    placeholder,
 			ServiceUnit: firstSU,
-			Cookie:      hex.EncodeToString(sum[:]),
+			Cookie:      allCookies[(i-1)*n : i*n],
 			Disabled:    true,
 			Dynamic:     true,
 			Checked:     i <= checked,
