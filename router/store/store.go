@@ -5,6 +5,7 @@ package store
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 
@@ -46,7 +47,7 @@ type Store struct {
 	endpointSlices map[Key]*discoveryv1.EndpointSlice
 	// slicesByService indexes EndpointSlices by their service
 	// (label kubernetes.io/service-name) for O(1) lookup.
-	slicesByService map[Key]map[Key]struct{}
+	slicesByService map[Key][]Key
 	namespaces      map[string]*corev1.Namespace
 	secrets         map[Key]*corev1.Secret
 
@@ -86,7 +87,7 @@ func New() *Store {
 		services:        map[Key]*corev1.Service{},
 		endpoints:       map[Key]*corev1.Endpoints{},
 		endpointSlices:  map[Key]*discoveryv1.EndpointSlice{},
-		slicesByService: map[Key]map[Key]struct{}{},
+		slicesByService: map[Key][]Key{},
 		namespaces:      map[string]*corev1.Namespace{},
 		secrets:         map[Key]*corev1.Secret{},
 		synced:          map[string]bool{},
@@ -193,10 +194,10 @@ func (s *Store) Upsert(obj runtime.Object) {
 			}
 		}
 		s.endpointSlices[k] = o
-		if s.slicesByService[svc] == nil {
-			s.slicesByService[svc] = map[Key]struct{}{}
+		keys := s.slicesByService[svc]
+		if i, found := slices.BinarySearch(keys, k); !found {
+			s.slicesByService[svc] = slices.Insert(keys, i, k)
 		}
-		s.slicesByService[svc][k] = struct{}{}
 		s.notifyEndpoints(changed...)
 		return
 	case *corev1.Namespace:
@@ -211,10 +212,12 @@ func (s *Store) Upsert(obj runtime.Object) {
 
 func (s *Store) unindexSlice(k Key, o *discoveryv1.EndpointSlice) {
 	svc := KeyOf(o.Namespace, o.Labels[discoveryv1.LabelServiceName])
-	if m := s.slicesByService[svc]; m != nil {
-		delete(m, k)
-		if len(m) == 0 {
+	keys := s.slicesByService[svc]
+	if i, found := slices.BinarySearch(keys, k); found {
+		if len(keys) == 1 {
 			delete(s.slicesByService, svc)
+		} else {
+			s.slicesByService[svc] = slices.Delete(keys, i, i+1)
 		}
 	}
 }
@@ -370,12 +373,12 @@ func (v View) Endpoints(namespace, name string) *corev1.Endpoints {
 
 // EndpointSlices returns the EndpointSlices of a service, sorted by name.
 func (v View) EndpointSlices(namespace, service string) []*discoveryv1.EndpointSlice {
+	// The keys are namespace/name of one namespace, kept sorted: by name.
 	keys := v.s.slicesByService[KeyOf(namespace, service)]
 	out := make([]*discoveryv1.EndpointSlice, 0, len(keys))
-	for k := range keys {
+	for _, k := range keys {
 		out = append(out, v.s.endpointSlices[k])
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 

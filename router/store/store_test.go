@@ -128,3 +128,42 @@ func TestChangesSinceNamesRoutesAndServices(t *testing.T) {
 		})
 	}
 }
+
+// TestEndpointSlicesOfAServiceAreItsOwnSortedByName: a service's
+// EndpointSlices, by name, follow upserts (also of a slice that moves to
+// another service) and deletes.
+func TestEndpointSlicesOfAServiceAreItsOwnSortedByName(t *testing.T) {
+	s := New()
+	names := func(ns, svc string) []string {
+		var out []string
+		_ = s.Read(func(v View) error {
+			for _, es := range v.EndpointSlices(ns, svc) {
+				out = append(out, es.Name)
+			}
+			return nil
+		})
+		return out
+	}
+	for _, n := range []string{"web-c", "web-a", "web-b", "web-a"} {
+		s.Upsert(slice("ns", n, "web"))
+	}
+	s.Upsert(slice("other", "web-0", "web"))
+	if got, want := names("ns", "web"), []string{"web-a", "web-b", "web-c"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("after upserts: %v, want %v", got, want)
+	}
+	s.Upsert(slice("ns", "web-b", "api")) // moved to another service
+	s.Delete(slice("ns", "web-a", "web"))
+	if got, want := names("ns", "web"), []string{"web-c"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("after a move and a delete: %v, want %v", got, want)
+	}
+	if got, want := names("ns", "api"), []string{"web-b"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("the moved slice: %v, want %v", got, want)
+	}
+	s.Delete(slice("ns", "web-c", "web"))
+	if got := names("ns", "web"); len(got) != 0 {
+		t.Errorf("after deleting every slice: %v", got)
+	}
+	if got, want := names("other", "web"), []string{"web-0"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("another namespace's service: %v, want %v", got, want)
+	}
+}
