@@ -248,7 +248,7 @@ type state struct {
 	emitted map[objKey]object
 	// timestamps are the creationTimestamps assigned to objects that had
 	// none, kept while the object exists (and timestampGrace after).
-	timestamps map[objKey]*assignedTimestamp
+	timestamps map[objKey]assignedTimestamp
 	// ingressReports are the translation reports last logged, by Ingress.
 	ingressReports map[objKey]string
 }
@@ -260,7 +260,7 @@ func newState(s *Source) *state {
 		unwatchable: map[string]bool{},
 		files:       map[string]*fileState{},
 		emitted:     map[objKey]object{},
-		timestamps:  map[objKey]*assignedTimestamp{},
+		timestamps:  map[objKey]assignedTimestamp{},
 	}
 }
 
@@ -555,7 +555,7 @@ func (st *state) refresh(path string) bool {
 		if a, ok := st.timestamps[p.key]; ok && (a.goneSince.IsZero() || readAt.Sub(a.goneSince) <= timestampGrace) {
 			ts = a.ts
 		} else if p.defaultedTimestamp {
-			st.timestamps[p.key] = &assignedTimestamp{ts: ts}
+			st.timestamps[p.key] = assignedTimestamp{ts: ts}
 		}
 		finalize(p, ts)
 		if dup {
@@ -647,9 +647,13 @@ func (st *state) reconcile() {
 	for k, a := range st.timestamps {
 		switch _, ok := desired[k]; {
 		case ok:
-			a.goneSince = time.Time{}
+			if !a.goneSince.IsZero() {
+				a.goneSince = time.Time{}
+				st.timestamps[k] = a
+			}
 		case a.goneSince.IsZero():
 			a.goneSince = now
+			st.timestamps[k] = a
 		case now.Sub(a.goneSince) > timestampGrace:
 			delete(st.timestamps, k)
 		}
