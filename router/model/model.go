@@ -368,14 +368,27 @@ func QuoteHeaderWord(s string) string {
 // EndpointsOf returns the endpoints of su the route sends traffic to: all
 // of them, or, when the route names a target port (PreferPort), those whose
 // port name or number is that port. Treat the result as read-only: without
-// PreferPort it is su.EndpointTable itself.
+// PreferPort, or when every endpoint has that port, it is su.EndpointTable
+// itself.
 func (cfg *ServiceAliasConfig) EndpointsOf(su ServiceUnit) []Endpoint {
 	if cfg.PreferPort == "" {
 		return su.EndpointTable
 	}
-	out := make([]Endpoint, 0, len(su.EndpointTable))
+	match := func(ep *Endpoint) bool { return ep.PortName == cfg.PreferPort || ep.Port == cfg.PreferPort }
+	n := 0
+	for i := range su.EndpointTable {
+		if match(&su.EndpointTable[i]) {
+			n++
+		}
+	}
+	if n == len(su.EndpointTable) {
+		// Every endpoint (a service of one port): the service's table
+		// itself, not a copy per route (endpoints are not modified).
+		return su.EndpointTable
+	}
+	out := make([]Endpoint, 0, n)
 	for _, ep := range su.EndpointTable {
-		if ep.PortName == cfg.PreferPort || ep.Port == cfg.PreferPort {
+		if match(&ep) {
 			out = append(out, ep)
 		}
 	}
