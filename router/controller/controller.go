@@ -803,7 +803,7 @@ func (c *Controller) commitEndpoints(ctx context.Context) (outcome, bool) {
 		return outcome{}, false
 	}
 	if ch.Full != "" {
-		log.V(2).Info("change needs a full pass", "reason", ch.Full)
+		log.V(2).Info("endpoint change needs a full pass", "reason", ch.Full)
 		return outcome{}, false
 	}
 	change := dynamic.DiffSections(running, ch.Sections)
@@ -997,7 +997,7 @@ func (c *Controller) passRoutes() *pipeline.Output {
 	if full != "" {
 		if full != c.loggedRouteFallback {
 			c.loggedRouteFallback = full
-			c.o.Logger.V(2).Info("change needs a full pass", "reason", full)
+			c.o.Logger.V(2).Info("route change needs a full pass", "reason", full)
 		}
 		return nil
 	}

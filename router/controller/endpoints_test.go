@@ -350,7 +350,7 @@ func TestRouteAdditionsWithATemplateThatListsTheRoutesRunTheFullPass(t *testing.
 	if logs.count("route changes worked out without a full render") != 0 {
 		t.Fatalf("a route change was worked out without a full pass:\n%s", strings.Join(logs.lines, "\n"))
 	}
-	if logs.count("change needs a full pass", pipeline.FullNotPerRoute) != 1 {
+	if logs.count("route change needs a full pass", pipeline.FullNotPerRoute) != 1 {
 		t.Fatalf("the full-pass reason %q is not logged once:\n%s", pipeline.FullNotPerRoute, strings.Join(logs.lines, "\n"))
 	}
 	full, err := pipeline.Pass(f.st, f.c.o.Inputs, pipeline.State{})

@@ -21,7 +21,7 @@ import (
 // "config".
 const (
 	logSpliced  = "route changes worked out without a full render"
-	logFullPass = "change needs a full pass"
+	logFullPass = "route change needs a full pass"
 )
 
 // TestRoutesAddedOrRemovedAreSplicedAndReloaded: with enough routes for
@@ -175,13 +175,11 @@ func routeSpliceScenario(t *testing.T, template string, spliced bool) {
 	// reload ("configuration loaded") must follow, since the one before,
 	// a line saying the route changes were worked out without a full
 	// render (spliced), or none (the full pass) — and the full pass's
-	// reason must be the template's. The message of logFullPass is also
-	// logged by the endpoint path (commitEndpoints: "other-changes", as
-	// a route change is not an endpoint change alone), so only the
-	// reasons that UpdateRoutes alone gives for a change that adds or
-	// removes backends count as evidence here ("no-backend-added-or-removed"
-	// may be logged, with no reload, should the router look between the
-	// manifests source's upserts of the new Service and of its Route).
+	// reason must be the template's. Only the reasons that UpdateRoutes
+	// gives for a change that adds or removes backends count as evidence
+	// here ("no-backend-added-or-removed" may be logged, with no reload,
+	// should the router look between the manifests source's upserts of
+	// the new Service and of its Route).
 	var since string
 	eventually(t, 10*time.Second, "the reload of 8 routes logged", func() error {
 		since = r.Log()[mark:]
