@@ -765,3 +765,26 @@ func TestDefaultTemplateServerLines(t *testing.T) {
 		}
 	}
 }
+
+// TestRouteWithoutAnnotationsOrCertificatesInACustomTemplate: a route
+// without annotations or certificates has nil maps (as OpenShift passes
+// route.Annotations on); a template reads them as empty maps.
+func TestRouteWithoutAnnotationsOrCertificatesInACustomTemplate(t *testing.T) {
+	text := `{{ define "conf/haproxy.config" }}{{ range $k, $cfg := .State -}}
+[{{ index $cfg.Annotations "haproxy.router.openshift.io/timeout" }}|{{ len $cfg.Annotations }}|{{ len $cfg.Certificates }}|{{ with $cfg.Certificates }}certs{{ end }}{{ if $cfg.Annotations }}annotations{{ end }}{{ range $cfg.Certificates }}cert{{ end }}|{{ (index $cfg.Certificates $cfg.Host).Contents }}]
+{{- end }}{{ end }}`
+	r, err := Parse("custom", text, FuncMap(FuncOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := alias("ns", "a", "a.example.com", "", "", "", 1)
+	cfg.Annotations, cfg.Certificates = nil, nil
+	td := &model.TemplateData{WorkingDir: "/w", State: map[model.ServiceAliasConfigKey]model.ServiceAliasConfig{"ns:a": cfg}}
+	files, err := r.Render(td)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(files[0].Data), "[|0|0||]"; got != want {
+		t.Errorf("rendered %q, want %q", got, want)
+	}
+}

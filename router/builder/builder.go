@@ -145,14 +145,16 @@ func buildAlias(v store.View, td *model.TemplateData, r *routev1.Route, o Option
 	// termination: the same cookie name for the same route.
 	sum := md5.Sum([]byte(" " + string(key)))
 	cfg := model.ServiceAliasConfig{
-		Name:             r.Name,
-		Namespace:        r.Namespace,
-		Host:             strings.ToLower(r.Spec.Host),
-		Path:             r.Spec.Path,
-		RoutingKeyName:   hex.EncodeToString(sum[:]),
-		IsWildcard:       r.Spec.WildcardPolicy == routev1.WildcardPolicySubdomain,
+		Name:           r.Name,
+		Namespace:      r.Namespace,
+		Host:           strings.ToLower(r.Spec.Host),
+		Path:           r.Spec.Path,
+		RoutingKeyName: hex.EncodeToString(sum[:]),
+		IsWildcard:     r.Spec.WildcardPolicy == routev1.WildcardPolicySubdomain,
+		// Annotations and Certificates stay nil when the route has none
+		// (as in OpenShift for annotations): a template cannot tell a nil
+		// map from an empty one, and 10,000 routes save 20,000 maps.
 		Annotations:      r.Annotations,
-		Certificates:     map[string]model.Certificate{},
 		ServiceUnits:     map[model.ServiceUnitKey]int32{},
 		ServiceUnitNames: map[model.ServiceUnitKey]int32{},
 		EndpointTable:    map[model.ServiceUnitKey][]model.Endpoint{},
@@ -164,13 +166,13 @@ func buildAlias(v store.View, td *model.TemplateData, r *routev1.Route, o Option
 		cfg.HTTPRequestHeaders = routeHeaderActions(h.Actions.Request)
 		cfg.HTTPResponseHeaders = routeHeaderActions(h.Actions.Response)
 	}
-	if cfg.Annotations == nil {
-		cfg.Annotations = map[string]string{}
-	}
 	if tls := r.Spec.TLS; tls != nil {
 		cfg.TLSTermination = tls.Termination
 		cfg.InsecureEdgeTerminationPolicy = tls.InsecureEdgeTerminationPolicy
 		if tls.Termination != routev1.TLSTerminationPassthrough {
+			if tls.Certificate != "" || tls.CACertificate != "" || tls.DestinationCACertificate != "" {
+				cfg.Certificates = map[string]model.Certificate{}
+			}
 			if tls.Certificate != "" {
 				cfg.Certificates[cfg.Host] = model.Certificate{ID: string(key), Contents: tls.Certificate, PrivateKey: tls.Key}
 			}
