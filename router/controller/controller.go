@@ -551,20 +551,26 @@ func (c *Controller) commit(ctx context.Context, allowReload, endpoints bool) (o
 			return out, nil
 		}
 	}
+	// Route changes without a full render: routes added or removed, for a
+	// reload (routesForReload); other route changes following what runs,
+	// for the runtime API first.
+	c.mu.RLock()
+	lastBefore := c.last
+	c.mu.RUnlock()
 	var routes *pipeline.Output
+	reloadRoutes := false
 	if allowReload {
-		// Routes added or removed: a reload, of the configuration worked
-		// out without a full render.
-		routes = c.passRoutes()
+		routes, reloadRoutes = c.passRoutes(routesForReload, lastBefore)
 	} else if c.routesNeedReload() {
 		// Certain to need the reload: no full pass to find it out.
 		log.V(2).Info("routes added or removed; waiting for the reload interval")
 		return outcome{deferred: true}, nil
+	} else {
+		routes, _ = c.passRoutes(routesFollowing, lastBefore)
 	}
 	c.mu.Lock()
 	// The last pass's output describes what HAProxy runs until this pass
 	// changes it; a change deferred to the reload leaves it so.
-	lastBefore := c.last
 	c.last = nil
 	c.mu.Unlock()
 	keepLast := func() {
@@ -592,9 +598,15 @@ func (c *Controller) commit(ctx context.Context, allowReload, endpoints bool) (o
 		}
 		var out *pipeline.Output
 		var err error
-		if round == 0 && routes != nil {
+		switch {
+		case round == 0 && routes != nil && !freshLayout:
 			out = routes
-		} else {
+		case freshLayout && routes != nil && !reloadRoutes:
+			// The route changes need a reload after all: every backend
+			// laid out afresh, still without a full render.
+			out, _ = c.passRoutes(routesFresh, lastBefore)
+		}
+		if out == nil {
 			out, err = c.pass(prevLayouts)
 			if err != nil {
 				return outcome{}, err
@@ -633,7 +645,7 @@ func (c *Controller) commit(ctx context.Context, allowReload, endpoints bool) (o
 		if carried != "" {
 			reason = carried
 		}
-		if reason == "" && round == 0 && routes != nil {
+		if reason == "" && round == 0 && routes != nil && reloadRoutes {
 			// Backends added or removed.
 			reason = dynamic.ReasonConfig
 		}
@@ -978,33 +990,64 @@ func (c *Controller) pass(prev servers.Layouts) (*pipeline.Output, error) {
 	return out, nil
 }
 
-// passRoutes works the route changes since the last pass out without a
-// full render (pipeline.UpdateRoutes) when routes were added or removed,
-// for a reload; nil when the full pass has to run.
-func (c *Controller) passRoutes() *pipeline.Output {
+// routeUpdate is which pipeline function works route changes out.
+type routeUpdate int
+
+const (
+	// routesForReload: routes added or removed (pipeline.UpdateRoutes),
+	// for a reload; other route changes are then worked out following
+	// what runs (pipeline.UpdateRoutesFollowing), for the runtime API.
+	routesForReload routeUpdate = iota
+	// routesFollowing: only following what runs (reloads wait).
+	routesFollowing
+	// routesFresh: any route change, every backend laid out afresh
+	// (pipeline.UpdateRoutesFresh), for a reload.
+	routesFresh
+)
+
+// passRoutes works the route changes since last (the last pass's output)
+// out without a full render; nil when the full pass has to run. forReload
+// is true when routes were added or removed (a reload is certain).
+func (c *Controller) passRoutes(how routeUpdate, last *pipeline.Output) (out *pipeline.Output, forReload bool) {
 	c.mu.RLock()
-	last, excluded := c.last, c.excluded
+	excluded := c.excluded
 	ok := last != nil && c.running != nil && !c.forceReload && !c.presync
 	c.mu.RUnlock()
 	if !ok || !c.o.Process.Running() {
-		return nil
+		return nil, false
 	}
-	out, full, err := pipeline.UpdateRoutes(c.o.Store, c.o.Inputs, pipeline.State{Exclusions: excluded}, last)
+	st := pipeline.State{Exclusions: excluded}
+	var full string
+	var err error
+	mode := "reload"
+	switch how {
+	case routesForReload:
+		out, full, err = pipeline.UpdateRoutes(c.o.Store, c.o.Inputs, st, last)
+		if err == nil && full == pipeline.FullNoBackendChange {
+			mode = "runtime"
+			out, full, err = pipeline.UpdateRoutesFollowing(c.o.Store, c.o.Inputs, st, last)
+		}
+	case routesFollowing:
+		mode = "runtime"
+		out, full, err = pipeline.UpdateRoutesFollowing(c.o.Store, c.o.Inputs, st, last)
+	case routesFresh:
+		out, full, err = pipeline.UpdateRoutesFresh(c.o.Store, c.o.Inputs, st, last)
+	}
 	if err != nil {
 		c.o.Logger.Error(err, "route change not worked out alone; running a full pass")
-		return nil
+		return nil, false
 	}
 	if full != "" {
 		if full != c.loggedRouteFallback {
 			c.loggedRouteFallback = full
 			c.o.Logger.V(2).Info("route change needs a full pass", "reason", full)
 		}
-		return nil
+		return nil, false
 	}
 	c.loggedRouteFallback = ""
 	c.adopt(out)
-	c.o.Logger.V(1).Info("route changes worked out without a full render", "routes", len(out.Model.State))
-	return out
+	c.o.Logger.V(1).Info("route changes worked out without a full render", "routes", len(out.Model.State), "for", mode)
+	return out, mode == "reload" && how == routesForReload
 }
 
 // routesNeedReload reports whether the changes since the last pass admit

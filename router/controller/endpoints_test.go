@@ -8,12 +8,15 @@ import (
 	"testing"
 	"time"
 
+	routev1 "github.com/openshift/api/route/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/openshift-router-go/router/router/pipeline"
+	"github.com/openshift-router-go/router/router/servers"
 	"github.com/openshift-router-go/router/router/store"
 	"github.com/openshift-router-go/router/templates"
+	"github.com/openshift-router-go/router/test/testcerts"
 )
 
 // setSlice replaces the EndpointSlice of service svc of ns (an endpoint
@@ -230,8 +233,8 @@ func TestScaleUpsIntoUncheckedSlotsAvoidReloads(t *testing.T) {
 // TestRouteAdditionsAreWorkedOutWithoutAFullRender: a route added (or
 // removed) is worked out from the last pass (pipeline.UpdateRoutes) and
 // reloaded, and haproxy.config on disk is what a full pass renders — also
-// after endpoint changes moved endpoints into spare slots; a change of
-// anything else (a service) runs the full pass.
+// after endpoint changes moved endpoints into spare slots; a change that
+// admits or drops no route follows what runs, at runtime.
 func TestRouteAdditionsAreWorkedOutWithoutAFullRender(t *testing.T) {
 	// More than two routes: UpdateRoutes probes the text around the
 	// routes' sections with an unchanged route that is neither the first
@@ -273,16 +276,26 @@ func TestRouteAdditionsAreWorkedOutWithoutAFullRender(t *testing.T) {
 		}
 		fresh(t)
 	}
-	before := logs.count(worked)
+	// A change that admits or drops no route (here a service's endpoints,
+	// the endpoint path not asked for) is worked out following what runs
+	// (pipeline.UpdateRoutesFollowing) and applied at runtime: on disk is
+	// what a full pass on the running layouts renders.
+	running := servers.Of(f.c.last.Model)
+	before := logs.count(worked, `"for"="runtime"`)
 	setEndpoints(f.st, "a", "svc", "10.99.0.1")
-	if _, err := f.c.commit(ctx, true, false); err != nil {
+	out, err := f.c.commit(ctx, true, false)
+	if err != nil || out.reloaded || !out.runtime {
+		t.Fatalf("endpoints of a route's service: %+v %v", out, err)
+	}
+	if logs.count(worked, `"for"="runtime"`) != before+1 {
+		t.Fatalf("the change was not worked out following what runs:\n%s", strings.Join(logs.lines, "\n"))
+	}
+	want, err := pipeline.Pass(f.st, f.c.o.Inputs, pipeline.State{Layouts: running})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if logs.count(worked) != before {
-		t.Fatal("a service change was worked out without a full pass")
-	}
-	if got, want := []byte(f.config(t)), f.fullRender(t); !bytes.Equal(got, want) {
-		t.Fatalf("haproxy.config on disk is not what a full pass renders:\n%s", firstDifference(got, want))
+	if got := []byte(f.config(t)); !bytes.Equal(got, want.Config) {
+		t.Fatalf("haproxy.config on disk is not what a full pass on the running layouts renders:\n%s", firstDifference(got, want.Config))
 	}
 }
 
@@ -362,5 +375,91 @@ func TestRouteAdditionsWithATemplateThatListsTheRoutesRunTheFullPass(t *testing.
 	}
 	if !strings.Contains(f.config(t), "# 6 routes\n") {
 		t.Fatal("haproxy.config does not count the added route")
+	}
+}
+
+// TestRouteUpdatesWithoutAFullRender: a route update that admits or drops
+// no route is worked out following what runs
+// (pipeline.UpdateRoutesFollowing), not by a full pass: a certificate
+// rotation is applied at runtime (no reload); an annotation that changes
+// the route's backend section needs the reload, which, since endpoints
+// sit in spare slots, is worked out afresh (pipeline.UpdateRoutesFresh),
+// still without a full pass, and what is on disk is then what a full pass
+// renders; while reloads wait, the same change is deferred and the files
+// stay as they were.
+func TestRouteUpdatesWithoutAFullRender(t *testing.T) {
+	ca, err := testcerts.NewCA("tenant CA", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edge := plainRoute("d", "edge")
+	issue := func() *routev1.Route {
+		pair, err := ca.Issue(edge.Spec.Host, []string{edge.Spec.Host}, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := edge.DeepCopy()
+		r.Spec.TLS = &routev1.TLSConfig{Termination: routev1.TLSTerminationEdge, Certificate: pair.CertPEM, Key: pair.KeyPEM}
+		return r
+	}
+	withTimeout := func(ns, name, timeout string) *routev1.Route {
+		r := plainRoute(ns, name)
+		r.Annotations = map[string]string{"haproxy.router.openshift.io/timeout": timeout}
+		return r
+	}
+	f := newFakeSetup(t, plainRoute("a", "web"), plainRoute("b", "web"), plainRoute("c", "web"), issue())
+	var logs logLines
+	f.c.o.Logger = logs.logger()
+	ctx := context.Background()
+	if !f.commit(t) {
+		t.Fatal("the first commit did not start haproxy")
+	}
+	const worked = "route changes worked out without a full render"
+	const fullPass = "route change needs a full pass"
+	setSlice(f.st, "a", "svc", "10.99.0.1", "10.99.0.2", "10.50.0.1")
+	if out, err := f.c.commit(ctx, true, true); err != nil || !out.runtime {
+		t.Fatalf("endpoint change: %+v %v", out, err)
+	}
+
+	// A certificate rotation: at runtime.
+	runtime, reload := logs.count(worked, `"for"="runtime"`), logs.count(worked, `"for"="reload"`)
+	f.st.Upsert(issue())
+	out, err := f.c.commit(ctx, true, false)
+	if err != nil || out.reloaded || !out.runtime {
+		t.Fatalf("certificate rotation: %+v %v", out, err)
+	}
+	if logs.count(worked, `"for"="runtime"`) != runtime+1 || logs.count(fullPass) != 0 {
+		t.Fatalf("the rotation was not worked out following what runs:\n%s", strings.Join(logs.lines, "\n"))
+	}
+	if !strings.Contains(strings.Join(f.rt.sent(), "\n"), "commit ssl cert") {
+		t.Fatalf("no certificate command sent: %v", f.rt.sent())
+	}
+
+	// While reloads wait: deferred, nothing written.
+	onDisk := f.config(t)
+	f.st.Upsert(withTimeout("b", "web", "9s"))
+	out, err = f.c.commit(ctx, false, false)
+	if err != nil || !out.deferred {
+		t.Fatalf("annotation change while reloads wait: %+v %v", out, err)
+	}
+	if f.config(t) != onDisk {
+		t.Fatal("a deferred change was written")
+	}
+
+	// The reload: worked out afresh, not by a full pass.
+	runtime, reload = logs.count(worked, `"for"="runtime"`), logs.count(worked, `"for"="reload"`)
+	f.st.Upsert(withTimeout("a", "web", "7s"))
+	out, err = f.c.commit(ctx, true, false)
+	if err != nil || !out.reloaded {
+		t.Fatalf("annotation change: %+v %v", out, err)
+	}
+	if logs.count(worked, `"for"="runtime"`) != runtime+1 || logs.count(worked, `"for"="reload"`) != reload+1 || logs.count(fullPass) != 0 {
+		t.Fatalf("the annotation change was not worked out without a full pass:\n%s", strings.Join(logs.lines, "\n"))
+	}
+	if got, want := []byte(f.config(t)), f.fullRender(t); !bytes.Equal(got, want) {
+		t.Fatalf("haproxy.config on disk is not what a full pass renders:\n%s", firstDifference(got, want))
+	}
+	if !strings.Contains(f.config(t), "timeout server  7s") && !strings.Contains(f.config(t), "timeout server 7s") {
+		t.Fatal("the annotation has no effect in haproxy.config")
 	}
 }

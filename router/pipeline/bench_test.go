@@ -279,3 +279,52 @@ func BenchmarkRouteChange(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRouteUpdate: one route's annotation changes back and forth (no
+// route admitted or dropped), worked out following what runs
+// (UpdateRoutesFollowing) against the full pass on the running layouts
+// that ran before (full=true). Writing the files and the runtime API or
+// reload are not included.
+func BenchmarkRouteUpdate(b *testing.B) {
+	for _, n := range []int{1000, 10000, 50000} {
+		for _, full := range []bool{false, true} {
+			b.Run(fmt.Sprintf("routes=%d/full=%v", n, full), func(b *testing.B) {
+				st := benchStore(n)
+				r, err := templates.Parse("default", templates.Default(), templates.FuncMap(templates.FuncOptions{}))
+				if err != nil {
+					b.Fatal(err)
+				}
+				in := benchInputs(r, b.TempDir())
+				out, err := Pass(st, in, State{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				var updated *routev1.Route
+				_ = st.Read(func(v store.View) error {
+					updated = v.Route("ns-0", "app-4").DeepCopy()
+					return nil
+				})
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					r := updated.DeepCopy()
+					if i%2 == 0 {
+						r.Annotations = map[string]string{"haproxy.router.openshift.io/timeout": "7s"}
+					}
+					st.Upsert(r)
+					if full {
+						if out, err = Pass(st, in, State{Layouts: servers.Of(out.Model)}); err != nil {
+							b.Fatal(err)
+						}
+						continue
+					}
+					next, why, err := UpdateRoutesFollowing(st, in, State{}, out)
+					if err != nil || why != "" {
+						b.Fatal(err, why)
+					}
+					out = next
+				}
+			})
+		}
+	}
+}

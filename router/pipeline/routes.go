@@ -53,9 +53,14 @@ const (
 	// sections does not depend on them (see probeRoute).
 	FullEdgeRoutes = "no-unchanged-route-to-probe"
 	// FullNoBackendChange: no route was admitted or dropped, so no
-	// backend comes or goes: the change may apply without a reload,
-	// which the full pass, on the running layouts, finds out.
+	// backend comes or goes: the change may apply without a reload
+	// (UpdateRoutesFollowing).
 	FullNoBackendChange = "no-backend-added-or-removed"
+	// FullBackendChange: routes were admitted or dropped (UpdateRoutes,
+	// not UpdateRoutesFollowing).
+	FullBackendChange = "backends-added-or-removed"
+	// FullNoChange: no route, service or endpoint changed since the pass.
+	FullNoChange = "no-route-change"
 )
 
 // UpdateRoutes works the route and endpoint changes of src since out (the
@@ -66,18 +71,54 @@ const (
 // without routes it keeps (as UpdateEndpoints). Its result equals a full
 // Pass's with fresh layouts (TestRouteChangesEqualAFullPass).
 func UpdateRoutes(src Source, in Inputs, st State, out *Output) (*Output, string, error) {
-	return updateRoutes(src, in, st, out, false)
+	return updateRoutes(src, in, st, out, routesForReload)
+}
+
+// UpdateRoutesFresh is UpdateRoutes also for changes that admit or drop
+// no route (a route's annotations, certificate or target changed): for
+// the reload those need when the runtime API cannot apply them.
+func UpdateRoutesFresh(src Source, in Inputs, st State, out *Output) (*Output, string, error) {
+	return updateRoutes(src, in, st, out, routesFresh)
+}
+
+// UpdateRoutesFollowing works out route changes that admit or drop no
+// route (FullNoBackendChange of UpdateRoutes) without rendering the whole
+// template, for the runtime API first: the changed routes' backends
+// follow the lines HAProxy runs (out's, with the endpoint changes applied
+// since), as a full pass on the running layouts would lay them out. Its
+// result equals such a Pass's (State.Layouts from out); Exhausted names
+// the backends that had no spare slot left (laid out afresh: a reload).
+func UpdateRoutesFollowing(src Source, in Inputs, st State, out *Output) (*Output, string, error) {
+	return updateRoutes(src, in, st, out, routesFollowing)
 }
 
 // AddsOrRemovesBackends reports whether the changes of src since out are
 // route, service and endpoint changes that admit or drop routes (so a
 // reload is certain), without working them out: admission only.
 func AddsOrRemovesBackends(src Source, in Inputs, st State, out *Output) (bool, error) {
-	_, full, err := updateRoutes(src, in, st, out, true)
+	_, full, err := updateRoutes(src, in, st, out, routesCheckOnly)
 	return err == nil && full == "", err
 }
 
-func updateRoutes(src Source, in Inputs, st State, out *Output, checkOnly bool) (*Output, string, error) {
+// routesMode is what updateRoutes is asked for.
+type routesMode int
+
+const (
+	// routesForReload: routes admitted or dropped, every backend laid out
+	// afresh (FullNoBackendChange otherwise).
+	routesForReload routesMode = iota
+	// routesFresh: any route change, every backend laid out afresh.
+	routesFresh
+	// routesFollowing: route changes that admit or drop no route
+	// (FullBackendChange otherwise), laid out against the running lines.
+	routesFollowing
+	// routesCheckOnly: admission only, to tell whether routes are
+	// admitted or dropped.
+	routesCheckOnly
+)
+
+func updateRoutes(src Source, in Inputs, st State, out *Output, mode routesMode) (*Output, string, error) {
+	checkOnly := mode == routesCheckOnly
 	if out.Config == nil {
 		return nil, FullNoConfig, nil
 	}
@@ -137,8 +178,15 @@ func updateRoutes(src Source, in Inputs, st State, out *Output, checkOnly bool) 
 				backends = true
 			}
 		}
-		if !backends {
+		switch {
+		case backends && mode == routesFollowing:
+			full = FullBackendChange
+			return nil
+		case !backends && (mode == routesForReload || mode == routesCheckOnly):
 			full = FullNoBackendChange
+			return nil
+		case len(build) == 0 && len(affected) == 0:
+			full = FullNoChange
 			return nil
 		}
 		if checkOnly {
@@ -214,7 +262,9 @@ func updateRoutes(src Source, in Inputs, st State, out *Output, checkOnly bool) 
 	}
 
 	// The budget, and the layouts: every backend as a fresh layout would
-	// have it (a reload follows).
+	// have it (a reload follows), or, following, the routes rendered again
+	// laid out against their running lines (the others keep theirs), as a
+	// full pass on the running layouts lays them out.
 	next.Budget = ShareBudget(&td, in.Servers.PoolSize, in.FDLimit)
 	so := in.Servers
 	so.Pools, so.Generation = next.Budget.Pools, next.Generation
@@ -230,9 +280,11 @@ func updateRoutes(src Source, in Inputs, st State, out *Output, checkOnly bool) 
 			render[k] = true
 		}
 	}
-	for k, cfg := range td.State {
-		if !render[k] && !servers.CompactLines(k, cfg.Servers, so) {
-			render[k] = true
+	if mode != routesFollowing {
+		for k, cfg := range td.State {
+			if !render[k] && !servers.CompactLines(k, cfg.Servers, so) {
+				render[k] = true
+			}
 		}
 	}
 	if len(render) > len(td.State)/4+16 {
@@ -252,7 +304,16 @@ func updateRoutes(src Source, in Inputs, st State, out *Output, checkOnly bool) 
 			part.ServiceUnits[su] = td.ServiceUnits[su]
 		}
 	}
-	servers.Assign(&part, nil, so)
+	var prev servers.Layouts
+	if mode == routesFollowing {
+		prev = make(servers.Layouts, len(part.State))
+		for k := range part.State {
+			if cfg, ok := old.State[k]; ok {
+				prev[k] = cfg.Servers
+			}
+		}
+	}
+	next.Exhausted = servers.Assign(&part, prev, so)
 	for k, cfg := range part.State {
 		td.State[k] = cfg
 	}

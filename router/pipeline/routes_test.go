@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/openshift-router-go/router/haproxy/files"
+	"github.com/openshift-router-go/router/router/servers"
 	"github.com/openshift-router-go/router/router/store"
 	"github.com/openshift-router-go/router/templates"
 	"github.com/openshift-router-go/router/test/testcerts"
@@ -36,6 +37,16 @@ func filesByPath(fs []files.File) map[string]string {
 // sameOutput fails unless got (an UpdateRoutes) is what full (a Pass with
 // fresh layouts) decided and rendered.
 func sameOutput(t *testing.T, got, full *Output) {
+	t.Helper()
+	sameFiles(t, got, full)
+	if !got.Compact() {
+		t.Errorf("not laid out afresh")
+	}
+}
+
+// sameFiles is sameOutput without the fresh layout: files, decisions,
+// model and budget.
+func sameFiles(t *testing.T, got, full *Output) {
 	t.Helper()
 	if !bytes.Equal(got.Config, full.Config) {
 		t.Fatalf("haproxy.config differs from a full pass's:\n%s", lineDiff(got.Config, full.Config))
@@ -73,8 +84,8 @@ func sameOutput(t *testing.T, got, full *Output) {
 	if got.Budget.Summary() != full.Budget.Summary() || got.Budget.Demand != full.Budget.Demand {
 		t.Errorf("budget %v %d, a full pass %v %d", got.Budget.Summary(), got.Budget.Demand, full.Budget.Summary(), full.Budget.Demand)
 	}
-	if !got.Compact() {
-		t.Errorf("not laid out afresh")
+	if len(got.Exhausted) != len(full.Exhausted) {
+		t.Errorf("exhausted %v, a full pass %v", got.Exhausted, full.Exhausted)
 	}
 }
 
@@ -225,6 +236,27 @@ func TestRouteChangesEqualAFullPass(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				if full == FullNoBackendChange {
+					// No route admitted or dropped: following what runs (for
+					// the runtime API) equals a full pass on the running
+					// layouts, and afresh (for a reload) a fresh full pass.
+					following, why, err := UpdateRoutesFollowing(st, in, State{}, out)
+					if err != nil || why != "" {
+						t.Fatalf("%s: following: full pass %q, %v", s.name, why, err)
+					}
+					onRunning, err := Pass(st, in, State{Layouts: servers.Of(out.Model)})
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Run(s.name+"/following", func(t *testing.T) { sameFiles(t, following, onRunning) })
+					fresh, why, err := UpdateRoutesFresh(st, in, State{}, out)
+					if err != nil || why != "" {
+						t.Fatalf("%s: fresh: full pass %q, %v", s.name, why, err)
+					}
+					t.Run(s.name+"/fresh", func(t *testing.T) { sameOutput(t, fresh, want) })
+					out = following
+					continue
+				}
 				if full != "" {
 					out = want
 					continue
@@ -333,6 +365,82 @@ func TestRouteChangesFallBackToAFullPass(t *testing.T) {
 			tt.change(st)
 			if _, full, err := UpdateRoutes(st, in, State{}, out); err != nil || full != tt.full {
 				t.Fatalf("full pass %q, %v; want %q", full, err, tt.full)
+			}
+		})
+	}
+}
+
+// TestRouteUpdatesFollowTheRunningLayouts: after an endpoint moved into a
+// spare slot at runtime, a route update that admits or drops no route is
+// worked out against the lines HAProxy runs (the slot keeps the endpoint:
+// what a full pass on the running layouts renders, for the runtime API),
+// and afresh for a reload (what a fresh full pass renders) — whether the
+// updated route is the one whose endpoint moved or another.
+func TestRouteUpdatesFollowTheRunningLayouts(t *testing.T) {
+	r, err := templates.Parse("default", templates.Default(), templates.FuncMap(templates.FuncOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		update *routev1.Route
+	}{
+		{"the route whose endpoint moved gets an annotation", func() *routev1.Route {
+			rc := route("ns", "rc", "c.example.com", "/c", "c", 0)
+			rc.Annotations = map[string]string{"haproxy.router.openshift.io/timeout": "7s"}
+			return rc
+		}()},
+		{"another route gets a certificate", func() *routev1.Route {
+			ra := route("ns", "ra", "a.example.com", "", "a", 0)
+			ra.Spec.TLS = &routev1.TLSConfig{Termination: routev1.TLSTerminationEdge}
+			return ra
+		}()},
+		{"another route changes its service", route("ns", "ra", "a.example.com", "", "b", 0)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := benchInputs(r, t.TempDir())
+			st := incrementalStore()
+			st.Upsert(route("ns", "rbz", "bz.example.com", "", "b", 5)) // a route to probe
+			out, err := Pass(st, in, State{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st.Upsert(endpointSlice("ns", "c-2", "c", true, "10.0.3.3"))
+			ch, err := UpdateEndpoints(st, in, out)
+			if err != nil || ch.Full != "" {
+				t.Fatalf("%v %q", err, ch.Full)
+			}
+			out.Apply(ch)
+			if out.Compact() {
+				t.Fatal("the endpoint did not take a slot")
+			}
+			st.Upsert(tc.update)
+			if _, full, err := UpdateRoutes(st, in, State{}, out); err != nil || full != FullNoBackendChange {
+				t.Fatalf("UpdateRoutes: %q, %v; want %q", full, err, FullNoBackendChange)
+			}
+			following, why, err := UpdateRoutesFollowing(st, in, State{}, out)
+			if err != nil || why != "" {
+				t.Fatalf("following: %q, %v", why, err)
+			}
+			onRunning, err := Pass(st, in, State{Layouts: servers.Of(out.Model)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameFiles(t, following, onRunning)
+			if following.Compact() {
+				t.Error("following laid the moved endpoint's backend out afresh")
+			}
+			fresh, why, err := UpdateRoutesFresh(st, in, State{}, out)
+			if err != nil || why != "" {
+				t.Fatalf("fresh: %q, %v", why, err)
+			}
+			want, err := Pass(st, in, State{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameOutput(t, fresh, want)
+			if bytes.Equal(following.Config, fresh.Config) {
+				t.Error("following and fresh rendered the same configuration: the slot was not followed")
 			}
 		})
 	}
