@@ -141,29 +141,8 @@ func routeSpliceScenario(t *testing.T, template string, spliced bool) {
 
 	// What is on disk (and, from the requests above, what HAProxy runs)
 	// is what a full render of the same manifests writes.
-	renderEnv := map[string]string{
-		"ROUTER_SERVICE_HTTP_PORT": fmt.Sprint(r.HTTPPort), "ROUTER_SERVICE_HTTPS_PORT": fmt.Sprint(r.HTTPSPort),
-		"ROUTER_METRICS_TYPE": "haproxy",
-	}
-	for k, v := range env {
-		renderEnv[k] = v
-	}
-	renderArgs := append([]string{"render", "--manifests", m.Dir, "--working-dir", r.WorkingDir}, args...)
+	onDisk := expectRenderWritesTheSame(t, r, m.Dir, env, args...)
 	configPath := filepath.Join(r.WorkingDir, "conf", "haproxy.config")
-	var onDisk []byte
-	eventually(t, 10*time.Second, "render writes what the router wrote", func() error {
-		out := t.TempDir()
-		stdout, stderr, err := cli(t, renderEnv, append(renderArgs, "--output-dir", out)...)
-		if err != nil {
-			t.Fatalf("render: %v\n%s", err, stderr)
-		}
-		routerFiles := generatedFiles(t, r.WorkingDir)
-		onDisk = routerFiles["conf/haproxy.config"]
-		if !bytes.Equal([]byte(stdout), onDisk) {
-			return fmt.Errorf("render's stdout differs from the router's haproxy.config:\n%s", firstDifference(onDisk, []byte(stdout)))
-		}
-		return sameFiles(routerFiles, generatedFiles(t, out))
-	})
 	if !bytes.Contains(onDisk, []byte("backend be_http:"+ns+":added\n")) {
 		t.Errorf("%s lacks the added route's backend", configPath)
 	}
@@ -227,6 +206,37 @@ func routeSpliceScenario(t *testing.T, template string, spliced bool) {
 				splices, fulls, since)
 		}
 	}
+}
+
+// expectRenderWritesTheSame waits until `openshift-router render` of the
+// manifests in dir, with the router's environment and arguments, writes
+// what router r has in its working directory (haproxy.config and every
+// other generated file), and returns r's haproxy.config.
+func expectRenderWritesTheSame(t *testing.T, r *router, dir string, env map[string]string, args ...string) []byte {
+	t.Helper()
+	renderEnv := map[string]string{
+		"ROUTER_SERVICE_HTTP_PORT": fmt.Sprint(r.HTTPPort), "ROUTER_SERVICE_HTTPS_PORT": fmt.Sprint(r.HTTPSPort),
+		"ROUTER_METRICS_TYPE": "haproxy",
+	}
+	for k, v := range env {
+		renderEnv[k] = v
+	}
+	renderArgs := append([]string{"render", "--manifests", dir, "--working-dir", r.WorkingDir}, args...)
+	var onDisk []byte
+	eventually(t, 10*time.Second, "render writes what the router wrote", func() error {
+		out := t.TempDir()
+		stdout, stderr, err := cli(t, renderEnv, append(renderArgs, "--output-dir", out)...)
+		if err != nil {
+			t.Fatalf("render: %v\n%s", err, stderr)
+		}
+		routerFiles := generatedFiles(t, r.WorkingDir)
+		onDisk = routerFiles["conf/haproxy.config"]
+		if !bytes.Equal([]byte(stdout), onDisk) {
+			return fmt.Errorf("render's stdout differs from the router's haproxy.config:\n%s", firstDifference(onDisk, []byte(stdout)))
+		}
+		return sameFiles(routerFiles, generatedFiles(t, out))
+	})
+	return onDisk
 }
 
 // firstDifference shows where two texts first differ (a few lines around).
