@@ -561,12 +561,15 @@ func (c *Controller) commit(ctx context.Context, allowReload, endpoints bool) (o
 	reloadRoutes := false
 	if allowReload {
 		routes, reloadRoutes = c.passRoutes(routesForReload, lastBefore)
-	} else if c.routesNeedReload() {
-		// Certain to need the reload: no full pass to find it out.
-		log.V(2).Info("routes added or removed; waiting for the reload interval")
-		return outcome{deferred: true}, nil
 	} else {
-		routes, _ = c.passRoutes(routesFollowing, lastBefore)
+		var full string
+		routes, full = c.passRoutesFollowing(lastBefore)
+		if full == pipeline.FullBackendChange {
+			// Certain to need the reload (found on admission alone): no
+			// full pass to find it out.
+			log.V(2).Info("routes added or removed; waiting for the reload interval")
+			return outcome{deferred: true}, nil
+		}
 	}
 	c.mu.Lock()
 	// The last pass's output describes what HAProxy runs until this pass
@@ -1009,15 +1012,27 @@ const (
 // out without a full render; nil when the full pass has to run. forReload
 // is true when routes were added or removed (a reload is certain).
 func (c *Controller) passRoutes(how routeUpdate, last *pipeline.Output) (out *pipeline.Output, forReload bool) {
+	out, forReload, _ = c.routeChanges(how, last)
+	return out, forReload
+}
+
+// passRoutesFollowing is passRoutes(routesFollowing) with the reason it
+// returned nil: pipeline.FullBackendChange when routes were added or
+// removed (known on admission alone).
+func (c *Controller) passRoutesFollowing(last *pipeline.Output) (*pipeline.Output, string) {
+	out, _, full := c.routeChanges(routesFollowing, last)
+	return out, full
+}
+
+func (c *Controller) routeChanges(how routeUpdate, last *pipeline.Output) (out *pipeline.Output, forReload bool, full string) {
 	c.mu.RLock()
 	excluded := c.excluded
 	ok := last != nil && c.running != nil && !c.forceReload && !c.presync
 	c.mu.RUnlock()
 	if !ok || !c.o.Process.Running() {
-		return nil, false
+		return nil, false, ""
 	}
 	st := pipeline.State{Exclusions: excluded}
-	var full string
 	var err error
 	mode := "reload"
 	switch how {
@@ -1035,36 +1050,22 @@ func (c *Controller) passRoutes(how routeUpdate, last *pipeline.Output) (out *pi
 	}
 	if err != nil {
 		c.o.Logger.Error(err, "route change not worked out alone; running a full pass")
-		return nil, false
+		return nil, false, ""
+	}
+	if full == pipeline.FullBackendChange && how == routesFollowing {
+		return nil, false, full // the caller defers it to the reload
 	}
 	if full != "" {
 		if full != c.loggedRouteFallback {
 			c.loggedRouteFallback = full
 			c.o.Logger.V(2).Info("route change needs a full pass", "reason", full)
 		}
-		return nil, false
+		return nil, false, full
 	}
 	c.loggedRouteFallback = ""
 	c.adopt(out)
 	c.o.Logger.V(1).Info("route changes worked out without a full render", "routes", len(out.Model.State), "for", mode)
-	return out, mode == "reload" && how == routesForReload
-}
-
-// routesNeedReload reports whether the changes since the last pass admit
-// or drop routes (pipeline.AddsOrRemovesBackends): a reload is certain.
-func (c *Controller) routesNeedReload() bool {
-	c.mu.RLock()
-	last, excluded := c.last, c.excluded
-	ok := last != nil && c.running != nil && !c.forceReload && !c.presync
-	c.mu.RUnlock()
-	if !ok || !c.o.Process.Running() {
-		return false
-	}
-	yes, err := pipeline.AddsOrRemovesBackends(c.o.Store, c.o.Inputs, pipeline.State{Exclusions: excluded}, last)
-	if err != nil {
-		c.o.Logger.Error(err, "working out whether routes were added or removed")
-	}
-	return yes
+	return out, mode == "reload" && how == routesForReload, ""
 }
 
 // adopt takes the exclusions still in force from a pass's output and logs

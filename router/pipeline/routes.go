@@ -92,14 +92,6 @@ func UpdateRoutesFollowing(src Source, in Inputs, st State, out *Output) (*Outpu
 	return updateRoutes(src, in, st, out, routesFollowing)
 }
 
-// AddsOrRemovesBackends reports whether the changes of src since out are
-// route, service and endpoint changes that admit or drop routes (so a
-// reload is certain), without working them out: admission only.
-func AddsOrRemovesBackends(src Source, in Inputs, st State, out *Output) (bool, error) {
-	_, full, err := updateRoutes(src, in, st, out, routesCheckOnly)
-	return err == nil && full == "", err
-}
-
 // routesMode is what updateRoutes is asked for.
 type routesMode int
 
@@ -110,15 +102,12 @@ const (
 	// routesFresh: any route change, every backend laid out afresh.
 	routesFresh
 	// routesFollowing: route changes that admit or drop no route
-	// (FullBackendChange otherwise), laid out against the running lines.
+	// (FullBackendChange, on admission alone, otherwise), laid out against
+	// the running lines.
 	routesFollowing
-	// routesCheckOnly: admission only, to tell whether routes are
-	// admitted or dropped.
-	routesCheckOnly
 )
 
 func updateRoutes(src Source, in Inputs, st State, out *Output, mode routesMode) (*Output, string, error) {
-	checkOnly := mode == routesCheckOnly
 	if out.Config == nil {
 		return nil, FullNoConfig, nil
 	}
@@ -182,14 +171,11 @@ func updateRoutes(src Source, in Inputs, st State, out *Output, mode routesMode)
 		case backends && mode == routesFollowing:
 			full = FullBackendChange
 			return nil
-		case !backends && (mode == routesForReload || mode == routesCheckOnly):
+		case !backends && mode == routesForReload:
 			full = FullNoBackendChange
 			return nil
 		case len(build) == 0 && len(affected) == 0:
 			full = FullNoChange
-			return nil
-		}
-		if checkOnly {
 			return nil
 		}
 		rebuilt, units = builder.Routes(v, old, build, changed, in.Build)
@@ -198,7 +184,7 @@ func updateRoutes(src Source, in Inputs, st State, out *Output, mode routesMode)
 	if err != nil {
 		return nil, "", fmt.Errorf("reading the objects: %w", err)
 	}
-	if full != "" || checkOnly {
+	if full != "" {
 		return nil, full, nil
 	}
 
