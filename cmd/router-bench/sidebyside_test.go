@@ -38,6 +38,8 @@ import (
 //	ROUTER_BENCH_SIDEBYSIDE_BACKENDS  backends in the network namespace (default 20)
 //	ROUTER_BENCH_SIDEBYSIDE_WRK       wrk's load arguments (default "-t2 -c50 -d10s")
 //	ROUTER_BENCH_SIDEBYSIDE_ROUNDS    alternating rounds, the median counts (default 3)
+//	ROUTER_BENCH_SIDEBYSIDE_SPREAD    if set: also wrk through the N-route routers with each request
+//	                                  to the next route in turn (a Lua script), not r0 alone
 //	ROUTER_BENCH_SIDEBYSIDE_THREADS   ROUTER_THREADS for every router (default: unset, HAProxy's default)
 //	ROUTER_BENCH_ROUTER_BIN           our router binary (default: built from this tree)
 //	ROUTER_BENCH_HAPROXY              haproxy binary for every router (default: haproxy from PATH;
@@ -84,7 +86,8 @@ type sbsRouter struct {
 	stop       func() error
 	logTail    func(int) string
 
-	rounds []wrkStats
+	rounds       []wrkStats
+	spreadRounds []wrkStats // ROUTER_BENCH_SIDEBYSIDE_SPREAD: every route in turn
 }
 
 // BenchmarkDataPlaneSideBySide measures the data plane with many routes
@@ -120,6 +123,7 @@ func BenchmarkDataPlaneSideBySide(b *testing.B) {
 	n := envInt(b, "ROUTER_BENCH_SIDEBYSIDE_ROUTES", 10000)
 	nBackends := min(envInt(b, "ROUTER_BENCH_SIDEBYSIDE_BACKENDS", 20), n)
 	rounds := envInt(b, "ROUTER_BENCH_SIDEBYSIDE_ROUNDS", 3)
+	spread := os.Getenv("ROUTER_BENCH_SIDEBYSIDE_SPREAD") != ""
 	wrkArgs := strings.Fields(envString("ROUTER_BENCH_SIDEBYSIDE_WRK", "-t2 -c50 -d10s"))
 	threads := os.Getenv("ROUTER_BENCH_SIDEBYSIDE_THREADS")
 	haproxyBin := os.Getenv("ROUTER_BENCH_HAPROXY")
@@ -242,6 +246,9 @@ func BenchmarkDataPlaneSideBySide(b *testing.B) {
 				r.rounds = append(r.rounds, st)
 			}
 		}
+		if spread {
+			measureSpread(b, ctx, routers, wrkArgs, rounds, it == 0)
+		}
 	}
 	b.StopTimer()
 
@@ -268,6 +275,77 @@ func BenchmarkDataPlaneSideBySide(b *testing.B) {
 		if one > 0 && many > 0 {
 			b.ReportMetric(many/one, fmt.Sprintf("%s-ratio-%d/1", who, n))
 			b.Logf("%s: %d routes / 1 route = %.3f", who, n, many/one)
+		}
+	}
+	for _, r := range routers {
+		if len(r.spreadRounds) == 0 {
+			continue
+		}
+		rps := make([]float64, 0, len(r.spreadRounds))
+		var non2xx int64
+		for _, st := range r.spreadRounds {
+			rps = append(rps, st.RPS)
+			non2xx += st.Non2xx
+		}
+		sort.Float64s(rps)
+		med := rps[(len(rps)-1)/2]
+		b.Logf("%s, every route in turn: median %.0f req/s of %v; non-2xx %d", r.Name, med, rps, non2xx)
+		if non2xx > 0 {
+			b.Errorf("%s: %d non-2xx answers with every route in turn", r.Name, non2xx)
+		}
+		b.ReportMetric(med, r.Name+"-spread-req/s")
+	}
+}
+
+// measureSpread runs wrk through the routers with more than one route,
+// alternating, with a script that sends each request to the next route
+// (r0, r1, … r<N-1>, r0, …) rather than to r0 alone: the route lookup then
+// misses HAProxy's caches as it would with many clients of many routes.
+func measureSpread(b *testing.B, ctx context.Context, routers []*sbsRouter, wrkArgs []string, rounds int, warmUp bool) {
+	b.Helper()
+	var many []*sbsRouter
+	for _, r := range routers {
+		if r.Routes > 1 {
+			many = append(many, r)
+		}
+	}
+	for round := 0; round < rounds; round++ {
+		order := append([]*sbsRouter(nil), many...)
+		if round%2 == 1 {
+			for i, j := 0, len(order)-1; i < j; i, j = i+1, j-1 {
+				order[i], order[j] = order[j], order[i]
+			}
+		}
+		for _, r := range order {
+			script := filepath.Join(b.TempDir(), "spread.lua")
+			lua := fmt.Sprintf(`local n = %d
+local i = -1
+request = function()
+  i = (i + 1) %% n
+  return wrk.format(nil, nil, {["Host"] = "r" .. i .. ".bench.test"})
+end
+`, r.Routes)
+			if err := os.WriteFile(script, []byte(lua), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			args := append(append([]string(nil), wrkArgs...), "-s", script)
+			url := fmt.Sprintf("http://127.0.0.1:%d/", r.HTTPPort)
+			host := routeName(0) + ".bench.test" // replaced by the script's
+			if warmUp && round == 0 {
+				if _, err := wrk(ctx, config{Wrk: "wrk"}, withDuration(args, 2*time.Second), host, url); err != nil {
+					b.Fatalf("%s: wrk warm-up: %v", r.Name, err)
+				}
+			}
+			out, err := wrk(ctx, config{Wrk: "wrk"}, args, host, url)
+			if err != nil {
+				b.Fatalf("%s: %v", r.Name, err)
+			}
+			var st wrkStats
+			if err := parseWrk(out, &st); err != nil {
+				b.Fatalf("%s: %v", r.Name, err)
+			}
+			b.Logf("round %d, %s, every route in turn: %.0f req/s\n%s", round+1, r.Name, st.RPS, strings.TrimRight(out, "\n"))
+			r.spreadRounds = append(r.spreadRounds, st)
 		}
 	}
 }
