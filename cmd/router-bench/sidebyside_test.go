@@ -207,7 +207,7 @@ func BenchmarkDataPlaneSideBySide(b *testing.B) {
 				b.Fatalf("%s: %v; last log lines:\n%s", r.Name, err, r.logTail(30))
 			}
 		}
-		b.Logf("%s answers (%s after the objects were created)", r.Name, time.Since(start).Round(time.Second))
+		b.Logf("%s answers (%s after the objects began to be created)", r.Name, time.Since(start).Round(time.Second))
 	}
 	waitRoutersIdle(b, ctx, routers)
 	for _, r := range routers {
