@@ -196,10 +196,18 @@ func startRouterWrapped(t *testing.T, wrap func(argv []string) []string, manifes
 // IPv6 loopback port cannot collide with the IPv4 ports the tests pick for
 // haproxy.
 func metricsListenDefault(t *testing.T) string {
-	if l, err := net.Listen("tcp", "[::1]:0"); err == nil {
+	// The router refuses a stats port equal to its HTTP or HTTPS port
+	// whatever the addresses: a port of [::1] is given out once too.
+	for i := 0; i < 100; i++ {
+		l, err := net.Listen("tcp", "[::1]:0")
+		if err != nil {
+			break
+		}
 		port := l.Addr().(*net.TCPAddr).Port
 		l.Close()
-		return fmt.Sprintf("[::1]:%d", port)
+		if _, dup := givenPorts.LoadOrStore(port, true); !dup {
+			return fmt.Sprintf("[::1]:%d", port)
+		}
 	}
 	return fmt.Sprintf("127.0.0.1:%d", freePort(t))
 }
