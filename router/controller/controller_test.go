@@ -210,24 +210,30 @@ func (n *namelessRefusal) Exec(ctx context.Context, cmd string) (string, error) 
 	return "Unknown command.\n", nil
 }
 
-// TestACertificateRotationIsAppliedThroughTheRuntimeAPI: a new
-// certificate of an edge route replaces the old one in place (set/commit
-// ssl cert), without a reload.
-func TestACertificateRotationIsAppliedThroughTheRuntimeAPI(t *testing.T) {
+// edgeIssuer returns a CA and a function that returns route as an edge
+// route with a new certificate of that CA each time it is called.
+func edgeIssuer(t *testing.T, route *routev1.Route) (*testcerts.Pair, func() *routev1.Route) {
+	t.Helper()
 	ca, err := testcerts.NewCA("tenant CA", time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
-	edge := plainRoute("a", "edge")
-	issue := func() *routev1.Route {
-		pair, err := ca.Issue(edge.Spec.Host, []string{edge.Spec.Host}, time.Hour)
+	return ca, func() *routev1.Route {
+		pair, err := ca.Issue(route.Spec.Host, []string{route.Spec.Host}, time.Hour)
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := edge.DeepCopy()
+		r := route.DeepCopy()
 		r.Spec.TLS = &routev1.TLSConfig{Termination: routev1.TLSTerminationEdge, Certificate: pair.CertPEM, Key: pair.KeyPEM}
 		return r
 	}
+}
+
+// TestACertificateRotationIsAppliedThroughTheRuntimeAPI: a new
+// certificate of an edge route replaces the old one in place (set/commit
+// ssl cert), without a reload.
+func TestACertificateRotationIsAppliedThroughTheRuntimeAPI(t *testing.T) {
+	ca, issue := edgeIssuer(t, plainRoute("a", "edge"))
 	f := newFakeSetup(t, issue())
 	f.commit(t)
 	f.st.Upsert(issue())

@@ -16,7 +16,6 @@ import (
 	"github.com/openshift-router-go/router/router/servers"
 	"github.com/openshift-router-go/router/router/store"
 	"github.com/openshift-router-go/router/templates"
-	"github.com/openshift-router-go/router/test/testcerts"
 )
 
 // setSlice replaces the EndpointSlice of service svc of ns (an endpoint
@@ -388,20 +387,7 @@ func TestRouteAdditionsWithATemplateThatListsTheRoutesRunTheFullPass(t *testing.
 // renders; while reloads wait, the same change is deferred and the files
 // stay as they were.
 func TestRouteUpdatesWithoutAFullRender(t *testing.T) {
-	ca, err := testcerts.NewCA("tenant CA", time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	edge := plainRoute("d", "edge")
-	issue := func() *routev1.Route {
-		pair, err := ca.Issue(edge.Spec.Host, []string{edge.Spec.Host}, time.Hour)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := edge.DeepCopy()
-		r.Spec.TLS = &routev1.TLSConfig{Termination: routev1.TLSTerminationEdge, Certificate: pair.CertPEM, Key: pair.KeyPEM}
-		return r
-	}
+	_, issue := edgeIssuer(t, plainRoute("d", "edge"))
 	withTimeout := func(ns, name, timeout string) *routev1.Route {
 		r := plainRoute(ns, name)
 		r.Annotations = map[string]string{"haproxy.router.openshift.io/timeout": timeout}

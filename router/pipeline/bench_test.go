@@ -243,16 +243,8 @@ func BenchmarkRouteChange(b *testing.B) {
 	for _, n := range []int{1000, 10000, 50000} {
 		for _, full := range []bool{false, true} {
 			b.Run(fmt.Sprintf("routes=%d/full=%v", n, full), func(b *testing.B) {
-				st := benchStore(n)
-				r, err := templates.Parse("default", templates.Default(), templates.FuncMap(templates.FuncOptions{}))
-				if err != nil {
-					b.Fatal(err)
-				}
-				in := benchInputs(r, b.TempDir())
-				out, err := Pass(st, in, State{})
-				if err != nil {
-					b.Fatal(err)
-				}
+				st, in, out := routeBenchSetup(b, n)
+				var err error
 				extra := &routev1.Route{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-0", Name: "app-added"},
 					Spec: routev1.RouteSpec{Host: "added.apps.example.com", To: routev1.RouteTargetReference{Kind: "Service", Name: "app-0"}}}
 				b.ReportAllocs()
@@ -280,6 +272,23 @@ func BenchmarkRouteChange(b *testing.B) {
 	}
 }
 
+// routeBenchSetup is benchStore(n) with the default template and a full
+// pass's output.
+func routeBenchSetup(b *testing.B, n int) (*store.Store, Inputs, *Output) {
+	b.Helper()
+	st := benchStore(n)
+	r, err := templates.Parse("default", templates.Default(), templates.FuncMap(templates.FuncOptions{}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := benchInputs(r, b.TempDir())
+	out, err := Pass(st, in, State{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return st, in, out
+}
+
 // BenchmarkRouteUpdate: one route's annotation changes back and forth (no
 // route admitted or dropped), worked out following what runs
 // (UpdateRoutesFollowing) against the full pass on the running layouts
@@ -289,16 +298,8 @@ func BenchmarkRouteUpdate(b *testing.B) {
 	for _, n := range []int{1000, 10000, 50000} {
 		for _, full := range []bool{false, true} {
 			b.Run(fmt.Sprintf("routes=%d/full=%v", n, full), func(b *testing.B) {
-				st := benchStore(n)
-				r, err := templates.Parse("default", templates.Default(), templates.FuncMap(templates.FuncOptions{}))
-				if err != nil {
-					b.Fatal(err)
-				}
-				in := benchInputs(r, b.TempDir())
-				out, err := Pass(st, in, State{})
-				if err != nil {
-					b.Fatal(err)
-				}
+				st, in, out := routeBenchSetup(b, n)
+				var err error
 				var updated *routev1.Route
 				_ = st.Read(func(v store.View) error {
 					updated = v.Route("ns-0", "app-4").DeepCopy()

@@ -268,16 +268,11 @@ func TestRouteChangesEqualAFullPass(t *testing.T) {
 	}
 }
 
-// TestRouteChangesLayBackendsOutAfresh: after endpoints moved into spare
-// slots at runtime (UpdateEndpoints), a route change lays those backends
-// out afresh too (a reload follows), as a full pass would.
-func TestRouteChangesLayBackendsOutAfresh(t *testing.T) {
-	r, err := templates.Parse("default", templates.Default(), templates.FuncMap(templates.FuncOptions{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := benchInputs(r, t.TempDir())
-	st := incrementalStore()
+// endpointInASlot runs a full pass on st, then an endpoint change (service
+// c gets a third endpoint) that moves an endpoint into a spare slot at
+// runtime, and returns the pass's output with the change applied.
+func endpointInASlot(t *testing.T, st *store.Store, in Inputs) *Output {
+	t.Helper()
 	out, err := Pass(st, in, State{})
 	if err != nil {
 		t.Fatal(err)
@@ -291,6 +286,20 @@ func TestRouteChangesLayBackendsOutAfresh(t *testing.T) {
 	if out.Compact() {
 		t.Fatal("the endpoint did not take a slot")
 	}
+	return out
+}
+
+// TestRouteChangesLayBackendsOutAfresh: after endpoints moved into spare
+// slots at runtime (UpdateEndpoints), a route change lays those backends
+// out afresh too (a reload follows), as a full pass would.
+func TestRouteChangesLayBackendsOutAfresh(t *testing.T) {
+	r, err := templates.Parse("default", templates.Default(), templates.FuncMap(templates.FuncOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := benchInputs(r, t.TempDir())
+	st := incrementalStore()
+	out := endpointInASlot(t, st, in)
 	st.Upsert(route("ns", "re", "e.example.com", "", "b", 30))
 	next, full, err := UpdateRoutes(st, in, State{}, out)
 	if err != nil || full != "" {
@@ -401,19 +410,7 @@ func TestRouteUpdatesFollowTheRunningLayouts(t *testing.T) {
 			in := benchInputs(r, t.TempDir())
 			st := incrementalStore()
 			st.Upsert(route("ns", "rbz", "bz.example.com", "", "b", 5)) // a route to probe
-			out, err := Pass(st, in, State{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			st.Upsert(endpointSlice("ns", "c-2", "c", true, "10.0.3.3"))
-			ch, err := UpdateEndpoints(st, in, out)
-			if err != nil || ch.Full != "" {
-				t.Fatalf("%v %q", err, ch.Full)
-			}
-			out.Apply(ch)
-			if out.Compact() {
-				t.Fatal("the endpoint did not take a slot")
-			}
+			out := endpointInASlot(t, st, in)
 			st.Upsert(tc.update)
 			if _, full, err := UpdateRoutes(st, in, State{}, out); err != nil || full != FullNoBackendChange {
 				t.Fatalf("UpdateRoutes: %q, %v; want %q", full, err, FullNoBackendChange)
