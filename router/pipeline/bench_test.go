@@ -70,16 +70,7 @@ func benchInputs(r *templates.Renderer, dir string) Inputs {
 func BenchmarkEndpointChange(b *testing.B) {
 	for _, n := range []int{1000, 10000, 50000} {
 		b.Run(fmt.Sprintf("routes=%d", n), func(b *testing.B) {
-			st := benchStore(n)
-			r, err := templates.Parse("default", templates.Default(), templates.FuncMap(templates.FuncOptions{}))
-			if err != nil {
-				b.Fatal(err)
-			}
-			in := benchInputs(r, b.TempDir())
-			out, err := Pass(st, in, State{})
-			if err != nil {
-				b.Fatal(err)
-			}
+			st, in, out := benchSetup(b, n)
 			running, layouts := dynamic.Parse(out.Config), servers.Of(out.Model)
 			port, portName := int32(8080), "web"
 			b.ReportAllocs()
@@ -131,16 +122,7 @@ func BenchmarkEndpointChangeIncremental(b *testing.B) {
 func benchEndpointChangeIncremental(b *testing.B, n int, writeFile bool) {
 	{
 		{
-			st := benchStore(n)
-			r, err := templates.Parse("default", templates.Default(), templates.FuncMap(templates.FuncOptions{}))
-			if err != nil {
-				b.Fatal(err)
-			}
-			in := benchInputs(r, b.TempDir())
-			out, err := Pass(st, in, State{})
-			if err != nil {
-				b.Fatal(err)
-			}
+			st, in, out := benchSetup(b, n)
 			running, text := dynamic.Parse(out.Config), dynamic.NewText(out.Config)
 			w := files.NewWriter()
 			if _, err := w.Stage(out.Files); err != nil {
@@ -243,7 +225,7 @@ func BenchmarkRouteChange(b *testing.B) {
 	for _, n := range []int{1000, 10000, 50000} {
 		for _, full := range []bool{false, true} {
 			b.Run(fmt.Sprintf("routes=%d/full=%v", n, full), func(b *testing.B) {
-				st, in, out := routeBenchSetup(b, n)
+				st, in, out := benchSetup(b, n)
 				var err error
 				extra := &routev1.Route{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-0", Name: "app-added"},
 					Spec: routev1.RouteSpec{Host: "added.apps.example.com", To: routev1.RouteTargetReference{Kind: "Service", Name: "app-0"}}}
@@ -272,9 +254,9 @@ func BenchmarkRouteChange(b *testing.B) {
 	}
 }
 
-// routeBenchSetup is benchStore(n) with the default template and a full
+// benchSetup is benchStore(n) with the default template and a full
 // pass's output.
-func routeBenchSetup(b *testing.B, n int) (*store.Store, Inputs, *Output) {
+func benchSetup(b *testing.B, n int) (*store.Store, Inputs, *Output) {
 	b.Helper()
 	st := benchStore(n)
 	r, err := templates.Parse("default", templates.Default(), templates.FuncMap(templates.FuncOptions{}))
@@ -298,7 +280,7 @@ func BenchmarkRouteUpdate(b *testing.B) {
 	for _, n := range []int{1000, 10000, 50000} {
 		for _, full := range []bool{false, true} {
 			b.Run(fmt.Sprintf("routes=%d/full=%v", n, full), func(b *testing.B) {
-				st, in, out := routeBenchSetup(b, n)
+				st, in, out := benchSetup(b, n)
 				var err error
 				var updated *routev1.Route
 				_ = st.Read(func(v store.View) error {
