@@ -212,6 +212,7 @@ func BenchmarkDataPlaneSideBySide(b *testing.B) {
 	waitRoutersIdle(b, ctx, routers)
 	for _, r := range routers {
 		logConfigSummary(b, r, ns)
+		reportMemory(b, r)
 	}
 
 	b.ResetTimer()
@@ -716,6 +717,26 @@ func waitRouteAnswers(ctx context.Context, r *sbsRouter, host, want string, dead
 // waitRoutersIdle waits (at most 5 minutes) until the routers and their
 // haproxy processes together use less than a tenth of a core over 5 s: the
 // loading and reloads that follow it are over.
+// reportMemory reports the resident memory of router r and of its HAProxy
+// processes (summed), every route loaded and the router idle: the
+// router's own memory in cluster mode, with its informers.
+func reportMemory(b *testing.B, r *sbsRouter) {
+	b.Helper()
+	m, err := processMemory(r.routerPID())
+	if err != nil {
+		b.Logf("%s: router memory: %v", r.Name, err)
+		return
+	}
+	var haproxy int64
+	for _, pid := range r.haproxy() {
+		if hm, err := processMemory(pid); err == nil {
+			haproxy += hm.RSSKiB
+		}
+	}
+	b.Logf("%s: router RSS %s (%s of it its binary's pages), haproxy RSS %s", r.Name, mib(m.RSSKiB), mib(m.RSSFileKiB), mib(haproxy))
+	b.ReportMetric(float64(m.RSSKiB)/1024, r.Name+"-rss-MiB")
+}
+
 func waitRoutersIdle(b *testing.B, ctx context.Context, routers []*sbsRouter) {
 	b.Helper()
 	total := func() float64 {
