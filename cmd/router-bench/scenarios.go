@@ -190,27 +190,33 @@ func runMemory(ctx context.Context, cfg config, n int) (res *memoryResult, err e
 // ---------------------------------------------------------------- churn
 
 type churnResult struct {
-	Scenario        string       `json:"scenario"`
-	Routes          int          `json:"routes"`
-	LoadRoutes      int          `json:"load_routes"`
-	ChangesWanted   int          `json:"changes_wanted"`
-	Changes         int          `json:"changes"`          // made
-	Observed        int          `json:"changes_observed"` // reached traffic within the change timeout
-	TimedOut        int          `json:"changes_timed_out"`
-	Latency         latencyStats `json:"latency"` // write of the file to the first request answered by the new backend
-	ProbeFailures   int          `json:"probe_failures"`
-	ReloadInterval  string       `json:"reload_interval"`
-	Reloads         float64      `json:"reloads"`
-	ReloadFailures  float64      `json:"reload_failures"`
-	ReloadsAvoided  *float64     `json:"reloads_avoided,omitempty"` // nil: the router has no such metric
-	Load            loadStats    `json:"load"`
-	PhaseSeconds    float64      `json:"phase_seconds"`
-	PhaseTimeLimit  bool         `json:"phase_time_limit_reached"`
-	Interrupted     bool         `json:"interrupted,omitempty"`
-	StopProblem     string       `json:"stop_problem,omitempty"`
-	TargetsMet      bool         `json:"targets_met"` // reloads 0, failed 0, p99 < 1s
-	TargetsDetail   string       `json:"targets_detail"`
-	ProbeFailureLog []string     `json:"probe_failure_examples,omitempty"`
+	Scenario       string       `json:"scenario"`
+	Routes         int          `json:"routes"`
+	LoadRoutes     int          `json:"load_routes"`
+	ChangesWanted  int          `json:"changes_wanted"`
+	Changes        int          `json:"changes"`          // made
+	Observed       int          `json:"changes_observed"` // reached traffic within the change timeout
+	TimedOut       int          `json:"changes_timed_out"`
+	Latency        latencyStats `json:"latency"` // write of the file to the first request answered by the new backend
+	ProbeFailures  int          `json:"probe_failures"`
+	ReloadInterval string       `json:"reload_interval"`
+	Reloads        float64      `json:"reloads"`
+	ReloadFailures float64      `json:"reload_failures"`
+	ReloadsAvoided *float64     `json:"reloads_avoided,omitempty"` // nil: the router has no such metric
+	Load           loadStats    `json:"load"`
+	PhaseSeconds   float64      `json:"phase_seconds"`
+	// RouterCPUSeconds is the router's CPU from the first change until a
+	// settle after the last (its coalesced writes of haproxy.config
+	// included, and the manifests source reading the changed files);
+	// CPUPerChangeMs is that per change made.
+	RouterCPUSeconds float64  `json:"router_cpu_seconds"`
+	CPUPerChangeMs   float64  `json:"router_cpu_ms_per_change"`
+	PhaseTimeLimit   bool     `json:"phase_time_limit_reached"`
+	Interrupted      bool     `json:"interrupted,omitempty"`
+	StopProblem      string   `json:"stop_problem,omitempty"`
+	TargetsMet       bool     `json:"targets_met"` // reloads 0, failed 0, p99 < 1s
+	TargetsDetail    string   `json:"targets_detail"`
+	ProbeFailureLog  []string `json:"probe_failure_examples,omitempty"`
 }
 
 func (r *churnResult) Line() string {
@@ -230,9 +236,9 @@ func (r *churnResult) Line() string {
 	if r.TimedOut > 0 {
 		timedOut = fmt.Sprintf(", %d NOT SEEN within the change timeout", r.TimedOut)
 	}
-	return fmt.Sprintf("churn: %d routes, %s in %s: change-to-traffic p50 %s p99 %s max %s (%d measured%s); reloads %.0f%s, RELOAD_INTERVAL %s; failed requests %d of %d (misrouted %d)%s; %s%s",
+	return fmt.Sprintf("churn: %d routes, %s in %s: change-to-traffic p50 %s p99 %s max %s (%d measured%s); reloads %.0f%s, RELOAD_INTERVAL %s; router CPU %.1f ms per change; failed requests %d of %d (misrouted %d)%s; %s%s",
 		r.Routes, made, seconds(secs(r.PhaseSeconds)), seconds(secs(r.Latency.P50)), seconds(secs(r.Latency.P99)), seconds(secs(r.Latency.Max)),
-		r.Latency.Count, timedOut, r.Reloads, avoided, r.ReloadInterval, r.Load.Failed, r.Load.Requests, r.Load.Misrouted,
+		r.Latency.Count, timedOut, r.Reloads, avoided, r.ReloadInterval, r.CPUPerChangeMs, r.Load.Failed, r.Load.Requests, r.Load.Misrouted,
 		failureNote(r.Load), r.TargetsDetail, stopNote(r.StopProblem))
 }
 
@@ -260,6 +266,11 @@ func runChurn(ctx context.Context, cfg config) (res *churnResult, err error) {
 
 	ld := startLoad(ctx, f.Router.HTTPPort, loadRoutes, cfg.LoadWorkers, cfg.LoadRate, cfg.PhaseTimeout+time.Minute)
 	sleepCtx(ctx, time.Second) // the load is steady before the first change
+	cpu0, err := cpuSeconds(f.Router.PID())
+	if err != nil {
+		ld.stop()
+		return res, err
+	}
 	start := time.Now()
 	deadline := start.Add(cfg.PhaseTimeout)
 	probe := newClient(f.Router.HTTPPort, 1)
@@ -318,6 +329,11 @@ func runChurn(ctx context.Context, cfg config) (res *churnResult, err error) {
 	res.PhaseSeconds = time.Since(start).Seconds()
 	cfg.logf("churn: %d changes made in %s", res.Changes, seconds(time.Since(start)))
 	res.Load = ld.stop()
+	f.settle(ctx) // the last coalesced write of haproxy.config
+	if cpu1, err := cpuSeconds(f.Router.PID()); err == nil && res.Changes > 0 {
+		res.RouterCPUSeconds = cpu1 - cpu0
+		res.CPUPerChangeMs = res.RouterCPUSeconds * 1000 / float64(res.Changes)
+	}
 	res.Observed = len(lats)
 	res.Latency = summarize(lats)
 	after, err := f.Router.counters(context.WithoutCancel(ctx)) // also when interrupted: the report is complete

@@ -188,6 +188,7 @@ func (s *Source) Run(ctx context.Context) error {
 	poll := time.NewTicker(s.retryInterval)
 	defer poll.Stop()
 	if st.needRescan {
+		st.fullScan = true
 		trigger(s.debounce)
 	}
 
@@ -202,6 +203,7 @@ func (s *Source) Run(ctx context.Context) error {
 				continue
 			}
 			s.log.V(5).Info("File event", "file", ev.Name, "op", ev.Op.String())
+			st.noteEvent(ev)
 			trigger(s.debounce)
 		case err, ok := <-watchErrs:
 			if !ok {
@@ -209,6 +211,7 @@ func (s *Source) Run(ctx context.Context) error {
 				continue
 			}
 			s.log.Error(err, "Watching the manifests directory")
+			st.fullScan = true
 			trigger(s.debounce)
 		case <-poll.C:
 			if st.degraded || st.watcher == nil || events == nil {
@@ -216,8 +219,14 @@ func (s *Source) Run(ctx context.Context) error {
 			}
 		case <-debounce.C:
 			pending = false
-			st.scan()
+			switch {
+			case st.fullScan || st.degraded || st.rootFailing || st.watcher == nil:
+				st.scan()
+			case len(st.changed) > 0:
+				st.scanChanged()
+			}
 			if st.needRescan {
+				st.fullScan = true
 				trigger(s.debounce)
 			}
 		}
@@ -251,6 +260,11 @@ type state struct {
 	timestamps map[objKey]assignedTimestamp
 	// ingressReports are the translation reports last logged, by Ingress.
 	ingressReports map[objKey]string
+	// changed are the manifest files file events named since the last
+	// scan, and fullScan is set when an event needs the whole directory
+	// read again (see noteEvent).
+	changed  map[string]bool
+	fullScan bool
 }
 
 func newState(s *Source) *state {
@@ -261,7 +275,68 @@ func newState(s *Source) *state {
 		files:       map[string]*fileState{},
 		emitted:     map[objKey]object{},
 		timestamps:  map[objKey]assignedTimestamp{},
+		changed:     map[string]bool{},
 	}
+}
+
+// noteEvent records what a file event asks to read again. An event on a
+// manifest file (a regular file, or one that is gone) directly in a
+// watched directory that is no symbolic link asks for that file alone; an
+// event on an ignored name asks for nothing (the walk skips those too);
+// anything else (a directory come or gone, a symbolic link, a directory
+// read through a link) asks for the whole directory. So a change of one
+// file costs reading that file, not listing and stat-ing every file.
+func (st *state) noteEvent(ev fsnotify.Event) {
+	name := filepath.Base(ev.Name)
+	if st.fullScan || ignoredName(name) {
+		return
+	}
+	dir := filepath.Dir(ev.Name)
+	if real, ok := st.watched[dir]; !ok || real != dir {
+		st.fullScan = true
+		return
+	}
+	fi, err := os.Lstat(ev.Name)
+	switch {
+	case err != nil && errors.Is(err, fs.ErrNotExist):
+		if _, wasDir := st.watched[ev.Name]; wasDir || isManifest(name) {
+			// A removed manifest is read alone; a removed directory
+			// takes its files with it.
+			st.fullScan = st.fullScan || wasDir
+			if !wasDir {
+				st.changed[ev.Name] = true
+			}
+		}
+	case err != nil:
+		st.fullScan = true
+	case fi.Mode().IsRegular():
+		if isManifest(name) {
+			st.changed[ev.Name] = true
+		}
+	default:
+		// A directory or a symbolic link (to a file or a directory).
+		st.fullScan = true
+	}
+}
+
+// scanChanged reads the files events named since the last scan again and
+// applies the differences to the sink (see noteEvent).
+func (st *state) scanChanged() {
+	paths := make([]string, 0, len(st.changed))
+	for p := range st.changed {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	clear(st.changed)
+	for _, p := range paths {
+		if !st.refresh(p) {
+			if _, had := st.files[p]; had {
+				st.log.V(1).Info("Manifest file removed", "file", p)
+				delete(st.files, p)
+			}
+		}
+	}
+	st.reconcile()
 }
 
 // assignedTimestamp is a creationTimestamp assigned by the source.
@@ -351,7 +426,8 @@ type listing struct {
 // scan walks the directory, reloads the files that changed and applies the
 // differences to the sink.
 func (st *state) scan() {
-	st.needRescan = false
+	st.needRescan, st.fullScan = false, false
+	clear(st.changed)
 	l := listing{files: map[string]bool{}, dirs: map[string]string{}, unreadable: map[string]error{}, visited: map[string]bool{}}
 	if err := st.walk(st.dir, &l); err != nil {
 		// The whole directory is unreadable: keep serving what was

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	routev1 "github.com/openshift/api/route/v1"
@@ -853,4 +854,59 @@ func rerunUnprivileged(t *testing.T) {
 		t.Fatalf("%s as nobody: %v\n%s", t.Name(), err, out)
 	}
 	t.Logf("passed as nobody:\n%s", out)
+}
+
+// TestFileEventsAskForTheFileOrTheWholeDirectory: an event on a manifest
+// file directly in a watched directory asks for that file alone (a change
+// costs reading it, not listing the directory); a directory, a symbolic
+// link or an unwatched place asks for a full scan; ignored names and
+// other files ask for nothing.
+func TestFileEventsAskForTheFileOrTheWholeDirectory(t *testing.T) {
+	dir := t.TempDir()
+	sub := filepath.Join(dir, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	link := filepath.Join(dir, "link.yaml")
+	if err := os.Symlink(write("target.yaml"), link); err != nil {
+		t.Fatal(err)
+	}
+	gone := filepath.Join(dir, "gone-dir")
+	cases := []struct {
+		name    string
+		path    string
+		watched map[string]string
+		changed bool
+		full    bool
+	}{
+		{"a manifest file", write("route.yaml"), nil, true, false},
+		{"a removed manifest file", filepath.Join(dir, "removed.json"), nil, true, false},
+		{"an ignored name", write(".route.yaml.swp"), nil, false, false},
+		{"another file", write("notes.txt"), nil, false, false},
+		{"a new subdirectory", sub, nil, false, true},
+		{"a symbolic link", link, nil, false, true},
+		{"a removed watched directory", gone, map[string]string{gone: gone}, false, true},
+		{"a file in a directory read through a link", filepath.Join(dir, "route.yaml"), map[string]string{dir: "/elsewhere"}, false, true},
+		{"a file in an unwatched directory", filepath.Join(sub, "route.yaml"), nil, false, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st := newState(New(dir, store.New(), logr.Discard()))
+			st.watched[dir] = dir
+			for d, real := range tc.watched {
+				st.watched[d] = real
+			}
+			st.noteEvent(fsnotify.Event{Name: tc.path, Op: fsnotify.Write})
+			if st.changed[tc.path] != tc.changed || st.fullScan != tc.full {
+				t.Errorf("changed %v, full scan %v; want %v, %v", st.changed[tc.path], st.fullScan, tc.changed, tc.full)
+			}
+		})
+	}
 }
