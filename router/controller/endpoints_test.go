@@ -114,7 +114,7 @@ func TestEndpointChangesAreAppliedWithoutAFullPass(t *testing.T) {
 				if stale, unwritten := f.c.lagging(); stale || !unwritten {
 					t.Fatalf("stale %v, unwritten %v", stale, unwritten)
 				}
-				if d := f.c.flushDelay(); d != flushFactor*time.Second {
+				if d := f.c.flushDelay(); d != writeFactor*time.Second {
 					t.Fatalf("write in %v", d)
 				}
 				f.c.writeText()
