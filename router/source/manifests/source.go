@@ -265,6 +265,10 @@ type state struct {
 	// read again (see noteEvent).
 	changed  map[string]bool
 	fullScan bool
+	// simple is set by a reconcile of every file that found each object
+	// defined in one file only and no Ingress (whose Routes depend on
+	// other objects): changed files can then be reconciled alone.
+	simple bool
 }
 
 func newState(s *Source) *state {
@@ -328,6 +332,12 @@ func (st *state) scanChanged() {
 	}
 	sort.Strings(paths)
 	clear(st.changed)
+	var before []fileObject
+	for _, p := range paths {
+		if f := st.files[p]; f != nil {
+			before = append(before, f.objects...)
+		}
+	}
 	for _, p := range paths {
 		if !st.refresh(p) {
 			if _, had := st.files[p]; had {
@@ -336,7 +346,75 @@ func (st *state) scanChanged() {
 			}
 		}
 	}
-	st.reconcile()
+	if !st.reconcileFiles(paths, before) {
+		st.reconcile()
+	}
+}
+
+// reconcileFiles sends the sink the differences that the files at paths
+// (whose objects were before) make, without working out every object of
+// the directory, and reports true; it does nothing and reports false when
+// reconcile has to: an object defined in more than one file (the last
+// path wins), or an Ingress (its Routes depend on other objects). Without
+// those, an object these files defined had no other definition, and one
+// they define now must not have one elsewhere.
+func (st *state) reconcileFiles(paths []string, before []fileObject) bool {
+	if !st.simple {
+		return false
+	}
+	ingressKind := func(k objKey) bool { return k.kind == "Ingress" || k.kind == "IngressClass" }
+	was := make(map[objKey]bool, len(before))
+	for _, o := range before {
+		if ingressKind(o.key) {
+			return false
+		}
+		was[o.key] = true
+	}
+	now := map[objKey]object{}
+	for _, p := range paths {
+		f := st.files[p]
+		if f == nil {
+			continue
+		}
+		for _, o := range f.objects {
+			_, twice := now[o.key]
+			_, elsewhere := st.emitted[o.key]
+			if twice || ingressKind(o.key) || (elsewhere && !was[o.key]) {
+				return false
+			}
+			now[o.key] = o.obj
+		}
+	}
+	var upserts, deletes []objKey
+	for k := range was {
+		if _, ok := now[k]; !ok {
+			if _, ok := st.emitted[k]; ok {
+				deletes = append(deletes, k)
+			}
+		}
+	}
+	for k, o := range now {
+		if prev, ok := st.emitted[k]; !ok || prev.GetResourceVersion() != o.GetResourceVersion() {
+			upserts = append(upserts, k)
+		}
+	}
+	st.apply(upserts, deletes, now)
+	t := time.Now()
+	for k := range was {
+		if _, ok := now[k]; !ok {
+			if a, ok := st.timestamps[k]; ok && a.goneSince.IsZero() {
+				a.goneSince = t
+				st.timestamps[k] = a
+			}
+		}
+	}
+	for k := range now {
+		if a, ok := st.timestamps[k]; ok && !a.goneSince.IsZero() {
+			a.goneSince = time.Time{}
+			st.timestamps[k] = a
+		}
+	}
+	return true
 }
 
 // assignedTimestamp is a creationTimestamp assigned by the source.
@@ -689,8 +767,12 @@ func (st *state) reconcile() {
 	}
 	sort.Strings(paths)
 	desired := map[objKey]object{}
+	st.simple = true
 	for _, p := range paths {
 		for _, o := range st.files[p].objects {
+			if _, twice := desired[o.key]; twice || o.key.kind == "Ingress" {
+				st.simple = false
+			}
 			desired[o.key] = o.obj
 		}
 	}
@@ -707,18 +789,7 @@ func (st *state) reconcile() {
 			upserts = append(upserts, k)
 		}
 	}
-	sortKeys(deletes, true)
-	sortKeys(upserts, false)
-	for _, k := range deletes {
-		st.log.V(2).Info("Deleting object", "object", k.String())
-		st.sink.Delete(st.emitted[k])
-		delete(st.emitted, k)
-	}
-	for _, k := range upserts {
-		st.log.V(2).Info("Upserting object", "object", k.String(), "resourceVersion", desired[k].GetResourceVersion())
-		st.sink.Upsert(desired[k])
-		st.emitted[k] = desired[k]
-	}
+	st.apply(upserts, deletes, desired)
 	now := time.Now()
 	for k, a := range st.timestamps {
 		switch _, ok := desired[k]; {
@@ -733,6 +804,23 @@ func (st *state) reconcile() {
 		case now.Sub(a.goneSince) > timestampGrace:
 			delete(st.timestamps, k)
 		}
+	}
+}
+
+// apply sends the sink the deletes and the upserts (from desired), in
+// dependency order.
+func (st *state) apply(upserts, deletes []objKey, desired map[objKey]object) {
+	sortKeys(deletes, true)
+	sortKeys(upserts, false)
+	for _, k := range deletes {
+		st.log.V(2).Info("Deleting object", "object", k.String())
+		st.sink.Delete(st.emitted[k])
+		delete(st.emitted, k)
+	}
+	for _, k := range upserts {
+		st.log.V(2).Info("Upserting object", "object", k.String(), "resourceVersion", desired[k].GetResourceVersion())
+		st.sink.Upsert(desired[k])
+		st.emitted[k] = desired[k]
 	}
 	if len(upserts)+len(deletes) > 0 {
 		st.log.V(1).Info("Applied manifest changes", "upserts", len(upserts), "deletes", len(deletes), "objects", len(st.emitted))

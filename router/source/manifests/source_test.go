@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -908,5 +909,104 @@ func TestFileEventsAskForTheFileOrTheWholeDirectory(t *testing.T) {
 				t.Errorf("changed %v, full scan %v; want %v, %v", st.changed[tc.path], st.fullScan, tc.changed, tc.full)
 			}
 		})
+	}
+}
+
+// TestChangedFilesAloneReconcileAsTheWholeDirectory: files changed,
+// added and removed are reconciled alone (reconcileFiles) and the store
+// then holds what a fresh load of the directory gives; an object defined
+// in a second file makes the source reconcile every file again.
+func TestChangedFilesAloneReconcileAsTheWholeDirectory(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	svc := func(name string) string {
+		return fmt.Sprintf("apiVersion: v1\nkind: Service\nmetadata:\n  name: %s\n  namespace: ns\nspec:\n  ports:\n  - port: 80\n", name)
+	}
+	route := func(name, to string) string {
+		return fmt.Sprintf("apiVersion: route.openshift.io/v1\nkind: Route\nmetadata:\n  name: %s\n  namespace: ns\nspec:\n  host: %s.example.com\n  to:\n    kind: Service\n    name: %s\n", name, name, to)
+	}
+	contents := func(s *store.Store) string {
+		var out []string
+		_ = s.Read(func(v store.View) error {
+			for _, r := range v.Routes() {
+				out = append(out, "route "+r.Name+" -> "+r.Spec.To.Name+" "+r.CreationTimestamp.String())
+			}
+			for _, n := range []string{"a", "b", "c"} {
+				if v.Service("ns", n) != nil {
+					out = append(out, "service "+n)
+				}
+			}
+			return nil
+		})
+		sort.Strings(out)
+		return strings.Join(out, "\n")
+	}
+	write("a.yaml", svc("a")+"---\n"+route("a", "a"))
+	write("b.yaml", svc("b"))
+	sink := store.New()
+	st := newState(New(dir, sink, logr.Discard()))
+	st.watched[dir] = dir
+	st.scan()
+	if !st.simple {
+		t.Fatal("no duplicate and no Ingress, but not simple")
+	}
+	// change applies one step's writes and removes, as file events, and
+	// reports whether they were reconciled alone.
+	change := func(names ...string) bool {
+		t.Helper()
+		for _, n := range names {
+			st.noteEvent(fsnotify.Event{Name: filepath.Join(dir, n), Op: fsnotify.Write})
+		}
+		if st.fullScan {
+			t.Fatal("a file event asked for a full scan")
+		}
+		paths := make([]string, 0, len(st.changed))
+		var before []fileObject
+		for p := range st.changed {
+			paths = append(paths, p)
+			if f := st.files[p]; f != nil {
+				before = append(before, f.objects...)
+			}
+		}
+		sort.Strings(paths)
+		clear(st.changed)
+		for _, p := range paths {
+			if !st.refresh(p) {
+				delete(st.files, p)
+			}
+		}
+		alone := st.reconcileFiles(paths, before)
+		if !alone {
+			st.reconcile()
+		}
+		fresh := store.New()
+		newState(New(dir, fresh, logr.Discard())).scan()
+		if got, want := contents(sink), contents(fresh); got != want {
+			t.Fatalf("after %v the store holds\n%s\nand a fresh load\n%s", names, got, want)
+		}
+		return alone
+	}
+	write("a.yaml", svc("a")+"---\n"+route("a", "b"))
+	if !change("a.yaml") {
+		t.Error("an edited file was not reconciled alone")
+	}
+	write("c.yaml", svc("c")+"---\n"+route("c", "c"))
+	if !change("c.yaml") {
+		t.Error("an added file was not reconciled alone")
+	}
+	if err := os.Remove(filepath.Join(dir, "b.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if !change("b.yaml") {
+		t.Error("a removed file was not reconciled alone")
+	}
+	write("d.yaml", svc("a"))
+	if change("d.yaml") || st.simple {
+		t.Error("an object defined in a second file was reconciled alone")
 	}
 }
