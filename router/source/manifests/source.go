@@ -265,6 +265,8 @@ type state struct {
 	// read again (see noteEvent).
 	changed  map[string]bool
 	fullScan bool
+	// swept is when timestamps of objects long gone were last forgotten.
+	swept time.Time
 	// simple is set by a reconcile of every file that found each object
 	// defined in one file only and no Ingress (whose Routes depend on
 	// other objects): changed files can then be reconciled alone.
@@ -414,6 +416,7 @@ func (st *state) reconcileFiles(paths []string, before []fileObject) bool {
 			st.timestamps[k] = a
 		}
 	}
+	st.sweepTimestamps(t)
 	return true
 }
 
@@ -802,6 +805,22 @@ func (st *state) reconcile() {
 			a.goneSince = now
 			st.timestamps[k] = a
 		case now.Sub(a.goneSince) > timestampGrace:
+			delete(st.timestamps, k)
+		}
+	}
+	st.swept = now
+}
+
+// sweepTimestamps forgets the timestamps of objects gone for longer than
+// timestampGrace, at most once per timestampGrace: reconcileFiles marks
+// objects gone but does not look at every timestamp.
+func (st *state) sweepTimestamps(now time.Time) {
+	if now.Sub(st.swept) < timestampGrace {
+		return
+	}
+	st.swept = now
+	for k, a := range st.timestamps {
+		if !a.goneSince.IsZero() && now.Sub(a.goneSince) > timestampGrace {
 			delete(st.timestamps, k)
 		}
 	}

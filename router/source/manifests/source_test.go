@@ -1005,6 +1005,22 @@ func TestChangedFilesAloneReconcileAsTheWholeDirectory(t *testing.T) {
 	if !change("b.yaml") {
 		t.Error("a removed file was not reconciled alone")
 	}
+	// The removed Service's assigned timestamp is kept for the grace
+	// period, then forgotten by a later reconcile of changed files.
+	gone := objKey{kind: "Service", namespace: "ns", name: "b"}
+	a, ok := st.timestamps[gone]
+	if !ok || a.goneSince.IsZero() {
+		t.Fatalf("the removed Service's timestamp: %+v %v", a, ok)
+	}
+	a.goneSince = time.Now().Add(-2 * timestampGrace)
+	st.timestamps[gone], st.swept = a, time.Time{}
+	write("c.yaml", svc("c")+"---\n"+route("c", "a"))
+	if !change("c.yaml") {
+		t.Error("an edited file was not reconciled alone")
+	}
+	if _, ok := st.timestamps[gone]; ok {
+		t.Error("the timestamp of an object gone for longer than the grace period is kept")
+	}
 	write("d.yaml", svc("a"))
 	if change("d.yaml") || st.simple {
 		t.Error("an object defined in a second file was reconciled alone")
