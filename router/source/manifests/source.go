@@ -65,6 +65,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"iter"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -387,20 +389,7 @@ func (st *state) reconcileFiles(paths []string, before []fileObject) bool {
 			now[o.key] = o.obj
 		}
 	}
-	var upserts, deletes []objKey
-	for k := range was {
-		if _, ok := now[k]; !ok {
-			if _, ok := st.emitted[k]; ok {
-				deletes = append(deletes, k)
-			}
-		}
-	}
-	for k, o := range now {
-		if prev, ok := st.emitted[k]; !ok || prev.GetResourceVersion() != o.GetResourceVersion() {
-			upserts = append(upserts, k)
-		}
-	}
-	st.apply(upserts, deletes, now)
+	st.apply(now, maps.Keys(was))
 	t := time.Now()
 	for k := range was {
 		if _, ok := now[k]; !ok {
@@ -781,18 +770,7 @@ func (st *state) reconcile() {
 	}
 	st.translateIngresses(desired)
 
-	var upserts, deletes []objKey
-	for k := range st.emitted {
-		if _, ok := desired[k]; !ok {
-			deletes = append(deletes, k)
-		}
-	}
-	for k, o := range desired {
-		if prev, ok := st.emitted[k]; !ok || prev.GetResourceVersion() != o.GetResourceVersion() {
-			upserts = append(upserts, k)
-		}
-	}
-	st.apply(upserts, deletes, desired)
+	st.apply(desired, maps.Keys(st.emitted))
 	now := time.Now()
 	for k, a := range st.timestamps {
 		switch _, ok := desired[k]; {
@@ -826,9 +804,23 @@ func (st *state) sweepTimestamps(now time.Time) {
 	}
 }
 
-// apply sends the sink the deletes and the upserts (from desired), in
-// dependency order.
-func (st *state) apply(upserts, deletes []objKey, desired map[objKey]object) {
+// apply sends the sink, in dependency order, the objects of desired it
+// does not have as they are, and deletes the keys among candidates that
+// it has and desired lacks.
+func (st *state) apply(desired map[objKey]object, candidates iter.Seq[objKey]) {
+	var upserts, deletes []objKey
+	for k := range candidates {
+		if _, want := desired[k]; !want {
+			if _, has := st.emitted[k]; has {
+				deletes = append(deletes, k)
+			}
+		}
+	}
+	for k, o := range desired {
+		if prev, ok := st.emitted[k]; !ok || prev.GetResourceVersion() != o.GetResourceVersion() {
+			upserts = append(upserts, k)
+		}
+	}
 	sortKeys(deletes, true)
 	sortKeys(upserts, false)
 	for _, k := range deletes {
