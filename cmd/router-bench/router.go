@@ -124,12 +124,16 @@ func (r *routerProc) exited() error {
 }
 
 // LogTail returns the last n lines of the router's log.
-func (r *routerProc) LogTail(n int) string {
-	b, err := os.ReadFile(r.LogPath)
+func (r *routerProc) LogTail(n int) string { return fileTail(r.LogPath, n) }
+
+// fileTail returns the last n lines of the file at path ("" if it cannot
+// be read).
+func fileTail(path string, n int) string {
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return ""
 	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -218,32 +219,8 @@ func BenchmarkDataPlaneSideBySide(b *testing.B) {
 	b.ResetTimer()
 	for it := 0; it < b.N; it++ {
 		for round := 0; round < rounds; round++ {
-			order := append([]*sbsRouter(nil), routers...)
-			if round%2 == 1 {
-				for i, j := 0, len(order)-1; i < j; i, j = i+1, j-1 {
-					order[i], order[j] = order[j], order[i]
-				}
-			}
-			for _, r := range order {
-				url := fmt.Sprintf("http://127.0.0.1:%d/", r.HTTPPort)
-				host := routeName(0) + ".bench.test"
-				if it == 0 && round == 0 {
-					if _, err := wrk(ctx, config{Wrk: "wrk"}, withDuration(wrkArgs, 2*time.Second), host, url); err != nil {
-						b.Fatalf("%s: wrk warm-up: %v", r.Name, err)
-					}
-				}
-				out, err := wrk(ctx, config{Wrk: "wrk"}, wrkArgs, host, url)
-				if err != nil {
-					b.Fatalf("%s: %v", r.Name, err)
-				}
-				var st wrkStats
-				if err := parseWrk(out, &st); err != nil {
-					b.Fatalf("%s: %v", r.Name, err)
-				}
-				b.Logf("round %d, %s: %.0f req/s\n%s", round+1, r.Name, st.RPS, strings.TrimRight(out, "\n"))
-				if err := r.exited(); err != nil {
-					b.Fatalf("%s: %v", r.Name, err)
-				}
+			for _, r := range alternate(routers, round) {
+				st := wrkRound(b, ctx, r, wrkArgs, routeName(0)+".bench.test", it == 0 && round == 0, fmt.Sprintf("round %d, %s", round+1, r.Name))
 				r.rounds = append(r.rounds, st)
 			}
 		}
@@ -298,6 +275,42 @@ func BenchmarkDataPlaneSideBySide(b *testing.B) {
 	}
 }
 
+// alternate is the order of the routers in round: as given in even rounds,
+// reversed in odd ones.
+func alternate(routers []*sbsRouter, round int) []*sbsRouter {
+	order := append([]*sbsRouter(nil), routers...)
+	if round%2 == 1 {
+		slices.Reverse(order)
+	}
+	return order
+}
+
+// wrkRound runs wrk with args through router r for host (after a 2 s
+// warm-up if warmUp), logs its output under what and fails if the router
+// has exited.
+func wrkRound(b *testing.B, ctx context.Context, r *sbsRouter, args []string, host string, warmUp bool, what string) wrkStats {
+	b.Helper()
+	url := fmt.Sprintf("http://127.0.0.1:%d/", r.HTTPPort)
+	if warmUp {
+		if _, err := wrk(ctx, config{Wrk: "wrk"}, withDuration(args, 2*time.Second), host, url); err != nil {
+			b.Fatalf("%s: wrk warm-up: %v", r.Name, err)
+		}
+	}
+	out, err := wrk(ctx, config{Wrk: "wrk"}, args, host, url)
+	if err != nil {
+		b.Fatalf("%s: %v", r.Name, err)
+	}
+	var st wrkStats
+	if err := parseWrk(out, &st); err != nil {
+		b.Fatalf("%s: %v", r.Name, err)
+	}
+	b.Logf("%s: %.0f req/s\n%s", what, st.RPS, strings.TrimRight(out, "\n"))
+	if err := r.exited(); err != nil {
+		b.Fatalf("%s: %v", r.Name, err)
+	}
+	return st
+}
+
 // measureSpread runs wrk through the routers with more than one route,
 // alternating, with a script that sends each request to the next route
 // (r0, r1, … r<N-1>, r0, …) rather than to r0 alone: the route lookup then
@@ -311,13 +324,7 @@ func measureSpread(b *testing.B, ctx context.Context, routers []*sbsRouter, wrkA
 		}
 	}
 	for round := 0; round < rounds; round++ {
-		order := append([]*sbsRouter(nil), many...)
-		if round%2 == 1 {
-			for i, j := 0, len(order)-1; i < j; i, j = i+1, j-1 {
-				order[i], order[j] = order[j], order[i]
-			}
-		}
-		for _, r := range order {
+		for _, r := range alternate(many, round) {
 			script := filepath.Join(b.TempDir(), "spread.lua")
 			lua := fmt.Sprintf(`local n = %d
 local i = -1
@@ -330,22 +337,8 @@ end
 				b.Fatal(err)
 			}
 			args := append(append([]string(nil), wrkArgs...), "-s", script)
-			url := fmt.Sprintf("http://127.0.0.1:%d/", r.HTTPPort)
-			host := routeName(0) + ".bench.test" // replaced by the script's
-			if warmUp && round == 0 {
-				if _, err := wrk(ctx, config{Wrk: "wrk"}, withDuration(args, 2*time.Second), host, url); err != nil {
-					b.Fatalf("%s: wrk warm-up: %v", r.Name, err)
-				}
-			}
-			out, err := wrk(ctx, config{Wrk: "wrk"}, args, host, url)
-			if err != nil {
-				b.Fatalf("%s: %v", r.Name, err)
-			}
-			var st wrkStats
-			if err := parseWrk(out, &st); err != nil {
-				b.Fatalf("%s: %v", r.Name, err)
-			}
-			b.Logf("round %d, %s, every route in turn: %.0f req/s\n%s", round+1, r.Name, st.RPS, strings.TrimRight(out, "\n"))
+			// The host is replaced by the script's.
+			st := wrkRound(b, ctx, r, args, routeName(0)+".bench.test", warmUp && round == 0, fmt.Sprintf("round %d, %s, every route in turn", round+1, r.Name))
 			r.spreadRounds = append(r.spreadRounds, st)
 		}
 	}
@@ -642,18 +635,6 @@ func pidNamespaceHAProxy(pid int) []int {
 		}
 	}
 	return out
-}
-
-func fileTail(path string, n int) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // waitListening waits until the router's HTTP port accepts connections.
