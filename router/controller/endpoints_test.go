@@ -18,6 +18,25 @@ import (
 	"github.com/openshift-router-go/router/templates"
 )
 
+// Log messages of the controller's route changes.
+const (
+	logWorked   = "route changes worked out without a full render"
+	logFullPass = "route change needs a full pass"
+)
+
+// startedWithLogs is newFakeSetup(routes...) with the controller's log
+// recorded, after a first commit that started HAProxy.
+func startedWithLogs(t *testing.T, routes ...*routev1.Route) (*fakeSetup, *logLines) {
+	t.Helper()
+	f := newFakeSetup(t, routes...)
+	logs := &logLines{}
+	f.c.o.Logger = logs.logger()
+	if !f.commit(t) {
+		t.Fatal("the first commit did not start haproxy")
+	}
+	return f, logs
+}
+
 // setSlice replaces the EndpointSlice of service svc of ns (an endpoint
 // change alone: the service is left as it is).
 func setSlice(st *store.Store, ns, svc string, ips ...string) {
@@ -238,14 +257,8 @@ func TestRouteAdditionsAreWorkedOutWithoutAFullRender(t *testing.T) {
 	// More than two routes: UpdateRoutes probes the text around the
 	// routes' sections with an unchanged route that is neither the first
 	// nor the last.
-	f := newFakeSetup(t, plainRoute("a", "web"), plainRoute("b", "web"), plainRoute("c", "web"), plainRoute("d", "web"))
-	var logs logLines
-	f.c.o.Logger = logs.logger()
+	f, logs := startedWithLogs(t, plainRoute("a", "web"), plainRoute("b", "web"), plainRoute("c", "web"), plainRoute("d", "web"))
 	ctx := context.Background()
-	if !f.commit(t) {
-		t.Fatal("the first commit did not start haproxy")
-	}
-	const worked = "route changes worked out without a full render"
 	fresh := func(t *testing.T) {
 		t.Helper()
 		out, err := pipeline.Pass(f.st, f.c.o.Inputs, pipeline.State{})
@@ -264,13 +277,13 @@ func TestRouteAdditionsAreWorkedOutWithoutAFullRender(t *testing.T) {
 		func() { f.st.Upsert(plainRoute("a", "shop")) },
 		func() { f.st.Delete(plainRoute("b", "web")) },
 	} {
-		before := logs.count(worked)
+		before := logs.count(logWorked)
 		change()
 		out, err := f.c.commit(ctx, true, false)
 		if err != nil || !out.reloaded {
 			t.Fatalf("change %d: %+v %v", i, out, err)
 		}
-		if logs.count(worked) != before+1 {
+		if logs.count(logWorked) != before+1 {
 			t.Fatalf("change %d was not worked out without a full render:\n%s", i, strings.Join(logs.lines, "\n"))
 		}
 		fresh(t)
@@ -280,13 +293,13 @@ func TestRouteAdditionsAreWorkedOutWithoutAFullRender(t *testing.T) {
 	// (pipeline.UpdateRoutesFollowing) and applied at runtime: on disk is
 	// what a full pass on the running layouts renders.
 	running := servers.Of(f.c.last.Model)
-	before := logs.count(worked, `"for"="runtime"`)
+	before := logs.count(logWorked, `"for"="runtime"`)
 	setEndpoints(f.st, "a", "svc", "10.99.0.1")
 	out, err := f.c.commit(ctx, true, false)
 	if err != nil || out.reloaded || !out.runtime {
 		t.Fatalf("endpoints of a route's service: %+v %v", out, err)
 	}
-	if logs.count(worked, `"for"="runtime"`) != before+1 {
+	if logs.count(logWorked, `"for"="runtime"`) != before+1 {
 		t.Fatalf("the change was not worked out following what runs:\n%s", strings.Join(logs.lines, "\n"))
 	}
 	want, err := pipeline.Pass(f.st, f.c.o.Inputs, pipeline.State{Layouts: running})
@@ -306,13 +319,8 @@ func TestRouteAdditionsWaitForTheReloadWithoutAFullPass(t *testing.T) {
 	// More than two routes: UpdateRoutes probes the text around the
 	// routes' sections with an unchanged route that is neither the first
 	// nor the last.
-	f := newFakeSetup(t, plainRoute("a", "web"), plainRoute("b", "web"), plainRoute("c", "web"))
-	var logs logLines
-	f.c.o.Logger = logs.logger()
+	f, logs := startedWithLogs(t, plainRoute("a", "web"), plainRoute("b", "web"), plainRoute("c", "web"))
 	ctx := context.Background()
-	if !f.commit(t) {
-		t.Fatal("the first commit did not start haproxy")
-	}
 	f.st.Upsert(plainRoute("a", "shop"))
 	out, err := f.c.commit(ctx, false, false)
 	if err != nil || !out.deferred {
@@ -325,7 +333,7 @@ func TestRouteAdditionsWaitForTheReloadWithoutAFullPass(t *testing.T) {
 	if err != nil || !out.reloaded {
 		t.Fatalf("outcome %+v, %v", out, err)
 	}
-	if logs.count("route changes worked out without a full render") != 1 {
+	if logs.count(logWorked) != 1 {
 		t.Fatalf("the reload was not worked out from the last pass:\n%s", strings.Join(logs.lines, "\n"))
 	}
 }
@@ -359,10 +367,10 @@ func TestRouteAdditionsWithATemplateThatListsTheRoutesRunTheFullPass(t *testing.
 			t.Fatalf("route a/%s added: %+v %v", name, out, err)
 		}
 	}
-	if logs.count("route changes worked out without a full render") != 0 {
+	if logs.count(logWorked) != 0 {
 		t.Fatalf("a route change was worked out without a full pass:\n%s", strings.Join(logs.lines, "\n"))
 	}
-	if logs.count("route change needs a full pass", pipeline.FullNotPerRoute) != 1 {
+	if logs.count(logFullPass, pipeline.FullNotPerRoute) != 1 {
 		t.Fatalf("the full-pass reason %q is not logged once:\n%s", pipeline.FullNotPerRoute, strings.Join(logs.lines, "\n"))
 	}
 	full, err := pipeline.Pass(f.st, f.c.o.Inputs, pipeline.State{})
@@ -393,28 +401,21 @@ func TestRouteUpdatesWithoutAFullRender(t *testing.T) {
 		r.Annotations = map[string]string{"haproxy.router.openshift.io/timeout": timeout}
 		return r
 	}
-	f := newFakeSetup(t, plainRoute("a", "web"), plainRoute("b", "web"), plainRoute("c", "web"), issue())
-	var logs logLines
-	f.c.o.Logger = logs.logger()
+	f, logs := startedWithLogs(t, plainRoute("a", "web"), plainRoute("b", "web"), plainRoute("c", "web"), issue())
 	ctx := context.Background()
-	if !f.commit(t) {
-		t.Fatal("the first commit did not start haproxy")
-	}
-	const worked = "route changes worked out without a full render"
-	const fullPass = "route change needs a full pass"
 	setSlice(f.st, "a", "svc", "10.99.0.1", "10.99.0.2", "10.50.0.1")
 	if out, err := f.c.commit(ctx, true, true); err != nil || !out.runtime {
 		t.Fatalf("endpoint change: %+v %v", out, err)
 	}
 
 	// A certificate rotation: at runtime.
-	runtime, reload := logs.count(worked, `"for"="runtime"`), logs.count(worked, `"for"="reload"`)
+	runtime, reload := logs.count(logWorked, `"for"="runtime"`), logs.count(logWorked, `"for"="reload"`)
 	f.st.Upsert(issue())
 	out, err := f.c.commit(ctx, true, false)
 	if err != nil || out.reloaded || !out.runtime {
 		t.Fatalf("certificate rotation: %+v %v", out, err)
 	}
-	if logs.count(worked, `"for"="runtime"`) != runtime+1 || logs.count(fullPass) != 0 {
+	if logs.count(logWorked, `"for"="runtime"`) != runtime+1 || logs.count(logFullPass) != 0 {
 		t.Fatalf("the rotation was not worked out following what runs:\n%s", strings.Join(logs.lines, "\n"))
 	}
 	if !strings.Contains(strings.Join(f.rt.sent(), "\n"), "commit ssl cert") {
@@ -433,13 +434,13 @@ func TestRouteUpdatesWithoutAFullRender(t *testing.T) {
 	}
 
 	// The reload: worked out afresh, not by a full pass.
-	runtime, reload = logs.count(worked, `"for"="runtime"`), logs.count(worked, `"for"="reload"`)
+	runtime, reload = logs.count(logWorked, `"for"="runtime"`), logs.count(logWorked, `"for"="reload"`)
 	f.st.Upsert(withTimeout("a", "web", "7s"))
 	out, err = f.c.commit(ctx, true, false)
 	if err != nil || !out.reloaded {
 		t.Fatalf("annotation change: %+v %v", out, err)
 	}
-	if logs.count(worked, `"for"="runtime"`) != runtime+1 || logs.count(worked, `"for"="reload"`) != reload+1 || logs.count(fullPass) != 0 {
+	if logs.count(logWorked, `"for"="runtime"`) != runtime+1 || logs.count(logWorked, `"for"="reload"`) != reload+1 || logs.count(logFullPass) != 0 {
 		t.Fatalf("the annotation change was not worked out without a full pass:\n%s", strings.Join(logs.lines, "\n"))
 	}
 	if got, want := []byte(f.config(t)), f.fullRender(t); !bytes.Equal(got, want) {
