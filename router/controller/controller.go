@@ -664,7 +664,7 @@ func (c *Controller) commit(ctx context.Context, allowReload, endpoints bool) (o
 			var parsed *dynamic.Config
 			var found []pipeline.Culprit
 			var rtErr error
-			reason, parsed, found, rtErr = c.tryRuntime(ctx, running, changed, fs, td.WorkingDir, config, out.Exhausted)
+			reason, parsed, found, rtErr = c.tryRuntime(ctx, running, changed, fs, td.WorkingDir, config, out.Sections, out.Exhausted)
 			if len(found) > 0 {
 				// A command HAProxy refused for one route: that route is
 				// rejected, and the rest is applied without it (with a
@@ -910,14 +910,31 @@ func (c *Controller) reloadReason(force, incremental bool) string {
 // refused that names a route (pipeline.RuntimeCulprit) is returned as that
 // route's culprit, with the error; any other failure falls back to a
 // reload.
-func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, changed []string, fs []files.File, workingDir string, config []byte, exhausted []model.ServiceAliasConfigKey) (string, *dynamic.Config, []pipeline.Culprit, error) {
+//
+// With sections (the routes' sections an output rendered again, the rest
+// of config being as HAProxy runs it: pipeline.UpdateRoutesFollowing)
+// only those are compared with what runs (dynamic.DiffSections), not the
+// whole configuration parsed again.
+func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, changed []string, fs []files.File, workingDir string, config []byte, sections *dynamic.Config, exhausted []model.ServiceAliasConfigKey) (string, *dynamic.Config, []pipeline.Culprit, error) {
 	if len(exhausted) > 0 {
 		// Those backends were laid out afresh: their lines changed.
 		c.o.Logger.V(1).Info("backends out of spare server slots; reloading", "routes", exhausted)
 		return ReasonPoolExhausted, nil, nil, nil
 	}
-	parsed := dynamic.Parse(config)
-	change := dynamic.Diff(running, parsed)
+	var change dynamic.Change
+	if sections != nil {
+		change = dynamic.DiffSections(running, sections)
+	} else {
+		change = dynamic.Diff(running, dynamic.Parse(config))
+	}
+	// runs is what runs once the change is applied.
+	runs := func() *dynamic.Config {
+		if sections == nil {
+			return change.Running
+		}
+		running.Replace(change.Running) // DiffSections' Running has the new sections only
+		return running
+	}
 	if change.Reload {
 		c.o.Logger.V(2).Info("change needs a reload", "reason", change.Reason, "where", change.Where)
 		return change.Reason, nil, nil, nil
@@ -956,7 +973,7 @@ func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, ch
 	}
 	if len(cmds) == 0 {
 		// Only comments or blank lines changed.
-		return "", change.Running, nil, nil
+		return "", runs(), nil, nil
 	}
 	began := time.Now()
 	n, err := dynamic.Apply(ctx, c.o.Runtime, cmds)
@@ -983,7 +1000,7 @@ func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, ch
 	c.o.Logger.V(1).Info("changes applied without a reload", "serverCommands", len(change.Commands), "certificates", certs, "took", time.Since(began).String())
 	// What runs: the new configuration and the servers of removed lines,
 	// in maintenance until the next reload.
-	return "", change.Running, nil, nil
+	return "", runs(), nil, nil
 }
 
 // pass runs the pipeline on the store with the controller's exclusions

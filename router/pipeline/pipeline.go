@@ -117,6 +117,11 @@ type Output struct {
 	// Generation is the store generation the pass saw (endpoint changes
 	// applied since move it on, see Apply).
 	Generation uint64
+	// Sections are, for an output of UpdateRoutesFollowing, the sections
+	// of the routes rendered again (the rest of Config is as HAProxy runs
+	// it): a runtime API diff needs to look at those only
+	// (dynamic.DiffSections). Nil otherwise.
+	Sections *dynamic.Config
 
 	// admitted indexes Decision.Admitted by model key and base are the
 	// sections of the configuration rendered without routes; both are

@@ -313,7 +313,7 @@ func updateRoutes(src Source, in Inputs, st State, out *Output, mode routesMode)
 
 	// haproxy.config: the previous one with the routes' sections
 	// spliced in.
-	config, ok, err := spliceRoutes(in, out, &part, &alone, next.Model, render, probe)
+	config, partConfig, ok, err := spliceRoutes(in, out, &part, &alone, next.Model, render, probe)
 	if err != nil || !ok {
 		if err == nil {
 			return nil, FullNotPerRoute, nil
@@ -321,6 +321,12 @@ func updateRoutes(src Source, in Inputs, st State, out *Output, mode routesMode)
 		return nil, "", err
 	}
 	next.Config = config
+	if mode == routesFollowing {
+		if out.base == nil {
+			out.base = dynamic.Parse(out.baseText)
+		}
+		next.Sections = dynamic.Parse(partConfig).Sections(out.base)
+	}
 
 	// The other files, from the whole model.
 	fs, err := renderAll(&td, in, out.ConfigPath, config)
@@ -441,21 +447,22 @@ func cutRoutes(data []byte, isRoute func(header string) (model.ServiceAliasConfi
 
 // spliceRoutes returns haproxy.config for td: the previous configuration
 // (out.Config) with the sections of the routes of part (rendered alone)
-// in place of theirs, the sections of the routes no longer in td out.
-func spliceRoutes(in Inputs, out *Output, part, alone, td *model.TemplateData, render map[model.ServiceAliasConfigKey]bool, probe model.ServiceAliasConfigKey) ([]byte, bool, error) {
+// in place of theirs, the sections of the routes no longer in td out;
+// and part's configuration (the template rendered for part's routes).
+func spliceRoutes(in Inputs, out *Output, part, alone, td *model.TemplateData, render map[model.ServiceAliasConfigKey]bool, probe model.ServiceAliasConfigKey) ([]byte, []byte, bool, error) {
 	if out.baseText == nil {
 		empty := *out.Model
 		empty.State = map[model.ServiceAliasConfigKey]model.ServiceAliasConfig{}
 		empty.ServiceUnits = map[model.ServiceUnitKey]model.ServiceUnit{}
 		baseConfig, err := renderConfig(&empty, in, out.ConfigPath)
 		if err != nil {
-			return nil, false, err
+			return nil, nil, false, err
 		}
 		out.baseText = baseConfig
 	}
 	partConfig, err := renderConfig(part, in, out.ConfigPath)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	routeOf := func(state map[model.ServiceAliasConfigKey]model.ServiceAliasConfig) func(string) (model.ServiceAliasConfigKey, bool) {
 		return func(header string) (model.ServiceAliasConfigKey, bool) {
@@ -474,31 +481,31 @@ func spliceRoutes(in Inputs, out *Output, part, alone, td *model.TemplateData, r
 	}
 	was, ok := cutRoutes(out.Config, routeOf(out.Model.State))
 	if !ok {
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
 	now, ok := cutRoutes(partConfig, routeOf(part.State))
 	if !ok {
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
 	base := out.baseText
 	// The sections besides the routes' are the template's own: the same
 	// with or without routes, before and after the change.
 	without := func(t *routeText) []byte { return append(append(append([]byte(nil), t.head...), t.rest...), t.tail...) }
 	if !bytes.Equal(without(was), base) || !bytes.Equal(without(now), base) {
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
 	if len(was.keys) != len(out.Model.State) || len(now.keys) != len(part.State) {
 		// A route of the model without a section of its own.
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
 	aloneConfig, err := renderConfig(alone, in, out.ConfigPath)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	probed, ok := cutRoutes(aloneConfig, routeOf(alone.State))
 	if !ok || !bytes.Equal(without(probed), base) || !bytes.Equal(probed.blocks[probe], was.blocks[probe]) {
 		// The text around the routes' sections depends on them.
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
 	keys := mergeKeys(was.keys, td.State)
 	size := len(was.head) + len(was.rest) + len(was.tail)
@@ -510,7 +517,7 @@ func spliceRoutes(in Inputs, out *Output, part, alone, td *model.TemplateData, r
 			blocks[i] = was.blocks[k]
 		}
 		if blocks[i] == nil {
-			return nil, false, nil
+			return nil, nil, false, nil
 		}
 		size += len(blocks[i])
 	}
@@ -520,7 +527,7 @@ func spliceRoutes(in Inputs, out *Output, part, alone, td *model.TemplateData, r
 		config = append(config, b...)
 	}
 	config = append(append(config, was.rest...), was.tail...)
-	return config, true, nil
+	return config, partConfig, true, nil
 }
 
 // mergeKeys returns the keys of state in order, from sorted, the keys

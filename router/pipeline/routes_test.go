@@ -3,6 +3,8 @@ package pipeline
 import (
 	"bytes"
 	"os"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/openshift-router-go/router/haproxy/dynamic"
 	"github.com/openshift-router-go/router/haproxy/files"
 	"github.com/openshift-router-go/router/router/servers"
 	"github.com/openshift-router-go/router/router/store"
@@ -411,6 +414,11 @@ func TestRouteUpdatesFollowTheRunningLayouts(t *testing.T) {
 			st := incrementalStore()
 			st.Upsert(route("ns", "rbz", "bz.example.com", "", "b", 5)) // a route to probe
 			out := endpointInASlot(t, st, in)
+			// What HAProxy runs before the update.
+			before, err := Pass(st, in, State{Layouts: servers.Of(out.Model)})
+			if err != nil {
+				t.Fatal(err)
+			}
 			st.Upsert(tc.update)
 			if _, full, err := UpdateRoutes(st, in, State{}, out); err != nil || full != FullNoBackendChange {
 				t.Fatalf("UpdateRoutes: %q, %v; want %q", full, err, FullNoBackendChange)
@@ -426,6 +434,25 @@ func TestRouteUpdatesFollowTheRunningLayouts(t *testing.T) {
 			sameFiles(t, following, onRunning)
 			if following.Compact() {
 				t.Error("following laid the moved endpoint's backend out afresh")
+			}
+			// The sections rendered again tell the runtime API what the
+			// whole configuration does.
+			if following.Sections == nil {
+				t.Fatal("no sections rendered again")
+			}
+			whole := dynamic.Diff(dynamic.Parse(before.Config), dynamic.Parse(following.Config))
+			part := dynamic.DiffSections(dynamic.Parse(before.Config), following.Sections)
+			texts := func(ch dynamic.Change) []string {
+				var out []string
+				for _, c := range ch.Commands {
+					out = append(out, c.Text)
+				}
+				sort.Strings(out)
+				return out
+			}
+			if whole.Reload != part.Reload || whole.Reason != part.Reason || !slices.Equal(texts(whole), texts(part)) {
+				t.Errorf("diff of the sections: reload %v %q %v; of the whole configuration: reload %v %q %v",
+					part.Reload, part.Reason, texts(part), whole.Reload, whole.Reason, texts(whole))
 			}
 			fresh, why, err := UpdateRoutesFresh(st, in, State{}, out)
 			if err != nil || why != "" {
