@@ -142,7 +142,7 @@ var routeSectionKeywords = map[string][]string{
 	"backend": nil, "mode": {"http", "tcp"}, "option": {"redispatch", "forwardfor"}, "balance": {"source", "roundrobin", "leastconn", "random"},
 	"hash-type": {"consistent"}, "timeout": {"check", "server", "tunnel"}, "acl": {"allowlist"},
 	"tcp-request": {"content"}, "stick-table": {"type"}, "http-request": {"set-header", "set-path"},
-	"http-response": {"set-header"}, "cookie": nil, "server": nil, "#": nil,
+	"http-response": {"set-header"}, "cookie": nil, "dynamic-cookie-key": nil, "server": nil, "#": nil,
 }
 
 func FuzzRouteRendersSafely(f *testing.F) {

@@ -108,12 +108,12 @@ func TestDefaultTemplateRendersEachRouteType(t *testing.T) {
 	wantInConfig := []string{
 		"bind :18080", "bind :18443",
 		"backend be_http:ns:plain\n",
-		"server ept:svc-plain:10.0.0.1:8080 10.0.0.1:8080 cookie h10.0.0.1 weight 256 check inter 5000ms",
+		"server ept:svc-plain:10.0.0.1:8080 10.0.0.1:8080 weight 256 check inter 5000ms",
 		"backend be_edge_http:ns:edge\n",
 		"cookie kedge insert indirect nocache httponly secure attr SameSite=None",
 		"backend be_tcp:ns:pt\n  mode tcp\n  balance source",
 		"backend be_secure:ns:re\n",
-		"server ept:svc-re:10.0.0.7:8080 10.0.0.7:8080 cookie h10.0.0.7 weight 256 ssl verify required ca-file " + dir + "/router/cacerts/ns:re.pem",
+		"server ept:svc-re:10.0.0.7:8080 10.0.0.7:8080 weight 256 ssl verify required ca-file " + dir + "/router/cacerts/ns:re.pem",
 		"server ept:svc-v6:fd00::1:8080 [fd00::1]:8080",
 		"crt-list " + dir + "/conf/cert_config.map",
 	}
@@ -122,7 +122,7 @@ func TestDefaultTemplateRendersEachRouteType(t *testing.T) {
 			t.Errorf("haproxy.config lacks %q", w)
 		}
 	}
-	if strings.Contains(cfg, "server ept:svc-plain-test:10.0.0.3:8080 10.0.0.3:8080 cookie h10.0.0.3 weight 256 check") {
+	if strings.Contains(cfg, "server ept:svc-plain-test:10.0.0.3:8080 10.0.0.3:8080 weight 256 check") {
 		t.Errorf("health check on a single-endpoint backend")
 	}
 	wantMaps := map[string][]string{
@@ -421,7 +421,7 @@ func TestDefaultTemplateRouteAnnotations(t *testing.T) {
 			"\n  http-request set-path /v2%[var(txn.path),bytes(4)] if { var(txn.path) -m beg /app/ }\n",
 			"\n  http-request set-path /v2/ if { var(txn.path) -m str /app }\n",
 			"\n  http-response set-header Strict-Transport-Security max-age=31536000;includeSubDomains;preload if { ssl_fc }\n",
-			"\n  cookie my_cookie insert indirect nocache httponly secure attr SameSite=Strict\n",
+			"\n  cookie my_cookie insert indirect nocache httponly secure attr SameSite=Strict dynamic\n",
 			" maxconn 7 check inter 2s\n",
 		},
 		"fuzz/nocookie": {"\n  balance random\n"},
@@ -433,7 +433,7 @@ func TestDefaultTemplateRouteAnnotations(t *testing.T) {
 		"fuzz/invalid": {
 			"\n  option forwardfor\n  balance random\n",
 			" check inter 5000ms\n",
-			"\n  cookie " + td.State["fuzz:invalid"].RoutingKeyName + " insert indirect nocache httponly\n",
+			"\n  cookie " + td.State["fuzz:invalid"].RoutingKeyName + " insert indirect nocache httponly dynamic\n",
 		},
 	} {
 		for _, w := range want {
@@ -525,7 +525,7 @@ func TestDefaultTemplateRouterSettings(t *testing.T) {
 		"\nlisten stats\n  bind :19360\n  mode http\n  monitor-uri /healthz\n  stats enable\n  stats hide-version\n  stats realm Haproxy\\ Statistics\n  stats uri /\n  stats auth admin:s3cret\n",
 		"backend be_http:ns:plain\n  mode http\n  option redispatch\n  option forwardfor\n  balance roundrobin",
 		"backend be_tcp:ns:pt\n  mode tcp\n  balance leastconn",
-		"server ept:svc-plain:10.0.0.1:8080 10.0.0.1:8080 cookie h10.0.0.1 weight 256 check inter 2500ms",
+		"server ept:svc-plain:10.0.0.1:8080 10.0.0.1:8080 weight 256 check inter 2500ms",
 	} {
 		if !strings.Contains(cfg, w) {
 			t.Errorf("haproxy.config lacks %q", w)
@@ -606,8 +606,8 @@ func TestDefaultTemplateMutualTLSCookieErrorFilesAndForwarded(t *testing.T) {
 	for _, w := range []string{
 		"cert_config.map" + verify, "ssl crt " + td.DefaultCertificate + verify,
 		"\n  errorfile 503 " + td.HAProxy.ErrorFile503 + "\n  errorfile 404 " + td.HAProxy.ErrorFile404 + "\n",
-		"\n  cookie router_cookie insert indirect nocache httponly secure attr SameSite=None\n",
-		"\n  cookie router_cookie insert indirect nocache httponly\n",
+		"\n  cookie router_cookie insert indirect nocache httponly secure attr SameSite=None dynamic\n",
+		"\n  cookie router_cookie insert indirect nocache httponly dynamic\n",
 	} {
 		if !strings.Contains(cfg, w) {
 			t.Errorf("haproxy.config lacks %q", w)
@@ -752,13 +752,17 @@ func TestDefaultTemplateServerLines(t *testing.T) {
 	cfg := renderDefault(t, td, nil)["conf/haproxy.config"]
 	opts := " weight 256 maxconn 7 ssl verify required ca-file /etc/service-ca.crt alpn h2,http/1.1 verifyhost svc-re.ns.svc check inter 5000ms"
 	for _, want := range []string{
-		"\n  server ept:svc-re:10.0.0.7:8080 10.0.0.7:8080 cookie h10.0.0.7" + opts + "\n",
-		"\n  server ept:svc-re:10.0.0.9:8080 10.0.0.9:8080 cookie h10.0.0.9" + opts + "\n",
-		"\n  server _dynamic-pod-1 127.0.0.1:1 cookie " + td.State["ns:re"].Servers[2].Cookie + " weight 0 maxconn 7 ssl verify required ca-file /etc/service-ca.crt alpn h2,http/1.1 verifyhost svc-re.ns.svc check inter 5000ms disabled\n",
-		"\n  server _dynamic-pod-2 127.0.0.1:1 cookie ",
-		"\n  server ept:svc-one:10.0.0.8:8080 10.0.0.8:8080 cookie h10.0.0.8 weight 256\n",
-		"\n  server ept:svc-slotted:10.0.0.10:8080 10.0.0.10:8080 cookie h10.0.0.10 weight 256\n",
-		"\n  server _dynamic-pod-1 127.0.0.1:1 cookie " + td.State["ns:slotted"].Servers[1].Cookie + " weight 0 check inter 5000ms disabled\n",
+		"\n  server ept:svc-re:10.0.0.7:8080 10.0.0.7:8080" + opts + "\n",
+		"\n  server ept:svc-re:10.0.0.9:8080 10.0.0.9:8080" + opts + "\n",
+		"\n  server _dynamic-pod-1 127.0.0.1:1 weight 0 maxconn 7 ssl verify required ca-file /etc/service-ca.crt alpn h2,http/1.1 verifyhost svc-re.ns.svc check inter 5000ms disabled\n",
+		"\n  server _dynamic-pod-2 127.0.0.1:1 weight 0 ",
+		"\n  server ept:svc-one:10.0.0.8:8080 10.0.0.8:8080 weight 256\n",
+		"\n  server ept:svc-slotted:10.0.0.10:8080 10.0.0.10:8080 weight 256\n",
+		"\n  server _dynamic-pod-1 127.0.0.1:1 weight 0 check inter 5000ms disabled\n",
+		// Sticky cookies are dynamic (a hash of the key, the address and
+		// the port): a server added at runtime gets the one a fresh
+		// render gives it.
+		" insert indirect nocache httponly dynamic\n  dynamic-cookie-key " + td.State["ns:one"].RoutingKeyName + "\n",
 	} {
 		if !strings.Contains(cfg, want) {
 			t.Errorf("haproxy.config lacks %q", want)

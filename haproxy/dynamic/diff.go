@@ -58,6 +58,10 @@ type section struct {
 	// allow servers to be added at runtime (static-rr, or a hash without
 	// "hash-type consistent").
 	staticLB bool
+	// cookieKey is the section's dynamic-cookie-key: servers added at
+	// runtime get their cookie from it once it is set again (HAProxy 2.6
+	// computes dynamic cookies of configured servers only).
+	cookieKey string
 }
 
 type server struct {
@@ -96,18 +100,19 @@ func Parse(data []byte) *Config {
 	p := serverParser{options: map[string]string{}}
 	var cur *section
 	h := sha256.New()
-	balance, hashType := "", ""
+	balance, hashType, cookieKey := "", "", ""
 	flush := func() {
 		if cur != nil {
 			copy(cur.others[:], h.Sum(nil))
 			cur.staticLB = staticBalance(balance, hashType)
+			cur.cookieKey = cookieKey
 			if cap(cur.servers) > len(cur.servers) {
 				cur.servers = slices.Clone(cur.servers) // kept: no spare capacity
 			}
 			c.sections = append(c.sections, *cur)
 		}
 		h.Reset()
-		balance, hashType = "", ""
+		balance, hashType, cookieKey = "", "", ""
 	}
 	for len(data) > 0 {
 		var line []byte
@@ -147,6 +152,8 @@ func Parse(data []byte) *Config {
 				balance = f[1]
 			case "hash-type":
 				hashType = f[1]
+			case "dynamic-cookie-key":
+				cookieKey = f[1]
 			}
 		}
 		h.Write(trimmed)
@@ -431,6 +438,7 @@ func diffSection(o, n *section) (section, sectionCommands, *Change) {
 	if f := strings.Fields(n.header); len(f) == 2 && (f[0] == "backend" || f[0] == "listen") {
 		backend = f[1]
 	}
+	var enables []Command
 	oldByName := make(map[string]*server, len(o.servers))
 	for j := range o.servers {
 		oldByName[o.servers[j].name()] = &o.servers[j]
@@ -444,11 +452,12 @@ func diffSection(o, n *section) (section, sectionCommands, *Change) {
 			if backend == "" || n.staticLB || sn.cookie() != "" || !dynamicOptions(sn.options) {
 				return reload(ReasonServers, n.header+" server "+sn.name())
 			}
-			c, ok := addCommands(backend, sn)
+			add, en, ok := addCommands(backend, sn)
 			if !ok {
 				return reload(ReasonServerAddress, n.header+" server "+sn.name())
 			}
-			d.adds = append(d.adds, c...)
+			d.adds = append(d.adds, add)
+			enables = append(enables, en...)
 			continue
 		}
 		was := *so
@@ -473,6 +482,14 @@ func diffSection(o, n *section) (section, sectionCommands, *Change) {
 		}
 		d.cmds = append(d.cmds, c...)
 	}
+	if len(enables) > 0 || len(d.adds) > 0 {
+		if n.cookieKey != "" {
+			// Setting the key again gives every server of the backend its
+			// dynamic cookie, the added ones included, before they serve.
+			d.adds = append(d.adds, Command{Kind: "cookie-key", Text: "set dynamic-cookie-key backend " + backend + " " + n.cookieKey})
+		}
+		d.adds = append(d.adds, enables...)
+	}
 	for j := range o.servers {
 		so := o.servers[j]
 		if newNames[so.name()] {
@@ -493,32 +510,34 @@ func diffSection(o, n *section) (section, sectionCommands, *Change) {
 
 // addCommands adds server s to backend at runtime: "add server" (a
 // dynamic server starts in maintenance with health checks off), then,
-// unless the line is disabled, health checks and the server enabled.
-func addCommands(backend string, s *server) ([]Command, bool) {
+// unless the line is disabled, the commands that enable its health checks
+// and the server.
+func addCommands(backend string, s *server) (Command, []Command, bool) {
 	ip, port, ok := splitAddr(s.addr())
 	if !ok {
-		return nil, false
+		return Command{}, nil, false
 	}
 	w := s.weight()
 	if w == "" {
 		w = "1"
 	}
 	if _, err := strconv.ParseUint(w, 10, 16); err != nil {
-		return nil, false
+		return Command{}, nil, false
 	}
 	target := backend + "/" + s.name()
 	text := fmt.Sprintf("add server %s %s weight %s", target, netip.AddrPortFrom(ip, port), w)
 	if s.options != "" {
 		text += " " + s.options
 	}
-	out := []Command{{Kind: "add", Text: text}}
+	add := Command{Kind: "add", Text: text}
 	if s.disabled {
-		return out, true
+		return add, nil, true
 	}
+	var en []Command
 	if strings.Contains(" "+s.options+" ", " check ") {
-		out = append(out, Command{Kind: "state", Text: "enable health " + target})
+		en = append(en, Command{Kind: "state", Text: "enable health " + target})
 	}
-	return append(out, Command{Kind: "state", Text: "enable server " + target}), true
+	return add, append(en, Command{Kind: "state", Text: "enable server " + target}), true
 }
 
 func serverCommands(backend string, o, n *server) ([]Command, bool) {

@@ -144,6 +144,38 @@ backend be_tcp:ns:src
 	}
 }
 
+// TestDiffGivesAddedServersTheirDynamicCookie: HAProxy 2.6 computes the
+// dynamic cookies of the servers it loaded, not of servers added at
+// runtime; setting the backend's key again does, before they serve.
+func TestDiffGivesAddedServersTheirDynamicCookie(t *testing.T) {
+	const old = `backend be_http:ns:r
+  balance random
+  cookie k insert indirect nocache httponly dynamic
+  dynamic-cookie-key 0123abcd
+  server pod:a 10.0.0.1:80 weight 256
+`
+	next := old + "  server pod:b 10.0.0.2:80 weight 256 check inter 5000ms\n  server pod:c 10.0.0.3:80 weight 256\n"
+	got := diffText(old, next)
+	if got.Reload {
+		t.Fatalf("reload: %s at %s", got.Reason, got.Where)
+	}
+	want := []string{
+		"add server be_http:ns:r/pod:b 10.0.0.2:80 weight 256 check inter 5000ms",
+		"add server be_http:ns:r/pod:c 10.0.0.3:80 weight 256",
+		"set dynamic-cookie-key backend be_http:ns:r 0123abcd",
+		"enable health be_http:ns:r/pod:b",
+		"enable server be_http:ns:r/pod:b",
+		"enable server be_http:ns:r/pod:c",
+	}
+	if !reflect.DeepEqual(commands(got), want) {
+		t.Fatalf("commands\n got  %q\n want %q", commands(got), want)
+	}
+	// A per-line cookie cannot be given to a server added at runtime.
+	if got := diffText(old, old+"  server pod:d 10.0.0.4:80 cookie x weight 256\n"); !got.Reload || got.Reason != ReasonServers {
+		t.Errorf("server with a cookie added: reload=%v reason=%q", got.Reload, got.Reason)
+	}
+}
+
 func TestDiffNeedsReload(t *testing.T) {
 	for _, c := range []struct {
 		name   string

@@ -97,8 +97,6 @@ const (
 	ReasonRetry = "retry"
 	// ReasonFiles: maps, certificates or other files changed.
 	ReasonFiles = "files"
-	// ReasonPoolExhausted: a backend had no free server slot left.
-	ReasonPoolExhausted = "pool-exhausted"
 	// ReasonRuntimeError: a runtime API change failed.
 	ReasonRuntimeError = "runtime-error"
 	// ReasonNoRuntimeAPI: changes without reload are off.
@@ -664,7 +662,7 @@ func (c *Controller) commit(ctx context.Context, allowReload, endpoints bool) (o
 			var parsed *dynamic.Config
 			var found []pipeline.Culprit
 			var rtErr error
-			reason, parsed, found, rtErr = c.tryRuntime(ctx, running, changed, fs, td.WorkingDir, config, out.Sections, out.Exhausted)
+			reason, parsed, found, rtErr = c.tryRuntime(ctx, running, changed, fs, td.WorkingDir, config, out.Sections)
 			if len(found) > 0 {
 				// A command HAProxy refused for one route: that route is
 				// rejected, and the rest is applied without it (with a
@@ -808,8 +806,8 @@ func (c *Controller) keep(out *pipeline.Output) {
 // sections (dynamic.DiffSections), and haproxy.config on disk gets their
 // sections replaced (dynamic.Text; the rest of the file is written as it
 // was, not rendered again). It reports false when a full pass
-// has to do it (other changes, a reload needed, the budget or a pool
-// exhausted, a refused command: then with a reload).
+// has to do it (other changes, a reload needed, a refused command: then
+// with a reload).
 func (c *Controller) commitEndpoints(ctx context.Context) (outcome, bool) {
 	log := c.o.Logger
 	c.mu.RLock()
@@ -915,12 +913,7 @@ func (c *Controller) reloadReason(force, incremental bool) string {
 // of config being as HAProxy runs it: pipeline.UpdateRoutesFollowing)
 // only those are compared with what runs (dynamic.DiffSections), not the
 // whole configuration parsed again.
-func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, changed []string, fs []files.File, workingDir string, config []byte, sections *dynamic.Config, exhausted []model.ServiceAliasConfigKey) (string, *dynamic.Config, []pipeline.Culprit, error) {
-	if len(exhausted) > 0 {
-		// Those backends were laid out afresh: their lines changed.
-		c.o.Logger.V(1).Info("backends out of spare server slots; reloading", "routes", exhausted)
-		return ReasonPoolExhausted, nil, nil, nil
-	}
+func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, changed []string, fs []files.File, workingDir string, config []byte, sections *dynamic.Config) (string, *dynamic.Config, []pipeline.Culprit, error) {
 	var change dynamic.Change
 	if sections != nil {
 		change = dynamic.DiffSections(running, sections)

@@ -62,9 +62,9 @@ func (f *fakeSetup) commit(t *testing.T) bool {
 
 // TestRuntimeApplicationAndReloadFallback: an endpoint change is applied
 // through the runtime API without a reload; when the runtime API cannot
-// be reached (no culprit), or there is none, or the backend ran out of
-// spare slots, or a route changes, the change is reloaded instead, with the
-// reason.
+// be reached (no culprit), or there is none, or a route changes, the
+// change is reloaded instead, with the reason; endpoints that find no free
+// spare slot are added as servers at runtime.
 func TestRuntimeApplicationAndReloadFallback(t *testing.T) {
 	f := newFakeSetup(t, plainRoute("a", "web"), plainRoute("b", "web"))
 	if !f.commit(t) {
@@ -108,9 +108,14 @@ func TestRuntimeApplicationAndReloadFallback(t *testing.T) {
 			}
 			f.rt.set("", false)
 		}},
-		{name: "out of spare slots: reload", change: func() {
+		{name: "out of spare slots: servers added at runtime", change: func() {
 			setEndpoints(f.st, "b", "svc", "10.60.0.1", "10.60.0.2", "10.60.0.3", "10.60.0.4", "10.60.0.5", "10.60.0.6", "10.60.0.7", "10.60.0.8", "10.60.0.9")
-		}, wantReload: true, reason: ReasonPoolExhausted},
+		}, check: func(t *testing.T) {
+			sent := strings.Join(f.rt.sent(), "\n")
+			if !strings.Contains(sent, "add server be_http:b:web/") || !strings.Contains(sent, " 10.60.0.9:8080 weight ") {
+				t.Fatalf("no add server for the endpoint without a slot; sent %q", sent)
+			}
+		}},
 		{name: "a new route: reload", change: func() { f.st.Upsert(plainRoute("c", "web")) }, wantReload: true},
 	}
 	for _, s := range steps {
@@ -456,7 +461,7 @@ func TestDecisionsAreLoggedOnceWhenTheyChange(t *testing.T) {
 	if r := f.c.Results()["big/web"]; !r.Admitted {
 		t.Fatalf("big/web: %+v", r)
 	}
-	if cfg := f.config(t); strings.Count(cfg, " check inter ") > 6 || !strings.Contains(cfg, " 10.1.0.1:8080 cookie ") {
+	if cfg := f.config(t); strings.Count(cfg, " check inter ") > 6 || !strings.Contains(cfg, " 10.1.0.1:8080 weight ") {
 		t.Fatalf("more checks than the budget, or big/web's endpoints not served:\n%s", cfg)
 	}
 	for _, want := range [][]string{

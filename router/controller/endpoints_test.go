@@ -240,7 +240,7 @@ func TestScaleUpsIntoUncheckedSlotsAvoidReloads(t *testing.T) {
 	if n := f.obs.uncheckedEndpoints(); n != 0 {
 		t.Fatalf("unchecked endpoints %d after the reload, want 0", n)
 	}
-	if cfg := f.config(t); !strings.Contains(cfg, " 10.50.0.3:8080 cookie ") || strings.Contains(cfg, "server _dynamic-pod-1 10.50.") {
+	if cfg := f.config(t); !strings.Contains(cfg, " 10.50.0.3:8080 weight ") || strings.Contains(cfg, "server _dynamic-pod-1 10.50.") {
 		t.Fatalf("not laid out afresh:\n%s", cfg)
 	}
 	if starts, reloads := f.proc.counts(); starts != 1 || reloads != 1 {

@@ -216,11 +216,15 @@ type Server struct {
 	Weight int32
 	// Cookie is the sticky-session cookie value of the line.
 	Cookie string
-	// Disabled lines are in maintenance: free slots and the lines of
-	// endpoints that went away since the last reload.
+	// Disabled lines are in maintenance: free slots.
 	Disabled bool
 	// Dynamic is true for a slot line.
 	Dynamic bool
+	// Added is true for the line of an endpoint that came after its
+	// backend was laid out and found no free slot: HAProxy gets it as a
+	// server added at runtime ("add server"). It is unchecked until the
+	// backend is laid out afresh.
+	Added bool
 	// Checked lines are health-checked ("check"): HAProxy reserves a file
 	// descriptor for each at start, whether the line is in use or not.
 	// An endpoint's own line is checked when its backend has more than one

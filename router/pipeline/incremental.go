@@ -35,8 +35,6 @@ const (
 	// FullOther: something besides endpoints changed (or the store's
 	// endpoint log no longer reaches back to the pass).
 	FullOther = "other-changes"
-	// FullExhausted: a backend has no free spare slot for a new endpoint.
-	FullExhausted = "pool-exhausted"
 	// FullNoConfig: the template renders no haproxy.config.
 	FullNoConfig = "no-config"
 )
@@ -47,9 +45,6 @@ type EndpointChange struct {
 	// Full says why the change needs a full pass; "" when it was worked
 	// out alone.
 	Full string
-	// Exhausted are the backends without a free spare slot (Full is
-	// FullExhausted).
-	Exhausted []model.ServiceAliasConfigKey
 	// Routes are the routes whose model entries were rebuilt, sorted.
 	Routes []model.ServiceAliasConfigKey
 	// State are their new model entries, servers laid out.
@@ -152,10 +147,7 @@ func UpdateEndpoints(src Source, in Inputs, out *Output) (*EndpointChange, error
 	so := in.Servers
 	so.Pools, so.CheckedSlots, so.Generation = b.Pools, b.Checked, ch.generation
 	so.UncheckedEndpoints = b.UncheckedSet()
-	if ex := servers.Assign(&part, prev, so); len(ex) > 0 {
-		ch.Full, ch.Exhausted = FullExhausted, ex
-		return ch, nil
-	}
+	servers.Assign(&part, prev, so)
 	config, err := renderConfig(&part, in, out.ConfigPath)
 	if err != nil {
 		return nil, err

@@ -127,7 +127,7 @@ func TestIncrementalEndpointChangesEqualAFullPass(t *testing.T) {
 					t.Fatalf("%s: %v", c.name, err)
 				}
 				if ch.Full != "" {
-					t.Fatalf("%s: needs a full pass: %s %v", c.name, ch.Full, ch.Exhausted)
+					t.Fatalf("%s: needs a full pass: %s", c.name, ch.Full)
 				}
 				if len(ch.Routes) != c.routes {
 					t.Fatalf("%s: rebuilt %v, want %d routes", c.name, ch.Routes, c.routes)

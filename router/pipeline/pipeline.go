@@ -104,9 +104,6 @@ type Output struct {
 	Exclusions map[admission.Key]Exclusion
 	// Budget is how the open-files budget was shared.
 	Budget Budget
-	// Exhausted are the backends that had no free spare slot for their
-	// endpoints and were laid out afresh (a reload is needed).
-	Exhausted []model.ServiceAliasConfigKey
 	// Files are every file to write: configuration, maps, certificates,
 	// allowlists, extra files, the default certificate.
 	Files []files.File
@@ -152,7 +149,7 @@ func Pass(src Source, in Inputs, st State) (*Output, error) {
 	so := in.Servers
 	so.Pools, so.Generation = out.Budget.Pools, out.Generation
 	so.CheckedSlots, so.UncheckedEndpoints = out.Budget.Checked, out.Budget.UncheckedSet()
-	out.Exhausted = servers.Assign(out.Model, st.Layouts, so)
+	servers.Assign(out.Model, st.Layouts, so)
 	fs, err := Render(out.Model, in)
 	if err != nil {
 		return nil, err

@@ -86,8 +86,7 @@ func UpdateRoutesFresh(src Source, in Inputs, st State, out *Output) (*Output, s
 // template, for the runtime API first: the changed routes' backends
 // follow the lines HAProxy runs (out's, with the endpoint changes applied
 // since), as a full pass on the running layouts would lay them out. Its
-// result equals such a Pass's (State.Layouts from out); Exhausted names
-// the backends that had no spare slot left (laid out afresh: a reload).
+// result equals such a Pass's (State.Layouts from out).
 func UpdateRoutesFollowing(src Source, in Inputs, st State, out *Output) (*Output, string, error) {
 	return updateRoutes(src, in, st, out, routesFollowing)
 }
@@ -299,7 +298,7 @@ func updateRoutes(src Source, in Inputs, st State, out *Output, mode routesMode)
 			}
 		}
 	}
-	next.Exhausted = servers.Assign(&part, prev, so)
+	servers.Assign(&part, prev, so)
 	for k, cfg := range part.State {
 		td.State[k] = cfg
 	}

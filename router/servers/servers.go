@@ -3,15 +3,17 @@
 // to a running HAProxy through its runtime API instead of a reload.
 //
 // A fresh layout has one line per endpoint, named after the endpoint, and
-// PoolSize spare slots in maintenance. Laid out again against the layout
-// HAProxy runs, a backend keeps every line it had and changes lines only in
-// ways the runtime API can follow: an endpoint that went away leaves its line
-// disabled (maintenance), one that comes back enables it again, a new
-// endpoint takes a free slot (its address, port and weight are set; the slot
-// freed longest ago, never one whose endpoint went away in the same change),
-// weights follow the services' weights. Only when the slots run out, or the
-// line count itself must change (pool size), is a backend laid out afresh —
-// which a reload has to load.
+// PoolSize spare slots in maintenance (none by default). Laid out again
+// against the layout HAProxy runs, a backend keeps the lines it had and
+// changes them only in ways the runtime API can follow: an endpoint that
+// went away loses its line (HAProxy puts the server in maintenance and
+// deletes it once drained), a new endpoint takes a free slot (its
+// address, port and weight are set; the slot freed longest ago, never one
+// whose endpoint went away in the same change) or, without one, gets a
+// line of its own at the end (Added: HAProxy's "add server"), weights
+// follow the services' weights. Only when the line count of the slots
+// must change (pool size) is a backend laid out afresh — which a reload
+// has to load.
 //
 // Health checks (model.Server.Checked) are decided when a backend is laid
 // out afresh and kept with the line: an endpoint's own line is checked when
@@ -19,8 +21,10 @@
 // affords it (Options.UncheckedEndpoints), a spare slot when the budget
 // affords it (Options.CheckedSlots; HAProxy reserves a
 // file descriptor per checked line, used or not, and none for unchecked
-// ones). An endpoint that takes an unchecked slot is served unchecked until
-// the next reload lays the backend out afresh.
+// ones). An endpoint that takes an unchecked slot, or is added at runtime,
+// is served unchecked until the next reload lays the backend out afresh:
+// HAProxy reserves no descriptor for the health check of a server added
+// at runtime, which would take it from client connections.
 //
 // The package is pure: the same model and previous layout always give the
 // same result.
@@ -84,30 +88,20 @@ func Of(td *model.TemplateData) Layouts {
 
 // Assign sets the Servers of every route of td. With a nil prev every
 // backend is laid out afresh; otherwise each backend follows its previous
-// layout where it can. It returns the routes that had a previous layout but
-// ran out of spare slots (laid out afresh), sorted.
-func Assign(td *model.TemplateData, prev Layouts, o Options) (exhausted []model.ServiceAliasConfigKey) {
+// layout where it can.
+func Assign(td *model.TemplateData, prev Layouts, o Options) {
 	placeholder := &model.Endpoint{IP: PlaceholderIP, Port: PlaceholderPort}
 	for k, cfg := range td.State {
 		desired := desiredServers(td, &cfg, o.Shuffle)
 		pool := poolSize(k, &cfg, o)
 		old, had := prev[k]
-		var lines []model.Server
-		ok := false
 		if had && keepLayout(countDynamic(old), pool, cfg.Settings.PoolSize != nil, o.Pools != nil) {
-			lines, ok = follow(old, desired, o.Generation)
-			if !ok {
-				exhausted = append(exhausted, k)
-			}
+			cfg.Servers = follow(old, desired, o.Generation)
+		} else {
+			cfg.Servers = fresh(k, &cfg, desired, pool, !o.UncheckedEndpoints[k], checkedSlots(k, pool, o), placeholder)
 		}
-		if !ok {
-			lines = fresh(k, &cfg, desired, pool, !o.UncheckedEndpoints[k], checkedSlots(k, pool, o), placeholder)
-		}
-		cfg.Servers = lines
 		td.State[k] = cfg
 	}
-	sort.Slice(exhausted, func(i, j int) bool { return exhausted[i] < exhausted[j] })
-	return exhausted
 }
 
 // Compact reports whether every backend of td is laid out as a fresh layout
@@ -128,7 +122,7 @@ func CompactLines(k model.ServiceAliasConfigKey, lines []model.Server, o Options
 	endpoints := len(lines) - countDynamic(lines)
 	slots, checked := 0, 0
 	for _, s := range lines {
-		if s.Dynamic != s.Disabled || (s.Dynamic && s.Endpoint.ID != "") {
+		if s.Added || s.Dynamic != s.Disabled || (s.Dynamic && s.Endpoint.ID != "") {
 			return false
 		}
 		if s.Dynamic {
@@ -143,14 +137,23 @@ func CompactLines(k model.ServiceAliasConfigKey, lines []model.Server, o Options
 	return checked == checkedSlots(k, slots, o)
 }
 
-// UncheckedEndpoints counts the endpoints served on spare slots without a
-// health check in lines (they are checked from the next fresh layout).
+// UncheckedEndpoints counts the endpoints served on spare slots or added
+// at runtime without a health check in lines, where a fresh layout would
+// check them (more than one endpoint; they are checked from the next fresh
+// layout).
 func UncheckedEndpoints(lines []model.Server) int {
-	n := 0
+	n, active := 0, 0
 	for _, s := range lines {
-		if s.Dynamic && !s.Disabled && !s.Checked {
+		if s.Disabled {
+			continue
+		}
+		active++
+		if (s.Dynamic || s.Added) && !s.Checked && !s.Endpoint.NoHealthCheck {
 			n++
 		}
+	}
+	if active < 2 {
+		return 0
 	}
 	return n
 }
@@ -310,16 +313,17 @@ func fresh(k model.ServiceAliasConfigKey, cfg *model.ServiceAliasConfig, desired
 	return lines
 }
 
-// follow changes a copy of old the way the runtime API can: it reports
-// false when a new endpoint finds no free slot. Slots freed now record
+// follow changes a copy of old the way the runtime API can: a new endpoint
+// takes a free slot or, without one, a line added at the end; the line of
+// an endpoint that went away is dropped. Slots freed now record
 // generation.
-func follow(old []model.Server, desired []desiredServer, generation uint64) ([]model.Server, bool) {
+func follow(old []model.Server, desired []desiredServer, generation uint64) []model.Server {
 	want := make(map[string]int, len(desired)) // endpoint ID -> index in desired
 	for i, d := range desired {
 		want[d.ep.ID] = i
 	}
 	placed := make([]bool, len(desired))
-	lines := make([]model.Server, len(old))
+	lines := make([]model.Server, len(old), len(old)+1)
 	copy(lines, old)
 	// freed are the slots whose endpoint goes away in this change. They
 	// are not reused in the same change: HAProxy still has connections to
@@ -353,6 +357,7 @@ func follow(old []model.Server, desired []desiredServer, generation uint64) ([]m
 		}
 		s.Disabled = true
 	}
+	lines = dropGone(lines, &freed)
 	// The free slots, least recently freed first (never used ones first
 	// of all), in line order among equals: a connection to a slot's old
 	// endpoint that is still open when the slot takes a new one would go
@@ -371,7 +376,9 @@ func follow(old []model.Server, desired []desiredServer, generation uint64) ([]m
 			continue
 		}
 		if next == len(free) {
-			return nil, false
+			lines = append(lines, model.Server{Name: d.ep.ID, Endpoint: d.ep, ServiceUnit: d.su, Weight: d.weight,
+				Cookie: d.ep.IdHash, Added: true})
+			continue
 		}
 		s := &lines[free[next]]
 		s.Disabled = false
@@ -380,5 +387,20 @@ func follow(old []model.Server, desired []desiredServer, generation uint64) ([]m
 		s.Endpoint = d.ep
 		next++
 	}
-	return lines, true
+	return lines
+}
+
+// dropGone removes the endpoint lines (not the slots) that follow disabled
+// because their endpoint went away, keeping freed in step with lines.
+func dropGone(lines []model.Server, freed *[]bool) []model.Server {
+	out, f := lines[:0], (*freed)[:0]
+	for i, s := range lines {
+		if !s.Dynamic && s.Disabled {
+			continue
+		}
+		out = append(out, s)
+		f = append(f, (*freed)[i])
+	}
+	*freed = f
+	return out
 }

@@ -41,6 +41,9 @@ func describe(lines []model.Server) string {
 		if s.Disabled {
 			d += "-"
 		}
+		if s.Added {
+			d += "+"
+		}
 		out = append(out, d)
 	}
 	return strings.Join(out, " ")
@@ -55,49 +58,54 @@ func TestLayoutFollowsEndpointChanges(t *testing.T) {
 		return fmt.Sprintf("_dynamic-pod-%d@%s:8080", i, ep(n).IP)
 	}
 	for _, c := range []struct {
-		name      string
-		steps     [][]int // endpoints at each step
-		want      string  // layout after the last step
-		exhausted bool    // the last step ran out of slots
+		name  string
+		pool  int
+		steps [][]int // endpoints at each step
+		want  string  // layout after the last step ("+": added at runtime)
 	}{
-		{"fresh layout: endpoints then free slots", [][]int{{1, 2}},
-			strings.Join([]string{e(1), e(2), slot(1, 0), slot(2, 0)}, " "), false},
-		{"new endpoints take slots in order", [][]int{{1}, {1, 2, 3}},
-			strings.Join([]string{e(1), slot(1, 2), slot(2, 3)}, " "), false},
-		{"removed endpoint's line is disabled, not removed", [][]int{{1, 2}, {2}},
-			strings.Join([]string{e(1) + "-", e(2), slot(1, 0), slot(2, 0)}, " "), false},
-		{"endpoint coming back enables its own line", [][]int{{1, 2}, {2}, {1, 2}},
-			strings.Join([]string{e(1), e(2), slot(1, 0), slot(2, 0)}, " "), false},
-		{"a never used slot is taken before a freed one", [][]int{{1}, {1, 2}, {1}, {1, 3}},
-			strings.Join([]string{e(1), slot(1, 2) + "-", slot(2, 3)}, " "), false},
-		{"the slot freed longest ago is taken first", [][]int{{1}, {1, 2, 3}, {1, 3}, {1}, {1, 4}},
-			strings.Join([]string{e(1), slot(1, 4), slot(2, 3) + "-"}, " "), false},
+		{"fresh layout: endpoints then free slots", 2, [][]int{{1, 2}},
+			strings.Join([]string{e(1), e(2), slot(1, 0), slot(2, 0)}, " ")},
+		{"new endpoints take slots in order", 2, [][]int{{1}, {1, 2, 3}},
+			strings.Join([]string{e(1), slot(1, 2), slot(2, 3)}, " ")},
+		{"removed endpoint's line is dropped", 2, [][]int{{1, 2}, {2}},
+			strings.Join([]string{e(2), slot(1, 0), slot(2, 0)}, " ")},
+		{"endpoint coming back takes a slot", 2, [][]int{{1, 2}, {2}, {1, 2}},
+			strings.Join([]string{e(2), slot(1, 1), slot(2, 0)}, " ")},
+		{"a never used slot is taken before a freed one", 2, [][]int{{1}, {1, 2}, {1}, {1, 3}},
+			strings.Join([]string{e(1), slot(1, 2) + "-", slot(2, 3)}, " ")},
+		{"the slot freed longest ago is taken first", 2, [][]int{{1}, {1, 2, 3}, {1, 3}, {1}, {1, 4}},
+			strings.Join([]string{e(1), slot(1, 4), slot(2, 3) + "-"}, " ")},
 		// Requests in flight to the endpoint a slot loses would leave
 		// connections to it in the slot's pool once it serves another.
-		{"slot freed by a change is not reused in the same change", [][]int{{1}, {2}, {3}},
-			strings.Join([]string{e(1) + "-", slot(1, 2) + "-", slot(2, 3)}, " "), false},
-		{"slots freed by a change only: laid out afresh", [][]int{{1}, {1, 2, 3}, {1, 4}},
-			strings.Join([]string{e(1), e(4), slot(1, 0), slot(2, 0)}, " "), true},
-		{"freed slot is disabled", [][]int{{1}, {1, 2}, {1}},
-			strings.Join([]string{e(1), slot(1, 2) + "-", slot(2, 0)}, " "), false},
-		{"out of slots: laid out afresh", [][]int{{1}, {1, 2, 3, 4}},
-			strings.Join([]string{e(1), e(2), e(3), e(4), slot(1, 0), slot(2, 0)}, " "), true},
-		{"no endpoints: only slots", [][]int{{}},
-			strings.Join([]string{slot(1, 0), slot(2, 0)}, " "), false},
+		{"slot freed by a change is not reused in the same change", 2, [][]int{{1}, {2}, {3}},
+			strings.Join([]string{slot(1, 2) + "-", slot(2, 3)}, " ")},
+		{"slots freed by a change only: the new endpoint is added", 2, [][]int{{1}, {1, 2, 3}, {1, 4}},
+			strings.Join([]string{e(1), slot(1, 2) + "-", slot(2, 3) + "-", e(4) + "+"}, " ")},
+		{"freed slot is disabled", 2, [][]int{{1}, {1, 2}, {1}},
+			strings.Join([]string{e(1), slot(1, 2) + "-", slot(2, 0)}, " ")},
+		{"out of slots: the new endpoints are added", 2, [][]int{{1}, {1, 2, 3, 4, 5}},
+			strings.Join([]string{e(1), slot(1, 2), slot(2, 3), e(4) + "+", e(5) + "+"}, " ")},
+		{"no endpoints: only slots", 2, [][]int{{}},
+			strings.Join([]string{slot(1, 0), slot(2, 0)}, " ")},
+		{"no slots: new endpoints added, gone ones dropped", 0, [][]int{{1, 2}, {2, 3}, {3, 4}},
+			strings.Join([]string{e(3) + "+", e(4) + "+"}, " ")},
+		{"no slots: an added endpoint that goes away is dropped", 0, [][]int{{1}, {1, 2}, {1}},
+			e(1)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var prev Layouts
-			var exhausted []model.ServiceAliasConfigKey
 			for i, step := range c.steps {
 				td := data(nil, step...)
-				exhausted = Assign(td, prev, Options{PoolSize: 2, Generation: uint64(i + 1)})
+				Assign(td, prev, Options{PoolSize: c.pool, Generation: uint64(i + 1)})
 				prev = Of(td)
 			}
 			if got := describe(prev[key]); got != c.want {
 				t.Errorf("layout\n got  %s\n want %s", got, c.want)
 			}
-			if (len(exhausted) > 0) != c.exhausted {
-				t.Errorf("exhausted %v, want %v", exhausted, c.exhausted)
+			for _, s := range prev[key] {
+				if s.Added && s.Checked {
+					t.Errorf("%s added at runtime and checked: HAProxy reserves no descriptor for it", s.Name)
+				}
 			}
 		})
 	}
@@ -141,9 +149,7 @@ func TestPoolSizeAnnotationOverridesDefault(t *testing.T) {
 	td := data(nil, 1)
 	Assign(td, nil, Options{PoolSize: 3})
 	next := data(&one, 1, 2)
-	if ex := Assign(next, Of(td), Options{PoolSize: 3}); len(ex) != 0 {
-		t.Errorf("exhausted %v", ex)
-	}
+	Assign(next, Of(td), Options{PoolSize: 3})
 	if got := describe(next.State[key].Servers); !strings.Contains(got, ep(2).ID+"@") {
 		t.Errorf("layout %s", got)
 	}
