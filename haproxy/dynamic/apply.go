@@ -74,6 +74,8 @@ func accepted(c Command, reply string) bool {
 		return strings.HasSuffix(r, "Success!")
 	case "add":
 		return strings.HasPrefix(r, "New server registered")
+	case "del":
+		return strings.HasPrefix(r, "Server deleted")
 	}
 	return r == ""
 }

@@ -62,6 +62,13 @@ type section struct {
 	// runtime get their cookie from it once it is set again (HAProxy 2.6
 	// computes dynamic cookies of configured servers only).
 	cookieKey string
+	// lastID is the highest server id the running backend has given out:
+	// HAProxy numbers the servers of a loaded backend 1, 2, ... in order,
+	// and the router gives each server it adds the next one. (HAProxy
+	// 2.6.12 numbers added servers itself, but with "balance random" the
+	// servers added together then collide in its hash tree and some get
+	// no traffic; with explicit ids every one does.)
+	lastID uint32
 }
 
 type server struct {
@@ -106,6 +113,7 @@ func Parse(data []byte) *Config {
 			copy(cur.others[:], h.Sum(nil))
 			cur.staticLB = staticBalance(balance, hashType)
 			cur.cookieKey = cookieKey
+			cur.lastID = uint32(len(cur.servers))
 			if cap(cur.servers) > len(cur.servers) {
 				cur.servers = slices.Clone(cur.servers) // kept: no spare capacity
 			}
@@ -284,8 +292,9 @@ func (p *serverParser) finish(c *Config) {
 type Command struct {
 	// Text is the command as sent.
 	Text string
-	// Kind is "addr", "weight" or "state" (set server), "ssl-set" or
-	// "ssl-commit" (certificates).
+	// Kind is "addr", "weight" or "state" (set server), "add" (add
+	// server), "cookie-key" (set dynamic-cookie-key), "del" (del server),
+	// "ssl-set" or "ssl-commit" (certificates).
 	Kind string
 	// Payload is the multi-line payload of an "ssl-set" command.
 	Payload string
@@ -434,10 +443,8 @@ func diffSection(o, n *section) (section, sectionCommands, *Change) {
 	}
 	run := *n
 	run.servers = append([]server(nil), n.servers...)
-	backend := ""
-	if f := strings.Fields(n.header); len(f) == 2 && (f[0] == "backend" || f[0] == "listen") {
-		backend = f[1]
-	}
+	run.lastID = max(o.lastID, uint32(len(o.servers)))
+	backend := backendName(n.header)
 	var enables []Command
 	oldByName := make(map[string]*server, len(o.servers))
 	for j := range o.servers {
@@ -452,7 +459,8 @@ func diffSection(o, n *section) (section, sectionCommands, *Change) {
 			if backend == "" || n.staticLB || sn.cookie() != "" || !dynamicOptions(sn.options) {
 				return reload(ReasonServers, n.header+" server "+sn.name())
 			}
-			add, en, ok := addCommands(backend, sn)
+			run.lastID++
+			add, en, ok := addCommands(backend, sn, run.lastID)
 			if !ok {
 				return reload(ReasonServerAddress, n.header+" server "+sn.name())
 			}
@@ -512,7 +520,7 @@ func diffSection(o, n *section) (section, sectionCommands, *Change) {
 // dynamic server starts in maintenance with health checks off), then,
 // unless the line is disabled, the commands that enable its health checks
 // and the server.
-func addCommands(backend string, s *server) (Command, []Command, bool) {
+func addCommands(backend string, s *server, id uint32) (Command, []Command, bool) {
 	ip, port, ok := splitAddr(s.addr())
 	if !ok {
 		return Command{}, nil, false
@@ -525,7 +533,7 @@ func addCommands(backend string, s *server) (Command, []Command, bool) {
 		return Command{}, nil, false
 	}
 	target := backend + "/" + s.name()
-	text := fmt.Sprintf("add server %s %s weight %s", target, netip.AddrPortFrom(ip, port), w)
+	text := fmt.Sprintf("add server %s %s weight %s id %d", target, netip.AddrPortFrom(ip, port), w, id)
 	if s.options != "" {
 		text += " " + s.options
 	}

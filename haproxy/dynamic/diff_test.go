@@ -112,10 +112,10 @@ backend be_tcp:ns:src
 		t.Fatalf("reload: %s at %s", got.Reason, got.Where)
 	}
 	want := []string{
-		"add server be_http:ns:up/pod:e 10.0.0.5:8080 weight 256 check inter 5000ms ssl verify none alpn h2,http/1.1",
+		"add server be_http:ns:up/pod:e 10.0.0.5:8080 weight 256 id 3 check inter 5000ms ssl verify none alpn h2,http/1.1",
 		"enable health be_http:ns:up/pod:e",
 		"enable server be_http:ns:up/pod:e",
-		"add server be_tcp:ns:src/pod:d [fd00::4]:443 weight 256",
+		"add server be_tcp:ns:src/pod:d [fd00::4]:443 weight 256 id 2",
 		"set server be_http:ns:up/pod:a state maint",
 	}
 	if !reflect.DeepEqual(commands(got), want) {
@@ -160,8 +160,8 @@ func TestDiffGivesAddedServersTheirDynamicCookie(t *testing.T) {
 		t.Fatalf("reload: %s at %s", got.Reason, got.Where)
 	}
 	want := []string{
-		"add server be_http:ns:r/pod:b 10.0.0.2:80 weight 256 check inter 5000ms",
-		"add server be_http:ns:r/pod:c 10.0.0.3:80 weight 256",
+		"add server be_http:ns:r/pod:b 10.0.0.2:80 weight 256 id 2 check inter 5000ms",
+		"add server be_http:ns:r/pod:c 10.0.0.3:80 weight 256 id 3",
 		"set dynamic-cookie-key backend be_http:ns:r 0123abcd",
 		"enable health be_http:ns:r/pod:b",
 		"enable server be_http:ns:r/pod:b",

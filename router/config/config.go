@@ -57,7 +57,11 @@ type Config struct {
 	MaxConnections int
 	// MaxDynamicServers is ROUTER_MAX_DYNAMIC_SERVERS: the spare server
 	// slots of every backend (endpoints added between reloads go there
-	// without a reload), unless a route sets router.openshift.io/pool-size.
+	// without a reload, health-checked where the open-files budget
+	// affords it), unless a route sets router.openshift.io/pool-size.
+	// 0 by default (OpenShift deprecated the variable): endpoints without
+	// a slot are added through the runtime API ("add server") instead,
+	// which costs HAProxy nothing until they come.
 	MaxDynamicServers int
 
 	// StatsPort is the stats port (ROUTER_LISTEN_ADDR's port, else
@@ -100,7 +104,7 @@ var withoutEffect = []struct{ name, why string }{
 	{"DEBUG_UPGRADE_VALIDATION_FORCE_REMOVE_CONDITION", "a testing switch of OpenShift's upgrade validation, which this router does not have"},
 }
 
-const dcmWhy = "OpenShift's dynamic configuration manager applies endpoint changes without reloads; this router always does (spare server slots, ROUTER_MAX_DYNAMIC_SERVERS, and HAProxy's runtime API)"
+const dcmWhy = "OpenShift's dynamic configuration manager applies endpoint changes without reloads; this router always does (HAProxy's runtime API: servers added, set and removed at runtime; spare server slots with ROUTER_MAX_DYNAMIC_SERVERS)"
 
 // Getenv looks a variable up; os.LookupEnv in production.
 type Getenv func(string) (string, bool)
@@ -128,7 +132,7 @@ func FromEnv(getenv Getenv) (*Config, error) {
 		BackendProcessEndpoints:  p.oneOf("ROUTER_BACKEND_PROCESS_ENDPOINTS", "", "", "shuffle"),
 		DisableHTTP2:             p.boolean("ROUTER_DISABLE_HTTP2", false),
 		MaxConnections:           p.maxConnections("ROUTER_MAX_CONNECTIONS"),
-		MaxDynamicServers:        p.intRange("ROUTER_MAX_DYNAMIC_SERVERS", 5, 0, annotations.MaxPoolSize),
+		MaxDynamicServers:        p.intRange("ROUTER_MAX_DYNAMIC_SERVERS", 0, 0, annotations.MaxPoolSize),
 	}
 	c.Admission = p.admission()
 	c.Metrics = p.metrics()

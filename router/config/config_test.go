@@ -15,7 +15,7 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.HTTPPort != 80 || c.HTTPSPort != 443 || c.ReloadInterval != 5*time.Second || !c.ExtendedValidation || c.WorkingDir != "/var/lib/haproxy" || c.MaxDynamicServers != 5 {
+	if c.HTTPPort != 80 || c.HTTPSPort != 443 || c.ReloadInterval != 5*time.Second || !c.ExtendedValidation || c.WorkingDir != "/var/lib/haproxy" || c.MaxDynamicServers != 0 {
 		t.Fatalf("defaults %+v", c)
 	}
 }
@@ -28,8 +28,8 @@ func TestValuesAreParsed(t *testing.T) {
 	if c.HTTPPort != 8080 || c.ReloadInterval != 3*time.Second || c.ExtendedValidation || c.BackendProcessEndpoints != "shuffle" {
 		t.Fatalf("%+v", c)
 	}
-	if c, _ = FromEnv(env(map[string]string{"ROUTER_MAX_DYNAMIC_SERVERS": "0"})); c.MaxDynamicServers != 0 {
-		t.Fatalf("ROUTER_MAX_DYNAMIC_SERVERS=0: %d", c.MaxDynamicServers)
+	if c, _ = FromEnv(env(map[string]string{"ROUTER_MAX_DYNAMIC_SERVERS": "3"})); c.MaxDynamicServers != 3 {
+		t.Fatalf("ROUTER_MAX_DYNAMIC_SERVERS=3: %d", c.MaxDynamicServers)
 	}
 	if c, _ = FromEnv(env(map[string]string{"RELOAD_INTERVAL": "250ms"})); c.ReloadInterval != 250*time.Millisecond {
 		t.Fatalf("duration form: %v", c.ReloadInterval)
@@ -70,9 +70,9 @@ func TestMalformedValuesOpenShiftIgnoresAreWarningsAndDefaults(t *testing.T) {
 		{"RELOAD_INTERVAL", "99999999999", "duration", func(c *Config) bool { return c.ReloadInterval == 5*time.Second }},
 		{"EXTENDED_VALIDATION", "perhaps", "true or false", func(c *Config) bool { return !c.ExtendedValidation }},
 		{"ROUTER_BACKEND_PROCESS_ENDPOINTS", "sort", "shuffle", func(c *Config) bool { return c.BackendProcessEndpoints == "" }},
-		{"ROUTER_MAX_DYNAMIC_SERVERS", "257", "whole number", func(c *Config) bool { return c.MaxDynamicServers == 5 }},
-		{"ROUTER_MAX_DYNAMIC_SERVERS", "-1", "whole number", func(c *Config) bool { return c.MaxDynamicServers == 5 }},
-		{"ROUTER_MAX_DYNAMIC_SERVERS", "five", "whole number", func(c *Config) bool { return c.MaxDynamicServers == 5 }},
+		{"ROUTER_MAX_DYNAMIC_SERVERS", "257", "whole number", func(c *Config) bool { return c.MaxDynamicServers == 0 }},
+		{"ROUTER_MAX_DYNAMIC_SERVERS", "-1", "whole number", func(c *Config) bool { return c.MaxDynamicServers == 0 }},
+		{"ROUTER_MAX_DYNAMIC_SERVERS", "five", "whole number", func(c *Config) bool { return c.MaxDynamicServers == 0 }},
 		{"ROUTER_MAX_CONNECTIONS", "lots", "auto", func(c *Config) bool { return c.MaxConnections == 0 }},
 		{"ROUTER_MAX_CONNECTIONS", "-5", "auto", func(c *Config) bool { return c.MaxConnections == 0 }},
 	}

@@ -180,6 +180,9 @@ type Controller struct {
 	// lines; both nil when unknown (before the first load, after a failure).
 	running *dynamic.Config
 	layouts servers.Layouts
+	// draining are the servers of running whose lines went away: HAProxy
+	// keeps them in maintenance until drain deletes them.
+	draining map[dynamic.ServerRef]bool
 	// last is the output of the last full pass HAProxy runs, with the
 	// endpoint changes applied since (pipeline.UpdateEndpoints works out
 	// the next against it); nil when unknown.
@@ -348,6 +351,8 @@ func (c *Controller) Run(ctx context.Context) error {
 			flush.Stop()
 		}
 	}()
+	drainTick := time.NewTicker(drainInterval)
+	defer drainTick.Stop()
 	armFlush := func() {
 		if stale, unwritten := c.lagging(); flushC == nil && (stale || unwritten) {
 			flush = time.NewTimer(c.flushDelay())
@@ -366,6 +371,9 @@ func (c *Controller) Run(ctx context.Context) error {
 			timer, timerC = nil, nil
 		case <-retryC:
 			retry, retryC = nil, nil
+		case <-drainTick.C:
+			c.drain(ctx)
+			continue
 		case <-flushC:
 			flush, flushC = nil, nil
 			stale, unwritten := c.lagging()
@@ -852,6 +860,7 @@ func (c *Controller) commitEndpoints(ctx context.Context) (outcome, bool) {
 		c.o.Observer.ObserveRuntimeChange("endpoints")
 	}
 	replaced := len(ch.Routes) == 0 || text.Replace(ch.Config, ch.Sections.Headers())
+	c.noteRemoved(change.Running)
 	c.mu.Lock()
 	running.Replace(change.Running)
 	last.Apply(ch)
@@ -991,6 +1000,7 @@ func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, ch
 		c.o.Observer.ObserveRuntimeChange("certificate")
 	}
 	c.o.Logger.V(1).Info("changes applied without a reload", "serverCommands", len(change.Commands), "certificates", certs, "took", time.Since(began).String())
+	c.noteRemoved(change.Running)
 	// What runs: the new configuration and the servers of removed lines,
 	// in maintenance until the next reload.
 	return "", runs(), nil, nil

@@ -184,9 +184,9 @@ func TestEndpointChangesNeedNoReload(t *testing.T) {
 			t.Errorf("step %d: reloads avoided %v, were %v", step, avoided, avoided0)
 		}
 		avoided0 = avoided
-		if mem, disk := runtimeServers(t, r, backend), diskServers(t, r, backend); !reflect.DeepEqual(mem, disk) {
-			t.Errorf("step %d: running servers differ from haproxy.config on disk:\nrunning %v\ndisk    %v", step, mem, disk)
-		}
+		// The servers of the endpoints that went away are deleted once
+		// drained: then HAProxy runs what the file says.
+		runsWhatDiskSays(t, r, backend)
 		// Endpoints in spare slots are reported under their pod's name;
 		// free slots are not reported.
 		eventually(t, 10*time.Second, "server metrics name the pods", func() error {
@@ -355,46 +355,145 @@ func TestEndpointMovesLeaveNoConnectionToTheOldEndpoint(t *testing.T) {
 	if reloads := ms.mustValue(t, "template_router_reload_seconds_count", nil); reloads != reloads0 {
 		t.Errorf("reloads %v, were %v: the moves should go through the runtime API", reloads, reloads0)
 	}
-	if mem, disk := runtimeServers(t, r, "be_http:mv:r"), diskServers(t, r, "be_http:mv:r"); !reflect.DeepEqual(mem, disk) {
-		t.Errorf("running servers differ from haproxy.config on disk:\nrunning %v\ndisk    %v", mem, disk)
-	}
+	runsWhatDiskSays(t, r, "be_http:mv:r")
 }
 
-// TestEndpointChangesBeyondThePoolReload: a route with pool-size 1 that
-// gains two endpoints falls back to a reload, counted with its reason, and
-// afterwards serves all of them.
-func TestEndpointChangesBeyondThePoolReload(t *testing.T) {
+// runsWhatDiskSays waits until HAProxy runs exactly the servers the
+// haproxy.config on disk has for backend (servers of lines that went away
+// are deleted once drained).
+func runsWhatDiskSays(t *testing.T, r *router, backend string) {
+	t.Helper()
+	eventually(t, 10*time.Second, "running servers as haproxy.config on disk", func() error {
+		if mem, disk := runtimeServers(t, r, backend), diskServers(t, r, backend); !reflect.DeepEqual(mem, disk) {
+			return fmt.Errorf("running servers differ from haproxy.config on disk:\nrunning %v\ndisk    %v", mem, disk)
+		}
+		return nil
+	})
+}
+
+// TestEndpointsBeyondThePoolAreAddedAtRuntime: a route with pool-size 1
+// that gains two endpoints gets the second as a server added through the
+// runtime API, without a reload; its sticky cookie is the one a fresh
+// render gives it (a client keeps its endpoint across a later reload);
+// scaled down again, the servers of the endpoints that went away are
+// deleted once drained, still without a reload.
+func TestEndpointsBeyondThePoolAreAddedAtRuntime(t *testing.T) {
 	var bes []*backend
 	for i := 1; i <= 3; i++ {
 		bes = append(bes, startBackend(t, fmt.Sprintf("p-%d", i)))
 	}
+	const host, backendName = "pool.example.com", "be_http:pool:r"
 	m := newManifests(t)
 	m.Write("svc.yaml", serviceYAML("pool", "web", bes[0]))
-	m.Write("route.yaml", strings.Replace(routeYAML("pool", "r", "pool.example.com", "", "web", ""),
+	m.Write("route.yaml", strings.Replace(routeYAML("pool", "r", host, "", "web", ""),
 		"  namespace: pool\n", "  namespace: pool\n  annotations:\n    router.openshift.io/pool-size: \"1\"\n", 1))
 	env, ms := metricsEnv(t)
+	env["RELOAD_INTERVAL"] = "1s"
 	r := startRouter(t, m.Dir, env)
-	expectExactly(t, loadTimeout, r, "pool.example.com", "p-1")
-	if got := len(diskServers(t, r, "be_http:pool:r")); got != 2 {
+	expectExactly(t, loadTimeout, r, host, "p-1")
+	waitReady(t, ms)
+	if got := len(diskServers(t, r, backendName)); got != 2 {
 		t.Fatalf("backend has %d server lines, want one endpoint and one slot", got)
 	}
+	reloads0 := ms.mustValue(t, "template_router_reload_seconds_count", nil)
+	pids0 := haproxyPIDSet(r)
+
 	m.Write("svc.yaml", serviceYAML("pool", "web", bes...))
-	expectExactly(t, 30*time.Second, r, "pool.example.com", "p-1", "p-2", "p-3")
-	eventually(t, 10*time.Second, "pool-exhausted reload counted", func() error {
-		s, err := ms.get()
-		if err != nil {
-			return err
-		}
-		if v, err := s.value("template_router_reloads_total", map[string]string{"reason": "pool-exhausted"}); err != nil || v != 1 {
-			return fmt.Errorf("pool-exhausted reloads %v %v", v, err)
+	expectExactly(t, 30*time.Second, r, host, "p-1", "p-2", "p-3")
+	if pids := haproxyPIDSet(r); !reflect.DeepEqual(pids, pids0) {
+		t.Fatalf("haproxy processes %v, were %v (a reload or restart happened)", pids, pids0)
+	}
+	if reloads := ms.mustValue(t, "template_router_reload_seconds_count", nil); reloads != reloads0 {
+		t.Fatalf("reloads %v, were %v: the endpoint beyond the pool should be added at runtime", reloads, reloads0)
+	}
+	runsWhatDiskSays(t, r, backendName)
+
+	// The cookies HAProxy gives the servers now, the added one included.
+	cookies := stickyCookies(t, r, host, "p-1", "p-2", "p-3")
+	// A reload (a route added elsewhere) lays the backend out afresh: the
+	// cookies stay, so clients keep their endpoints.
+	m.Write("other.yaml", routeYAML("pool", "other", "other.pool.example.com", "", "web", ""))
+	eventually(t, 30*time.Second, "a reload", func() error {
+		if reloads := ms.mustValue(t, "template_router_reload_seconds_count", nil); reloads <= reloads0 {
+			return fmt.Errorf("reloads %v", reloads)
 		}
 		return nil
 	})
-	// After the reload the backend is laid out afresh: three endpoints
-	// and a free slot.
-	if got := len(diskServers(t, r, "be_http:pool:r")); got != 4 {
-		t.Errorf("backend has %d server lines after the reload, want 4", got)
+	expectExactly(t, 30*time.Second, r, "other.pool.example.com", "p-1", "p-2", "p-3")
+	for be, cookie := range cookies {
+		for i := 0; i < 5; i++ {
+			resp, err := doRequestWithCookie(r, host, cookie)
+			if err != nil || resp.backend() != be {
+				t.Fatalf("after the reload, cookie %q reached %q (%v), want %s", cookie, resp.backend(), err, be)
+			}
+		}
 	}
+
+	// Scaled down: drained and deleted at runtime.
+	reloads1 := ms.mustValue(t, "template_router_reload_seconds_count", nil)
+	m.Write("svc.yaml", serviceYAML("pool", "web", bes[1]))
+	expectExactly(t, 30*time.Second, r, host, "p-2")
+	runsWhatDiskSays(t, r, backendName)
+	if reloads := ms.mustValue(t, "template_router_reload_seconds_count", nil); reloads != reloads1 {
+		t.Errorf("reloads %v, were %v: a scale-down needs none", reloads, reloads1)
+	}
+}
+
+// stickyCookies returns the sticky cookie HAProxy sets for each of the
+// backends (by name) behind host, and checks that it pins a client to it.
+func stickyCookies(t *testing.T, r *router, host string, backends ...string) map[string]string {
+	t.Helper()
+	cookies := map[string]string{}
+	eventually(t, 30*time.Second, "a sticky cookie for every backend", func() error {
+		resp, err := doRequestWithCookie(r, host, "")
+		if err != nil {
+			return err
+		}
+		if c := resp.Header.Get("Set-Cookie"); c != "" {
+			cookies[resp.backend()] = strings.SplitN(c, ";", 2)[0]
+		}
+		if len(cookies) < len(backends) {
+			return fmt.Errorf("cookies %v", cookies)
+		}
+		return nil
+	})
+	for _, be := range backends {
+		cookie, ok := cookies[be]
+		if !ok || strings.HasSuffix(cookie, "=") {
+			t.Fatalf("no cookie for %s: %v", be, cookies)
+		}
+		for i := 0; i < 5; i++ {
+			if resp, err := doRequestWithCookie(r, host, cookie); err != nil || resp.backend() != be {
+				t.Fatalf("cookie %q reached %q (%v), want %s", cookie, resp.backend(), err, be)
+			}
+		}
+	}
+	return cookies
+}
+
+// doRequestWithCookie sends one plain HTTP request for host with cookie
+// ("" for none) on a connection of its own.
+func doRequestWithCookie(r *router, host, cookie string) (response, error) {
+	req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/", r.HTTPPort), nil)
+	if err != nil {
+		return response{}, err
+	}
+	req.Host = host
+	if cookie != "" {
+		req.Header.Set("Cookie", cookie)
+	}
+	tr := &http.Transport{DisableKeepAlives: true}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr, Timeout: 5 * time.Second}).Do(req)
+	if err != nil {
+		return response{}, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return response{}, err
+	}
+	return response{Status: resp.StatusCode, Body: string(body), Header: resp.Header}, nil
 }
 
 // TestKubeEndpointSliceScalingNeedsNoReload: the same through a real API
@@ -767,6 +866,7 @@ func TestScaleUpsUnderATightOpenFilesLimitNeedNoReload(t *testing.T) {
 	env, ms := metricsEnv(t)
 	env["ROUTER_MAX_CONNECTIONS"] = "100"
 	env["RELOAD_INTERVAL"] = "2s"
+	env["ROUTER_MAX_DYNAMIC_SERVERS"] = "5"
 	prlimit := func(argv []string) []string {
 		return append([]string{"prlimit", "--nofile=1200:1200", "--"}, argv...)
 	}

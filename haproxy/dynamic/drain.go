@@ -1,0 +1,76 @@
+package dynamic
+
+import "strings"
+
+// ServerRef names a server of a backend.
+type ServerRef struct{ Backend, Name string }
+
+func (r ServerRef) String() string { return r.Backend + "/" + r.Name }
+
+// backendName is the proxy a section header names when servers can be
+// changed in it at runtime (a backend or listen section), else "".
+func backendName(header string) string {
+	if f := strings.Fields(header); len(f) == 2 && (f[0] == "backend" || f[0] == "listen") {
+		return f[1]
+	}
+	return ""
+}
+
+// Removed lists the servers HAProxy still runs, in maintenance, whose
+// lines c no longer has (see Diff): each is deleted (DeleteCommand) once
+// its connections are done, after which Forget drops it from c.
+func (c *Config) Removed() []ServerRef {
+	var out []ServerRef
+	for i := range c.sections {
+		s := &c.sections[i]
+		for j := range s.servers {
+			if s.servers[j].removed {
+				out = append(out, ServerRef{Backend: backendName(s.header), Name: s.servers[j].name()})
+			}
+		}
+	}
+	return out
+}
+
+// IsRemoved reports whether r is a removed server of c: its line is gone
+// and it was not added back since.
+func (c *Config) IsRemoved(r ServerRef) bool {
+	_, _, ok := c.removed(r)
+	return ok
+}
+
+// Forget drops r, a removed server, from c once HAProxy deleted it; it
+// reports false when r is not (or no longer) a removed server of c. The
+// section's servers are copied, not changed in place.
+func (c *Config) Forget(r ServerRef) bool {
+	i, j, ok := c.removed(r)
+	if !ok {
+		return false
+	}
+	s := &c.sections[i]
+	servers := make([]server, 0, len(s.servers)-1)
+	servers = append(append(servers, s.servers[:j]...), s.servers[j+1:]...)
+	s.servers = servers
+	return true
+}
+
+func (c *Config) removed(r ServerRef) (section, server int, ok bool) {
+	for _, header := range []string{"backend " + r.Backend, "listen " + r.Backend} {
+		i, found := c.index()[header]
+		if !found || i < 0 {
+			continue
+		}
+		for j := range c.sections[i].servers {
+			if sv := &c.sections[i].servers[j]; sv.name() == r.Name {
+				return i, j, sv.removed
+			}
+		}
+	}
+	return 0, 0, false
+}
+
+// DeleteCommand deletes a removed server from the running HAProxy, which
+// refuses it while the server still has connections (tried again later).
+func DeleteCommand(r ServerRef) Command {
+	return Command{Kind: "del", Text: "del server " + r.String()}
+}
