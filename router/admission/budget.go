@@ -43,13 +43,13 @@ const RouteConfigBytesFloor = 64 << 10
 const (
 	// routeFixedBytes covers the text of a route's backend section and
 	// map lines that does not come from the route (directives, comments,
-	// the backend's name prefix), with a margin.
-	routeFixedBytes = 4096
+	// the backend's name prefix): about 600 bytes for a plain route, with
+	// a margin for the rate limits, cookies and TLS maps.
+	routeFixedBytes = 2048
 	// routeNameCopies bounds how often the route's namespace, name, host
-	// and path are written (backend names, map lines in up to four maps,
-	// each character escaped at most once in map regular expressions,
-	// the rewrite rules, the comment and file names).
-	routeNameCopies = 16
+	// and path are written, each character escaped at most once (backend
+	// names, map lines, the comment and file names).
+	routeNameCopies = 8
 	// headerActionBytes is one header action's line besides its quoted
 	// name and value.
 	headerActionBytes = 48
@@ -68,9 +68,12 @@ const (
 // template writes for route r served with tls (its TLS fields as
 // admission sanitised them, or nil for r's own): its backend section and
 // map lines, its header actions quoted, its router annotations' values
-// and its certificate files. It is an upper bound of them; the backend's
-// server lines (bounded by the endpoints rendered per service and the
-// spare slots per route) are not counted.
+// and its certificate files. It is an upper bound of them
+// (TestConfigBytesIsAnUpperBound in router/pipeline renders routes of
+// every kind to check it); the backend's server lines (bounded by the
+// endpoints rendered per service and the spare slots per route) are not
+// counted. A custom template that writes more of a route is not bounded
+// by it.
 func ConfigBytes(r *routev1.Route, tls *routev1.TLSConfig) int {
 	n := routeFixedBytes + routeNameCopies*(len(r.Namespace)+len(r.Name)+len(r.Spec.Host)+len(r.Spec.Path))
 	if h := r.Spec.HTTPHeaders; h != nil {
