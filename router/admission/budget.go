@@ -132,12 +132,13 @@ func budgetConfig(candidates []*routev1.Route, served map[Key]*routev1.TLSConfig
 	demands, floors := make([]int, len(namespaces)), make([]int, len(namespaces))
 	for i, ns := range namespaces {
 		routes := byNS[ns]
-		// Youngest first: of routes of equal size, the younger goes
-		// first, so a new route does not push out an older one.
-		sort.Slice(routes, func(a, b int) bool { return Older(routes[b], routes[a]) })
 		sizes[i] = make([]int, len(routes))
 		for j, r := range routes {
-			s := ConfigBytes(r, served[KeyOf(r)])
+			var tls *routev1.TLSConfig
+			if r.Spec.TLS != nil {
+				tls = served[KeyOf(r)]
+			}
+			s := ConfigBytes(r, tls)
 			sizes[i][j] = s
 			demands[i] += s
 			floors[i] += min(s, RouteConfigBytesFloor)
@@ -145,8 +146,13 @@ func budgetConfig(candidates []*routev1.Route, served map[Key]*routev1.TLSConfig
 	}
 	rejected := map[Key]bool{}
 	for i, share := range fairshare.Shares(demands, maxBytes) {
-		for _, j := range fairshare.LargestFirst(sizes[i], max(share, floors[i])) {
-			r := byNS[namespaces[i]][j]
+		share = max(share, floors[i])
+		if demands[i] <= share {
+			continue
+		}
+		routes := byNS[namespaces[i]]
+		for _, j := range overShare(routes, sizes[i], share) {
+			r := routes[j]
 			rejected[KeyOf(r)] = true
 			results[KeyOf(r)] = Result{Host: hostOf(r), Reason: ReasonConfigBudgetExceeded,
 				Message: fmt.Sprintf("the configuration generated for this route (up to %d bytes) does not fit in the router's configuration size budget for its namespace", sizes[i][j])}
@@ -160,6 +166,27 @@ func budgetConfig(candidates []*routev1.Route, served map[Key]*routev1.TLSConfig
 		if !rejected[KeyOf(r)] {
 			out = append(out, r)
 		}
+	}
+	return out
+}
+
+// overShare returns the indices of the routes (of one namespace, with
+// their sizes) to reject so that the rest fit in share: the largest first
+// and, of equal sizes, the younger first, so a new route does not push
+// out an older one.
+func overShare(routes []*routev1.Route, sizes []int, share int) []int {
+	idx := make([]int, len(routes))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.Slice(idx, func(a, b int) bool { return Older(routes[idx[b]], routes[idx[a]]) })
+	youngest := make([]int, len(idx))
+	for i, j := range idx {
+		youngest[i] = sizes[j]
+	}
+	out := fairshare.LargestFirst(youngest, share)
+	for n, i := range out {
+		out[n] = idx[i]
 	}
 	return out
 }
