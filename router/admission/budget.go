@@ -27,8 +27,11 @@ import (
 // a normal size are never rejected, at any number of routes. Where a
 // namespace's routes ask for more than its share, its largest routes are
 // rejected (ReasonConfigBudgetExceeded, the younger first of equal sizes)
-// until the rest fits; everything else is admitted. The budget is evaluated again at every pass: a route
-// rejected for it is admitted when its namespace's other routes make room.
+// until the rest fits; everything else is admitted. The budget is
+// evaluated again at every pass and route update (admission runs over
+// every route on both): a route rejected for it is admitted when its
+// namespace's other routes make room. It is the same allocator as the
+// open-files budget's (router/fairshare).
 
 // DefaultMaxConfigBytes is the default of ROUTER_MAX_CONFIG_BYTES.
 const DefaultMaxConfigBytes = 256 << 20
