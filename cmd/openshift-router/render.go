@@ -90,6 +90,7 @@ func newPipeline(cfg *config.Config, workingDir string, log logr.Logger) (pipeli
 			DisableNamespaceOwnershipCheck: cfg.Admission.DisableNamespaceOwnershipCheck,
 			AllowedDomains:                 cfg.Admission.AllowedDomains,
 			DeniedDomains:                  cfg.Admission.DeniedDomains,
+			MaxConfigBytes:                 cfg.Admission.MaxConfigBytes,
 		},
 		Build: builder.Options{
 			WorkingDir:           workingDir,

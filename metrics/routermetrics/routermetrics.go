@@ -27,6 +27,7 @@ var knownReasons = []string{
 	admission.ReasonHostAlreadyClaimed,
 	admission.ReasonCertificateNotLoadable,
 	admission.ReasonConfigCheckFailed,
+	admission.ReasonConfigBudgetExceeded,
 }
 
 // Metrics records the controller's measurements. Its methods are safe for

@@ -145,7 +145,7 @@ func TestRoutesByAdmission(t *testing.T) {
 	admitted := func() float64 {
 		return gather(t, reg)["template_router_routes_admitted"].GetMetric()[0].GetGauge().GetValue()
 	}
-	if got := rejected(); len(got) != 7 || got[admission.ReasonHostAlreadyClaimed] != 0 {
+	if got := rejected(); len(got) != 8 || got[admission.ReasonHostAlreadyClaimed] != 0 {
 		t.Fatalf("known reasons are reported at 0 from the start: %v", got)
 	}
 	m.ObserveAdmission(map[admission.Key]admission.Result{

@@ -11,11 +11,15 @@
 //     admitted route's certificates are served in sanitised form);
 //  6. subdomain ownership of wildcard routes;
 //  7. unique host: for each host the oldest route wins, its namespace owns
-//     the host, and each host+path is served by one route only.
+//     the host, and each host+path is served by one route only;
+//  8. the configuration size budget (ROUTER_MAX_CONFIG_BYTES): where a
+//     namespace's routes ask for more than its fair share of the
+//     configuration, its largest routes are rejected (budget.go).
 //
 // Steps 1-5 look at one route at a time; 6 and 7 look at the routes that
 // passed them, oldest first, so a rejected route never holds a claim and a
-// claim passes to the next oldest route as soon as its holder goes away.
+// claim passes to the next oldest route as soon as its holder goes away;
+// 8 looks at the routes that hold their claims, by namespace.
 // Nothing here does I/O, and the whole chain is O(n log n) in the number of
 // routes.
 package admission
@@ -50,6 +54,10 @@ const (
 	// ReasonConfigCheckFailed rejects a route whose rendered configuration
 	// HAProxy refused; this router's addition.
 	ReasonConfigCheckFailed = "ConfigCheckFailed"
+	// ReasonConfigBudgetExceeded rejects a route whose configuration does
+	// not fit in its namespace's share of the configuration size budget
+	// (budget.go); this router's addition.
+	ReasonConfigBudgetExceeded = "ConfigBudgetExceeded"
 )
 
 // Key identifies a route: "namespace/name".
@@ -86,6 +94,9 @@ type Options struct {
 	// DeniedDomains are domains (with their subdomains) route hosts may not
 	// be in; they win over AllowedDomains (ROUTER_DENIED_DOMAINS).
 	DeniedDomains []string
+	// MaxConfigBytes is the configuration size budget the namespaces
+	// share (ROUTER_MAX_CONFIG_BYTES, see budget.go); 0: none.
+	MaxConfigBytes int
 	// Excluded routes are rejected up front (e.g. routes whose rendered
 	// configuration HAProxy refused), with the given result.
 	Excluded map[Key]Result
@@ -139,6 +150,7 @@ routes:
 	sort.Slice(candidates, func(i, j int) bool { return Older(candidates[i], candidates[j]) })
 	candidates = claimSubdomains(candidates, opts.DisableNamespaceOwnershipCheck, d.Results)
 	candidates = claimHosts(candidates, opts.DisableNamespaceOwnershipCheck, d.Results)
+	candidates = budgetConfig(candidates, served, opts.MaxConfigBytes, d.Results)
 
 	d.Admitted = make([]*routev1.Route, 0, len(candidates))
 	for _, r := range candidates {

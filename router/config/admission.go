@@ -2,9 +2,12 @@ package config
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/openshift-router-go/router/router/admission"
 )
 
 // Admission holds the settings of route admission (domains, wildcards,
@@ -23,6 +26,10 @@ type Admission struct {
 	// ROUTER_DISABLE_NAMESPACE_OWNERSHIP_CHECK: routes of several
 	// namespaces may share a host or subdomain (not a host+path).
 	DisableNamespaceOwnershipCheck bool
+	// MaxConfigBytes is ROUTER_MAX_CONFIG_BYTES: the configuration size
+	// budget the namespaces share (admission.DefaultMaxConfigBytes; 0:
+	// none).
+	MaxConfigBytes int
 }
 
 // admission reads the settings of route admission.
@@ -32,7 +39,38 @@ func (p *parser) admission() Admission {
 		DeniedDomains:                  p.domainList("ROUTER_DENIED_DOMAINS"),
 		AllowWildcardRoutes:            p.boolean("ROUTER_ALLOW_WILDCARD_ROUTES", false),
 		DisableNamespaceOwnershipCheck: p.boolean("ROUTER_DISABLE_NAMESPACE_OWNERSHIP_CHECK", false),
+		MaxConfigBytes:                 p.byteSize("ROUTER_MAX_CONFIG_BYTES", admission.DefaultMaxConfigBytes),
 	}
+}
+
+// byteUnits are the suffixes byteSize accepts, as Kubernetes quantities
+// write them.
+var byteUnits = []struct {
+	suffix string
+	shift  uint
+}{{"Ki", 10}, {"Mi", 20}, {"Gi", 30}}
+
+// byteSize reads a number of bytes: a whole number, optionally with a
+// Ki, Mi or Gi suffix ("256Mi"); 0 is 0. A malformed value is ignored with
+// a warning (the default is used).
+func (p *parser) byteSize(name string, def int) int {
+	v, ok := p.getenv(name)
+	t := strings.TrimSpace(v)
+	if !ok || t == "" {
+		return def
+	}
+	num, shift := t, uint(0)
+	for _, u := range byteUnits {
+		if n, ok := strings.CutSuffix(t, u.suffix); ok {
+			num, shift = n, u.shift
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 0 || n > (1<<62)>>shift {
+		p.ignore(name, v, "want a whole number of bytes, optionally with a Ki, Mi or Gi suffix (0: no budget)", def)
+		return def
+	}
+	return int(n << shift)
 }
 
 // domainList parses a comma-separated list of DNS domains ("example.com,

@@ -10,8 +10,8 @@ func TestAdmissionDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(c.Admission, Admission{}) {
-		t.Fatalf("defaults: %+v, want everything off and no domain lists", c.Admission)
+	if !reflect.DeepEqual(c.Admission, Admission{MaxConfigBytes: 8 << 20}) {
+		t.Fatalf("defaults: %+v, want everything off, no domain lists and a 256 MiB configuration budget", c.Admission)
 	}
 }
 
@@ -21,6 +21,7 @@ func TestAdmissionValuesAreParsed(t *testing.T) {
 		"ROUTER_DENIED_DOMAINS":                    "ops.openshift.org, metrics.kates.net, ops.openshift.org",
 		"ROUTER_ALLOW_WILDCARD_ROUTES":             "TRUE",
 		"ROUTER_DISABLE_NAMESPACE_OWNERSHIP_CHECK": "true",
+		"ROUTER_MAX_CONFIG_BYTES":                  " 64Mi ",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -30,6 +31,7 @@ func TestAdmissionValuesAreParsed(t *testing.T) {
 		DeniedDomains:                  []string{"ops.openshift.org", "metrics.kates.net"},
 		AllowWildcardRoutes:            true,
 		DisableNamespaceOwnershipCheck: true,
+		MaxConfigBytes:                 64 << 20,
 	}
 	if !reflect.DeepEqual(c.Admission, want) {
 		t.Fatalf("got %+v, want %+v", c.Admission, want)
@@ -44,6 +46,9 @@ func TestAdmissionMalformedValuesAreIgnoredWithAWarning(t *testing.T) {
 		{"ROUTER_ALLOWED_DOMAINS", "*.example.com", `without "*."`},
 		{"ROUTER_ALLOW_WILDCARD_ROUTES", "yes please", "want true or false"},
 		{"ROUTER_DISABLE_NAMESPACE_OWNERSHIP_CHECK", "maybe", "want true or false"},
+		{"ROUTER_MAX_CONFIG_BYTES", "256MB", "want a whole number of bytes"},
+		{"ROUTER_MAX_CONFIG_BYTES", "-1", "want a whole number of bytes"},
+		{"ROUTER_MAX_CONFIG_BYTES", "99999999999Gi", "want a whole number of bytes"},
 	}
 	for _, c := range cases {
 		cfg := mustWarn(t, map[string]string{c.name: c.value}, c.name, c.want)
@@ -57,6 +62,21 @@ func TestAdmissionMalformedValuesAreIgnoredWithAWarning(t *testing.T) {
 		}
 		if cfg.Admission.AllowWildcardRoutes || cfg.Admission.DisableNamespaceOwnershipCheck {
 			t.Errorf("%s=%q: a malformed boolean is not false", c.name, c.value)
+		}
+		if cfg.Admission.MaxConfigBytes != 8<<20 {
+			t.Errorf("%s=%q: configuration budget %d, want the default", c.name, c.value, cfg.Admission.MaxConfigBytes)
+		}
+	}
+}
+
+func TestMaxConfigBytes(t *testing.T) {
+	for v, want := range map[string]int{"0": 0, "1000": 1000, "16Ki": 16 << 10, "8Mi": 8 << 20, "2Gi": 2 << 30} {
+		c, err := FromEnv(env(map[string]string{"ROUTER_MAX_CONFIG_BYTES": v}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Admission.MaxConfigBytes != want || len(c.Warnings) > 0 {
+			t.Errorf("ROUTER_MAX_CONFIG_BYTES=%q: %d (warnings %v), want %d", v, c.Admission.MaxConfigBytes, c.Warnings, want)
 		}
 	}
 }

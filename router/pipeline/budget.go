@@ -4,11 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/openshift-router-go/router/router/admission"
+	"github.com/openshift-router-go/router/router/fairshare"
 	"github.com/openshift-router-go/router/router/model"
 )
 
@@ -165,31 +165,6 @@ func ShareBudget(td *model.TemplateData, want, fdLimit int) Budget {
 		Pools: plan.pools, Checked: plan.checked, Unchecked: plan.unchecked, Capped: plan.capped, Short: plan.short, Demand: plan.demand}
 }
 
-// fairShares divides budget between demands, max-min fair: each gets its
-// demand if the demands that are smaller or equal leave enough, otherwise
-// an equal share of what they leave. The result is in the order of demands.
-func fairShares(demands []int, budget int) []int {
-	out := make([]int, len(demands))
-	idx := make([]int, len(demands))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(a, b int) bool { return demands[idx[a]] < demands[idx[b]] })
-	left := budget
-	for n, i := range idx {
-		share := left / (len(idx) - n)
-		if demands[i] < share {
-			share = demands[i]
-		}
-		if share < 0 {
-			share = 0
-		}
-		out[i] = share
-		left -= share
-	}
-	return out
-}
-
 // slotPlan is the spare slots of every route, how many of them are
 // health-checked, and the routes whose endpoints alone do not fit in their
 // namespace's share.
@@ -251,25 +226,20 @@ func planSlots(td *model.TemplateData, want, budget int) slotPlan {
 			epDemand[i] += checkedEndpoints(r.endpoints)
 		}
 	}
-	epShares := fairShares(epDemand, budget)
+	epShares := fairshare.Shares(epDemand, budget)
 	left := budget
 	for i, ns := range namespaces {
 		routes := byNS[ns]
 		used := epDemand[i]
-		if used > epShares[i] {
-			// The namespace's largest routes go unchecked until the
-			// rest fits (they are served all the same).
-			bySize := append([]route(nil), routes...)
-			sort.SliceStable(bySize, func(a, b int) bool { return bySize[a].endpoints > bySize[b].endpoints })
-			for _, r := range bySize {
-				if used <= epShares[i] {
-					break
-				}
-				if checkedEndpoints(r.endpoints) > 0 {
-					used -= checkedEndpoints(r.endpoints)
-					plan.unchecked = append(plan.unchecked, r.key)
-				}
-			}
+		// The namespace's largest routes go unchecked until the rest
+		// fits (they are served all the same).
+		sizes := make([]int, len(routes))
+		for j, r := range routes {
+			sizes[j] = checkedEndpoints(r.endpoints)
+		}
+		for _, j := range fairshare.LargestFirst(sizes, epShares[i]) {
+			used -= sizes[j]
+			plan.unchecked = append(plan.unchecked, routes[j].key)
 		}
 		left -= used
 	}
@@ -281,7 +251,7 @@ func planSlots(td *model.TemplateData, want, budget int) slotPlan {
 			slotDemand[i] += r.slots
 		}
 	}
-	nsShares := fairShares(slotDemand, left)
+	nsShares := fairshare.Shares(slotDemand, left)
 	for i, ns := range namespaces {
 		routes := byNS[ns]
 		if nsShares[i] >= slotDemand[i] {
@@ -294,7 +264,7 @@ func planSlots(td *model.TemplateData, want, budget int) slotPlan {
 		for j, r := range routes {
 			demands[j] = r.slots
 		}
-		for j, got := range fairShares(demands, nsShares[i]) {
+		for j, got := range fairshare.Shares(demands, nsShares[i]) {
 			if got < routes[j].slots {
 				plan.short++
 			}

@@ -28,28 +28,6 @@ import (
 	"github.com/openshift-router-go/router/test/prereq"
 )
 
-func TestFairShares(t *testing.T) {
-	tests := []struct {
-		name    string
-		demands []int
-		budget  int
-		want    []int
-	}{
-		{"everyone fits", []int{3, 5, 2}, 100, []int{3, 5, 2}},
-		{"the largest demand gets what the others leave", []int{10, 1000, 20}, 100, []int{10, 70, 20}},
-		{"two large demands share equally", []int{500, 10, 400}, 110, []int{50, 10, 50}},
-		{"no budget", []int{1, 2}, 0, []int{0, 0}},
-		{"nothing asked", nil, 10, []int{}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := fairShares(tt.demands, tt.budget); !reflect.DeepEqual(got, tt.want) && !(len(got) == 0 && len(tt.want) == 0) {
-				t.Fatalf("fairShares(%v, %d) = %v, want %v", tt.demands, tt.budget, got, tt.want)
-			}
-		})
-	}
-}
-
 // planModel returns a model with, per namespace, routes of the given
 // endpoint counts and pool-size annotations (-1: none).
 func planModel(routes map[string][][2]int) *model.TemplateData {
