@@ -310,7 +310,7 @@ func writeRelocated(fs []files.File, workingDir, outDir string) error {
 // writeAll writes files, creating their directories.
 func writeAll(fs []files.File) error {
 	for _, file := range fs {
-		if err := os.MkdirAll(filepath.Dir(file.Path), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(file.Path), layout.DirMode); err != nil {
 			return fmt.Errorf("writing %s: %w", file.Path, err)
 		}
 	}

@@ -97,12 +97,28 @@ func (l Layout) CheckSocketPaths() error {
 	return nil
 }
 
+// FileMode and DirMode are the modes of the files and directories the
+// router writes (haproxy/files) and prepares: its own user only, as HAProxy
+// runs as the same user. haproxy.config holds STATS_PASSWORD, the
+// certificate files hold private keys.
+const (
+	FileMode os.FileMode = 0o600
+	DirMode  os.FileMode = 0o700
+)
+
 // Prepare creates the directories HAProxy expects before the router writes
-// anything (the others are created with the files in them).
+// anything (the others are created with the files in them), open to the
+// router's user only; directories that exist already (an image's) are
+// restricted to it. The working directory itself is left as it is (it may
+// be shared), unless Prepare creates it.
 func (l Layout) Prepare() error {
-	for _, d := range []string{ConfDir, RunDir, CertsDir, CACertsDir} {
-		if err := os.MkdirAll(l.Path(d), 0o755); err != nil {
+	for _, d := range []string{ConfDir, RunDir, "router", CertsDir, CACertsDir} {
+		p := l.Path(d)
+		if err := os.MkdirAll(p, DirMode); err != nil {
 			return fmt.Errorf("preparing working directory: %w", err)
+		}
+		if err := os.Chmod(p, DirMode); err != nil {
+			return fmt.Errorf("preparing working directory: restricting %s to the router's user: %w", p, err)
 		}
 	}
 	return nil
