@@ -219,6 +219,14 @@ func runAdmRouter(cmd *cobra.Command, f admRouterFlags) error {
 	if !f.apply {
 		return printObjects(cmd.OutOrStdout(), us, f.output)
 	}
+	sa := f.opts.ServiceAccount
+	if sa == "" {
+		sa = f.opts.Name
+	}
+	if err := deploy.CheckNotBound(ctx, client, f.opts.Namespace, sa, deploy.IngressClusterRoleName,
+		"that is an ingress-to-route controller's service account, which reads every Secret; give the router its own (--service-account)"); err != nil {
+		return fmt.Errorf("%s (%s): %w", where, host, err)
+	}
 	return applyObjects(ctx, cmd.OutOrStdout(), client, us, f.dryRun, where, host)
 }
 
@@ -314,6 +322,10 @@ func runAdmIngressToRoute(cmd *cobra.Command, f admIngressFlags) error {
 	}
 	ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
 	defer cancel()
+	if err := deploy.CheckNotBound(ctx, client, f.opts.Namespace, f.opts.Name, deploy.ClusterRoleName,
+		"that is a router's service account, and the controller reads every Secret; give the controller another NAME"); err != nil {
+		return fmt.Errorf("%s (%s): %w", where, restConfig.Host, err)
+	}
 	return applyObjects(ctx, cmd.OutOrStdout(), client, us, f.dryRun, where, restConfig.Host)
 }
 

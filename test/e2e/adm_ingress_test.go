@@ -85,6 +85,18 @@ func TestAdmRouterIngressControllerHasItsOwnServiceAccount(t *testing.T) {
 		t.Errorf("the router runs the controller in process: ROUTER_ENABLE_INGRESS=%s", env["ROUTER_ENABLE_INGRESS"])
 	}
 
+	t.Run("--apply refuses to swap the two service accounts", func(t *testing.T) {
+		_, stderr, err := cli(t, nil, "adm", "router", "other", "-n", ns, "--service-account", ingName, "--prometheus-service-account=",
+			"--kubeconfig", c.KubeconfigPath, "--apply", "--dry-run")
+		if err == nil || !strings.Contains(stderr, "is bound to ClusterRole "+deploy.IngressClusterRoleName) {
+			t.Errorf("adm router as the controller's service account: %v %s", err, stderr)
+		}
+		_, stderr, err = cli(t, nil, "adm", "ingress-to-route", name, "-n", ns, "--kubeconfig", c.KubeconfigPath, "--apply", "--dry-run")
+		if err == nil || !strings.Contains(stderr, "is bound to ClusterRole "+deploy.ClusterRoleName) {
+			t.Errorf("adm ingress-to-route as the router's service account: %v %s", err, stderr)
+		}
+	})
+
 	t.Run("the router's service account reads no Secret; the controller's reads them and does its work", func(t *testing.T) {
 		if !canI(t, c, routerSA, "list", "route.openshift.io", "routes", "") {
 			t.Fatal("the router's service account may not list routes: the review asks about the wrong identity")
