@@ -375,7 +375,7 @@ func runCheck(ctx context.Context, stdout, stderr io.Writer, f renderFlags) erro
 	if err != nil {
 		return err
 	}
-	if err := wd.Prepare(); err != nil {
+	if err := wd.Prepare(log); err != nil {
 		return err
 	}
 	if err := writeAll(fs); err != nil {

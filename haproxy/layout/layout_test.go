@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/go-logr/logr"
 )
 
 func TestPathsAreUnderTheWorkingDirectory(t *testing.T) {
@@ -39,7 +41,7 @@ func TestCheckSocketPathsRejectsALongWorkingDirectory(t *testing.T) {
 
 func TestPrepareCreatesTheDirectoriesHAProxyReads(t *testing.T) {
 	l := New(t.TempDir())
-	if err := l.Prepare(); err != nil {
+	if err := l.Prepare(logr.Discard()); err != nil {
 		t.Fatal(err)
 	}
 	for _, d := range []string{l.Conf(), l.Run(), l.Certs(), l.CACerts()} {
@@ -51,7 +53,7 @@ func TestPrepareCreatesTheDirectoriesHAProxyReads(t *testing.T) {
 	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := New(blocker).Prepare(); err == nil {
+	if err := New(blocker).Prepare(logr.Discard()); err == nil {
 		t.Error("Prepare under a file succeeded")
 	}
 }
@@ -72,7 +74,7 @@ func TestPrepareRestrictsTheDirectoriesToTheRoutersUser(t *testing.T) {
 	if err := os.Chmod(l.Certs(), 0o777); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Prepare(); err != nil {
+	if err := l.Prepare(logr.Discard()); err != nil {
 		t.Fatal(err)
 	}
 	for _, d := range []string{l.Conf(), l.Run(), filepath.Dir(l.Certs()), l.Certs(), l.CACerts()} {
