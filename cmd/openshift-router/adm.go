@@ -224,7 +224,7 @@ func runAdmRouter(cmd *cobra.Command, f admRouterFlags) error {
 		sa = f.opts.Name
 	}
 	if err := deploy.CheckNotBound(ctx, client, f.opts.Namespace, sa, deploy.IngressClusterRoleName,
-		"that is an ingress-to-route controller's service account, which reads every Secret; give the router its own (--service-account)"); err != nil {
+		"a router's service account must not hold it (it reads every Secret): delete that binding (the output of adm router --ingress before the controller had a Deployment of its own made one) or give the router another --service-account"); err != nil {
 		return fmt.Errorf("%s (%s): %w", where, host, err)
 	}
 	return applyObjects(ctx, cmd.OutOrStdout(), client, us, f.dryRun, where, host)
