@@ -57,7 +57,11 @@ rolling updates never put two routers on the same host ports of a node), a
 Service (HTTP, HTTPS and the stats/metrics port), the Secret with the stats
 password and, with --default-cert, --mutual-tls-auth-ca/-crl or --template,
 the Secret or ConfigMap they need. --monitoring adds a ServiceMonitor and a
-PrometheusRule (Prometheus Operator).
+PrometheusRule (Prometheus Operator). --ingress adds the ingress-to-route
+controller as a Deployment of its own with its own service account: the
+controller reads every Secret of the cluster, the router's service account
+reads none (a tenant lets it read one external certificate secret with a
+Role).
 
 --stats-port (default 1936, 0: none) is oc adm router's: the port of the
 metrics and health server (STATS_PORT, ROUTER_LISTEN_ADDR=0.0.0.0:PORT,
@@ -117,7 +121,7 @@ validate everything without persisting it.`,
 	fs.StringVar(&o.DeniedDomains, "denied-domains", "", "comma-separated domains route hosts must not be in (ROUTER_DENIED_DOMAINS)")
 	fs.StringVar(&o.MetricsCertSecret, "metrics-cert-secret", "", "kubernetes.io/tls Secret for HTTPS on the stats port, mounted at "+deploy.MetricsCertDir+" (ROUTER_METRICS_TLS_CERT_FILE/KEY_FILE); the Service asks OpenShift's service CA for it")
 	fs.StringVar(&o.PrometheusServiceAccount, "prometheus-service-account", deploy.DefaultPrometheusServiceAccount, "NAMESPACE/NAME of the service account whose token may read /metrics (router-monitoring); empty: none")
-	fs.BoolVar(&o.Ingress, "ingress", false, "also run the ingress-to-route controller in the router (ROUTER_ENABLE_INGRESS=true: Routes for Ingresses, for clusters without OpenShift's controller) and print its ClusterRole, Lease Role and bindings")
+	fs.BoolVar(&o.Ingress, "ingress", false, "also print the ingress-to-route controller (Routes for Ingresses, for clusters without OpenShift's controller) as a Deployment NAME-ingress-to-route of its own, with its own service account, ClusterRole, Lease Role and bindings (what adm ingress-to-route prints): it reads every Secret, the router none")
 	fs.BoolVar(&o.Monitoring, "monitoring", false, "also print a ServiceMonitor and a PrometheusRule (HAProxyDown, HAProxyReloadFail) for the Prometheus Operator")
 	fs.StringVar(&o.MonitoringCAFile, "monitoring-ca-file", deploy.DefaultMonitoringCAFile, "with --metrics-cert-secret: the CA file, in the Prometheus pod, that checks the metrics certificate")
 	fs.BoolVar(&f.createNoop, "create", false, "no effect (oc adm router's deprecated flag)")
@@ -215,6 +219,14 @@ func runAdmRouter(cmd *cobra.Command, f admRouterFlags) error {
 	if !f.apply {
 		return printObjects(cmd.OutOrStdout(), us, f.output)
 	}
+	sa := f.opts.ServiceAccount
+	if sa == "" {
+		sa = f.opts.Name
+	}
+	if err := deploy.CheckNotBound(ctx, client, f.opts.Namespace, sa, deploy.IngressClusterRoleName,
+		"a router's service account must not hold it (it reads every Secret): delete that binding (the output of adm router --ingress before the controller had a Deployment of its own made one) or give the router another --service-account"); err != nil {
+		return fmt.Errorf("%s (%s): %w", where, host, err)
+	}
 	return applyObjects(ctx, cmd.OutOrStdout(), client, us, f.dryRun, where, host)
 }
 
@@ -255,7 +267,10 @@ func newAdmIngressToRouteCommand() *cobra.Command {
 named NAME (default "ingress-to-route") as a Deployment of its own: a
 ServiceAccount, the ClusterRole openshift-router-ingress-to-route and its
 binding, a Role and binding for its Lease, and the Deployment (2 replicas by
-default; one leads). For clusters without OpenShift's route-controller-manager.`,
+default; one leads). For clusters without OpenShift's route-controller-manager.
+The controller reads every Secret of the cluster: give NAME a service account
+of its own, never a router's (adm router NAME --ingress prints the same
+objects as NAME-ingress-to-route).`,
 		Args:          cobra.MaximumNArgs(1),
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -307,6 +322,10 @@ func runAdmIngressToRoute(cmd *cobra.Command, f admIngressFlags) error {
 	}
 	ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
 	defer cancel()
+	if err := deploy.CheckNotBound(ctx, client, f.opts.Namespace, f.opts.Name, deploy.ClusterRoleName,
+		"that is a router's service account, and the controller reads every Secret; give the controller another NAME"); err != nil {
+		return fmt.Errorf("%s (%s): %w", where, restConfig.Host, err)
+	}
 	return applyObjects(ctx, cmd.OutOrStdout(), client, us, f.dryRun, where, restConfig.Host)
 }
 

@@ -136,6 +136,7 @@ func withIngressToRoute(run func(context.Context) error, kc kubernetes.Interface
 			}
 		}()
 		log.Info("Ingress-to-route controller enabled", "lease", lease.Namespace+"/"+lease.Name, "identity", lease.Identity)
+		log.Info("Warning: the ingress-to-route controller in the router needs the router's service account to read every Secret of the cluster, which also lets every route's external certificate pass the per-Secret permission check; run it as a Deployment of its own instead (adm ingress-to-route, adm router --ingress)")
 		return run(ctx)
 	}
 }

@@ -311,7 +311,7 @@ func writeRelocated(fs []files.File, workingDir, outDir string) error {
 // writeAll writes files, creating their directories.
 func writeAll(fs []files.File) error {
 	for _, file := range fs {
-		if err := os.MkdirAll(filepath.Dir(file.Path), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(file.Path), layout.DirMode); err != nil {
 			return fmt.Errorf("writing %s: %w", file.Path, err)
 		}
 	}
@@ -376,7 +376,7 @@ func runCheck(ctx context.Context, stdout, stderr io.Writer, f renderFlags) erro
 	if err != nil {
 		return err
 	}
-	if err := wd.Prepare(); err != nil {
+	if err := wd.Prepare(log); err != nil {
 		return err
 	}
 	if err := writeAll(fs); err != nil {

@@ -69,7 +69,7 @@ func run(ctx context.Context, f runFlags) error {
 	if err := wd.CheckSocketPaths(); err != nil {
 		return err
 	}
-	if err := wd.Prepare(); err != nil {
+	if err := wd.Prepare(log); err != nil {
 		return err
 	}
 

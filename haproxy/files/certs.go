@@ -44,10 +44,10 @@ func CertificateFiles(src Routes) []File {
 	for r := range routes {
 		if r.Certificate != "" {
 			data := joinPEM(r.Certificate, r.PrivateKey, r.CACertificate)
-			out = append(out, File{Path: filepath.Join(certDir, r.Key.FileName()+".pem"), Data: routeFile(r.Key, data), Mode: 0o600, Route: r.Key})
+			out = append(out, File{Path: filepath.Join(certDir, r.Key.FileName()+".pem"), Data: routeFile(r.Key, data), Mode: layout.FileMode, Route: r.Key})
 		}
 		if r.DestinationCA != "" {
-			out = append(out, File{Path: filepath.Join(caDir, r.Key.FileName()+".pem"), Data: routeFile(r.Key, joinPEM(r.DestinationCA)), Mode: 0o600, Route: r.Key})
+			out = append(out, File{Path: filepath.Join(caDir, r.Key.FileName()+".pem"), Data: routeFile(r.Key, joinPEM(r.DestinationCA)), Mode: layout.FileMode, Route: r.Key})
 		}
 	}
 	return out

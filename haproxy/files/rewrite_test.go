@@ -41,7 +41,7 @@ func TestRewriteReplacesOneFileAndIsWrittenAgainByTheNextStage(t *testing.T) {
 		t.Fatalf("changed %v, want the rewritten file only", changed)
 	}
 	st, err := os.Stat(cfg)
-	if err != nil || st.Mode().Perm() != 0o644 {
+	if err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("mode %v, %v", st.Mode(), err)
 	}
 }

@@ -15,13 +15,15 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/openshift-router-go/router/haproxy/layout"
 )
 
 // File is one file to write.
 type File struct {
 	Path string
 	Data []byte
-	// Mode defaults to 0644; certificates use 0600.
+	// Mode defaults to layout.FileMode (the router's user only).
 	Mode os.FileMode
 	// Route is the route the file is written for ("" for the files of
 	// the whole configuration): a failure to write it is the route's.
@@ -158,9 +160,9 @@ func (w *Writer) backup(st *stage, path string) error {
 func (w *Writer) write(st *stage, f File) error {
 	mode := f.Mode
 	if mode == 0 {
-		mode = 0o644
+		mode = layout.FileMode
 	}
-	if err := os.MkdirAll(filepath.Dir(f.Path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(f.Path), layout.DirMode); err != nil {
 		return fmt.Errorf("creating directory for %s: %w", f.Path, err)
 	}
 	// A short temporary name: the final name may be up to NAME_MAX long.
@@ -247,7 +249,7 @@ func (w *Writer) Rewrite(path string, mode os.FileMode, write func(io.Writer) er
 		return errors.New("files: a stage is neither committed nor rolled back")
 	}
 	if mode == 0 {
-		mode = 0o644
+		mode = layout.FileMode
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp")
 	if err != nil {

@@ -2,6 +2,7 @@ package files
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -84,6 +85,35 @@ func TestCertificateFilesAreOwnerOnly(t *testing.T) {
 	st, err := os.Stat(p)
 	if err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("mode %v %v", st.Mode(), err)
+	}
+}
+
+// TestFilesAndDirectoriesAreOwnerOnly: a file written without a mode
+// (haproxy.config, with STATS_PASSWORD; the maps), a file rewritten in
+// place and a directory created for a file are open to the router's user
+// only, whatever the umask.
+func TestFilesAndDirectoriesAreOwnerOnly(t *testing.T) {
+	dir := t.TempDir()
+	config := filepath.Join(dir, "conf", "haproxy.config")
+	mapFile := filepath.Join(dir, "conf", "os_http_be.map")
+	allowlist := filepath.Join(dir, "router", "allowlists", "ns:r.txt")
+	w := NewWriter()
+	if _, err := w.Stage([]File{{Path: config, Data: []byte("stats auth admin:s3cret\n")}, {Path: mapFile, Data: []byte("m")},
+		{Path: allowlist, Data: []byte("10.0.0.1")}}); err != nil {
+		t.Fatal(err)
+	}
+	w.Commit()
+	for p, want := range map[string]os.FileMode{config: 0o600, mapFile: 0o600, allowlist: 0o600,
+		filepath.Dir(config): 0o700, filepath.Dir(allowlist): 0o700, filepath.Dir(filepath.Dir(allowlist)): 0o700} {
+		if st, err := os.Stat(p); err != nil || st.Mode().Perm() != want {
+			t.Errorf("%s: mode %v (%v), want %v", p, st.Mode().Perm(), err, want)
+		}
+	}
+	if err := w.Rewrite(config, 0, func(out io.Writer) error { _, err := out.Write([]byte("x")); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(config); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("rewritten %s: mode %v (%v), want 0600", config, st.Mode().Perm(), err)
 	}
 }
 

@@ -2,14 +2,19 @@
 // where haproxy.config, the route certificates, destination CAs,
 // allowlists, maps, sockets and the pid file live, relative to the working
 // directory (OpenShift's /var/lib/haproxy). It imports nothing of the
-// project, so every package that names a file of the working directory
-// (templates, haproxy/files, the controller, the commands) can use it.
+// project (only logr), so every package that names a file of the working
+// directory (templates, haproxy/files, the controller, the commands) can
+// use it.
 package layout
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/go-logr/logr"
 )
 
 // Paths relative to the working directory, as OpenShift's router lays it
@@ -97,12 +102,35 @@ func (l Layout) CheckSocketPaths() error {
 	return nil
 }
 
+// FileMode and DirMode are the modes of the files and directories the
+// router writes (haproxy/files) and prepares: its own user only, as HAProxy
+// runs as the same user. haproxy.config holds STATS_PASSWORD, the
+// certificate files hold private keys.
+const (
+	FileMode os.FileMode = 0o600
+	DirMode  os.FileMode = 0o700
+)
+
 // Prepare creates the directories HAProxy expects before the router writes
-// anything (the others are created with the files in them).
-func (l Layout) Prepare() error {
-	for _, d := range []string{ConfDir, RunDir, CertsDir, CACertsDir} {
-		if err := os.MkdirAll(l.Path(d), 0o755); err != nil {
+// anything (the others are created with the files in them), open to the
+// router's user only; directories that exist already (an image's) are
+// restricted to it. A directory the router does not own (an image built
+// for another user, with group write access) keeps its mode, with a
+// warning. The working directory itself is left as it is (it may be
+// shared), unless Prepare creates it.
+func (l Layout) Prepare(log logr.Logger) error {
+	for _, d := range []string{ConfDir, RunDir, "router", CertsDir, CACertsDir} {
+		p := l.Path(d)
+		if err := os.MkdirAll(p, DirMode); err != nil {
 			return fmt.Errorf("preparing working directory: %w", err)
+		}
+		err := os.Chmod(p, DirMode)
+		switch {
+		case errors.Is(err, fs.ErrPermission):
+			log.Info("Warning: cannot restrict a directory of the working directory to the router's user (not its owner); haproxy.config and the certificates in it are still written 0600",
+				"dir", p, "error", err.Error())
+		case err != nil:
+			return fmt.Errorf("preparing working directory: restricting %s to the router's user: %w", p, err)
 		}
 	}
 	return nil

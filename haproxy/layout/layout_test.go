@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/go-logr/logr"
 )
 
 func TestPathsAreUnderTheWorkingDirectory(t *testing.T) {
@@ -39,7 +41,7 @@ func TestCheckSocketPathsRejectsALongWorkingDirectory(t *testing.T) {
 
 func TestPrepareCreatesTheDirectoriesHAProxyReads(t *testing.T) {
 	l := New(t.TempDir())
-	if err := l.Prepare(); err != nil {
+	if err := l.Prepare(logr.Discard()); err != nil {
 		t.Fatal(err)
 	}
 	for _, d := range []string{l.Conf(), l.Run(), l.Certs(), l.CACerts()} {
@@ -51,7 +53,36 @@ func TestPrepareCreatesTheDirectoriesHAProxyReads(t *testing.T) {
 	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := New(blocker).Prepare(); err == nil {
+	if err := New(blocker).Prepare(logr.Discard()); err == nil {
 		t.Error("Prepare under a file succeeded")
+	}
+}
+
+// TestPrepareRestrictsTheDirectoriesToTheRoutersUser: the directories of
+// haproxy.config (which holds STATS_PASSWORD) and of the certificates are
+// open to the router's user only, also when they exist already with wider
+// modes (an image's); the working directory itself is left as it is.
+func TestPrepareRestrictsTheDirectoriesToTheRoutersUser(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	l := New(dir)
+	if err := os.MkdirAll(l.Certs(), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(l.Certs(), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Prepare(logr.Discard()); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{l.Conf(), l.Run(), filepath.Dir(l.Certs()), l.Certs(), l.CACerts()} {
+		if st, err := os.Stat(d); err != nil || st.Mode().Perm() != DirMode {
+			t.Errorf("%s: mode %v (%v), want %v", d, st.Mode().Perm(), err, DirMode)
+		}
+	}
+	if st, err := os.Stat(dir); err != nil || st.Mode().Perm() != 0o755 {
+		t.Errorf("working directory: mode %v (%v), want it left at 0755", st.Mode().Perm(), err)
 	}
 }

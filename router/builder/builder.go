@@ -426,7 +426,10 @@ func buildServiceUnit(v store.View, namespace, name string, watchEndpoints bool)
 			// OpenShift's unidling: the idled service's cluster IP, one
 			// endpoint per service port, never health-checked (a check
 			// would wake the service up). A request reaching it makes
-			// the cluster's network plugin ask for the pods back.
+			// the cluster's network plugin ask for the pods back. A
+			// restricted cluster IP (metadata, link-local, ...) never
+			// gets here: the sources drop it (endpointfilter), with a
+			// log line.
 			for _, p := range svc.Spec.Ports {
 				if p.Protocol != "" && p.Protocol != corev1.ProtocolTCP {
 					continue

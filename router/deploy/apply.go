@@ -163,3 +163,29 @@ func qualified(u *unstructured.Unstructured) string {
 	}
 	return u.GetNamespace() + "/" + u.GetName()
 }
+
+// CheckNotBound returns an error when a ClusterRoleBinding of the cluster
+// binds ClusterRole role to service account namespace/name: adm router
+// refuses to run a router as the ingress-to-route controller's service
+// account (which reads every Secret), and adm ingress-to-route refuses to
+// give that role to a router's service account.
+func CheckNotBound(ctx context.Context, client dynamic.Interface, namespace, name, role, why string) error {
+	gvr := schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"}
+	list, err := client.Resource(gvr).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("checking the ClusterRoleBindings of service account %s/%s: %w", namespace, name, err)
+	}
+	for _, u := range list.Items {
+		if ref, _, _ := unstructured.NestedString(u.Object, "roleRef", "name"); ref != role {
+			continue
+		}
+		subjects, _, _ := unstructured.NestedSlice(u.Object, "subjects")
+		for _, s := range subjects {
+			m, _ := s.(map[string]any)
+			if m["kind"] == "ServiceAccount" && m["name"] == name && m["namespace"] == namespace {
+				return fmt.Errorf("service account %s/%s is bound to ClusterRole %s (ClusterRoleBinding %s): %s", namespace, name, role, u.GetName(), why)
+			}
+		}
+	}
+	return nil
+}

@@ -78,9 +78,10 @@ const (
 	ServiceAccountTokenFile = "/var/run/secrets/kubernetes.io/serviceaccount/token"
 	// ClusterRoleName is the shared ClusterRole of all routers.
 	ClusterRoleName = "openshift-router"
-	// IngressClusterRoleName is the ClusterRole of the in-process
-	// ingress-to-route controller (--ingress); a Role of the same name in
-	// the router's namespace holds its Lease.
+	// IngressClusterRoleName is the ClusterRole of the ingress-to-route
+	// controller (adm ingress-to-route, adm router --ingress), bound to
+	// its own service account; a Role of the same name in its namespace
+	// holds its Lease.
 	IngressClusterRoleName = "openshift-router-ingress-to-route"
 	// FieldManager is the server-side apply field manager.
 	FieldManager = "openshift-router"
@@ -162,8 +163,9 @@ type Options struct {
 	// MonitoringCAFile is the CA file, in the Prometheus pod, that checks
 	// the metrics certificate (with MetricsCertSecret).
 	MonitoringCAFile string
-	// Ingress runs the ingress-to-route controller in the router
-	// (ROUTER_ENABLE_INGRESS=true) with the permissions it needs.
+	// Ingress adds the ingress-to-route controller as a Deployment of its
+	// own (NAME-ingress-to-route, IngressToRouteObjects) with its own
+	// service account: the controller reads every Secret, the router none.
 	Ingress bool
 }
 
@@ -369,6 +371,9 @@ func (o *Options) defaults() (ports, error) {
 	}
 	if errs := validation.IsDNS1123Subdomain(o.ServiceAccount); len(errs) > 0 {
 		return ports{}, fmt.Errorf("--service-account %q: %s", o.ServiceAccount, strings.Join(errs, "; "))
+	}
+	if err := o.checkIngress(); err != nil {
+		return ports{}, err
 	}
 	if o.Labels == "" {
 		o.Labels = "router=" + o.Name
@@ -586,7 +591,14 @@ func Objects(o Options) ([]runtime.Object, error) {
 	}
 
 	if o.Ingress {
-		objs = append(objs, ingressRBAC(o.ServiceAccount, o.Namespace, o.Name, podLabels)...)
+		// The controller reads every Secret: its own Deployment and
+		// service account, never the router's.
+		ing, err := IngressToRouteObjects(IngressToRouteOptions{Name: IngressToRouteName(o.Name), Namespace: o.Namespace,
+			Image: o.Image, Replicas: DefaultIngressToRouteReplicas})
+		if err != nil {
+			return nil, fmt.Errorf("--ingress: %w", err)
+		}
+		objs = append(objs, ing...)
 	}
 
 	env := []corev1.EnvVar{
@@ -628,9 +640,6 @@ func Objects(o Options) ([]runtime.Object, error) {
 		add("ROUTER_DISABLE_NAMESPACE_OWNERSHIP_CHECK", "true")
 	}
 	add("ROUTER_CANONICAL_HOSTNAME", o.CanonicalHostname)
-	if o.Ingress {
-		add("ROUTER_ENABLE_INGRESS", "true")
-	}
 	add("ROUTER_MAX_CONNECTIONS", o.MaxConnections)
 	if o.Threads > 0 {
 		add("ROUTER_THREADS", strconv.Itoa(o.Threads))

@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"fmt"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -9,10 +10,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // IngressToRouteOptions describe a separate ingress-to-route controller
-// Deployment (adm ingress-to-route).
+// Deployment (adm ingress-to-route, and adm router --ingress).
 type IngressToRouteOptions struct {
 	Name      string
 	Namespace string
@@ -21,12 +23,48 @@ type IngressToRouteOptions struct {
 	Replicas int32
 }
 
+// DefaultIngressToRouteReplicas is the controller's replicas by default
+// (one leads, one stands by).
+const DefaultIngressToRouteReplicas = 2
+
+// IngressToRouteSuffix names the controller adm router --ingress adds:
+// NAME-ingress-to-route, with a service account of that name.
+const IngressToRouteSuffix = "-ingress-to-route"
+
+// IngressToRouteName is the controller (Deployment and service account)
+// that adm router NAME --ingress adds.
+func IngressToRouteName(router string) string { return router + IngressToRouteSuffix }
+
+// checkIngress refuses an --ingress whose controller name would be too
+// long, or that would run the router as the controller's service account
+// (which reads every Secret).
+func (o *Options) checkIngress() error {
+	if !o.Ingress {
+		return nil
+	}
+	name := IngressToRouteName(o.Name)
+	if len(name) > validation.DNS1035LabelMaxLength {
+		return fmt.Errorf("--ingress: router name %q: at most %d characters (the controller is %s)",
+			o.Name, validation.DNS1035LabelMaxLength-len(IngressToRouteSuffix), name)
+	}
+	if o.ServiceAccount == name {
+		return fmt.Errorf("--service-account %q with --ingress: that is the ingress-to-route controller's service account, which reads every Secret; the router must not run as it", o.ServiceAccount)
+	}
+	return nil
+}
+
 // IngressToRouteObjects returns, in creation order, a ServiceAccount, the
 // controller's ClusterRole and binding, its Lease Role and binding, and a
-// Deployment running "openshift-router ingress-to-route".
+// Deployment running "openshift-router ingress-to-route". The controller
+// reads every Secret of the cluster (it copies Ingress TLS secrets into
+// Routes): that permission goes to its own service account, never to a
+// router's.
 func IngressToRouteObjects(o IngressToRouteOptions) ([]runtime.Object, error) {
-	if o.Name == "" || o.Namespace == "" {
-		return nil, fmt.Errorf("name and --namespace are required")
+	if errs := validation.IsDNS1035Label(o.Name); len(errs) > 0 {
+		return nil, fmt.Errorf("ingress-to-route name %q: %s", o.Name, strings.Join(errs, "; "))
+	}
+	if errs := validation.IsDNS1123Label(o.Namespace); len(errs) > 0 {
+		return nil, fmt.Errorf("namespace %q: %s", o.Namespace, strings.Join(errs, "; "))
 	}
 	if o.Image == "" {
 		o.Image = DefaultImage
@@ -35,7 +73,7 @@ func IngressToRouteObjects(o IngressToRouteOptions) ([]runtime.Object, error) {
 		return nil, fmt.Errorf("--replicas %d: want at least 1", o.Replicas)
 	}
 	labels := map[string]string{"app": o.Name}
-	nonRoot := true
+	nonRoot, no := true, false
 	uid := int64(ImageUID)
 	objs := []runtime.Object{
 		&corev1.ServiceAccount{TypeMeta: tm("v1", "ServiceAccount"), ObjectMeta: metav1.ObjectMeta{Name: o.Name, Namespace: o.Namespace, Labels: labels}},
@@ -56,6 +94,8 @@ func IngressToRouteObjects(o IngressToRouteOptions) ([]runtime.Object, error) {
 							Name:  "ingress-to-route",
 							Image: o.Image,
 							Args:  []string{"ingress-to-route"}, // the image's entrypoint is openshift-router
+							SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: &no,
+								Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
 							Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
 								corev1.ResourceCPU:    resource.MustParse("10m"),
 								corev1.ResourceMemory: resource.MustParse("64Mi"),

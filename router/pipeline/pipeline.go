@@ -268,7 +268,7 @@ func renderAll(td *model.TemplateData, in Inputs, configPath string, config []by
 		}
 	}
 	if td.DefaultCertificate != "" && len(in.DefaultCertificate) > 0 {
-		out = append(out, files.File{Path: td.DefaultCertificate, Data: in.DefaultCertificate, Mode: 0o600})
+		out = append(out, files.File{Path: td.DefaultCertificate, Data: in.DefaultCertificate, Mode: layout.FileMode})
 	}
 	return out, nil
 }

@@ -38,6 +38,11 @@ func startBackendAt(t *testing.T, name, addr string) *backend {
 // whose cluster IP and port are those of clusterIP, with an EndpointSlice
 // without endpoints (the deployment was scaled to zero).
 func idledServiceYAML(ns, name string, clusterIP *backend) string {
+	return idledServiceAtYAML(ns, name, clusterIP.IP, clusterIP.Port)
+}
+
+// idledServiceAtYAML is idledServiceYAML with the cluster IP and port given.
+func idledServiceAtYAML(ns, name, clusterIP string, port int) string {
 	return fmt.Sprintf(`apiVersion: v1
 kind: Service
 metadata:
@@ -63,7 +68,7 @@ ports:
 - name: web
   port: 8080
 endpoints: []
-`, ns, name, clusterIP.IP, clusterIP.Port)
+`, ns, name, clusterIP, port)
 }
 
 // runtimeCheckStatus returns, for each server address of backend, HAProxy's
@@ -154,6 +159,67 @@ func TestIdledServiceServedThroughClusterIPWithoutHealthChecks(t *testing.T) {
 	eventually(t, 30*time.Second, "the pod health-checked again", checks(map[string]string{
 		addr(pod): "L4OK/UP", addr(live1): "L4OK/UP", addr(live2): "L4OK/UP",
 	}))
+}
+
+// TestIdledServiceWithRestrictedClusterIPGetsNoServer: a manifest may
+// write any cluster IP, and an idled service's route connects to it. A
+// cloud metadata address there, also written as NAT64 or 6to4 IPv6, or the
+// broadcast address, never becomes a server: the route answers 503, with a
+// log line naming the service and the address, while the idled service of
+// another tenant next to it is served through its cluster IP.
+func TestIdledServiceWithRestrictedClusterIPGetsNoServer(t *testing.T) {
+	clusterIP := startBackendAt(t, "cluster-ip", "127.0.0.78:0")
+	m := newManifests(t)
+	m.Write("ok.yaml", idledServiceYAML("good", "web", clusterIP)+"---\n"+routeYAML("good", "r", "good.example.com", "", "web", ""))
+	restricted := map[string]string{
+		"meta": "169.254.169.254", "nat64": "64:ff9b::a9fe:a9fe", "sixtofour": "2002:a9fe:a9fe::1",
+		"alibaba": "100.100.100.200", "broadcast": "255.255.255.255",
+	}
+	for name, ip := range restricted {
+		m.Write(name+".yaml", idledServiceAtYAML("evil", name, ip, 80)+"---\n"+routeYAML("evil", name, name+".example.com", "", name, ""))
+	}
+	r := startRouter(t, m.Dir, nil)
+	expectBackend(t, 30*time.Second, func() (response, error) { return r.httpGet("good.example.com", "/") }, "cluster-ip")
+	var config []byte
+	eventually(t, 30*time.Second, "every route's backend in haproxy.config", func() error {
+		var err error
+		if config, err = os.ReadFile(filepath.Join(r.WorkingDir, "conf", "haproxy.config")); err != nil {
+			return err
+		}
+		for name := range restricted {
+			if !strings.Contains(string(config), "backend be_http:evil:"+name+"\n") {
+				return fmt.Errorf("no backend be_http:evil:%s", name)
+			}
+		}
+		return nil
+	})
+	// No request goes to a restricted route before its backend is known
+	// to have no server: the test never connects to those addresses.
+	for _, l := range strings.Split(string(config), "\n") {
+		if strings.Contains(l, "169.254.169.254") || strings.Contains(l, "a9fe") ||
+			strings.Contains(l, "100.100.100.200") || strings.Contains(l, "255.255.255.255") {
+			t.Errorf("haproxy.config: %q", l)
+		}
+	}
+	for name := range restricted {
+		if got := runtimeCheckStatus(t, r, "be_http:evil:"+name); len(got) != 0 {
+			t.Errorf("backend of evil/%s has servers %v", name, got)
+		}
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	for name, ip := range restricted {
+		expectStatus(t, 10*time.Second, func() (response, error) { return r.httpGet(name+".example.com", "/") }, 503)
+		eventually(t, 10*time.Second, "a log line for "+name, func() error {
+			for _, l := range strings.Split(r.Log(), "\n") {
+				if strings.Contains(l, "restricted or invalid cluster IP") && strings.Contains(l, "evil/"+name) && strings.Contains(l, ip) {
+					return nil
+				}
+			}
+			return fmt.Errorf("no log line names service evil/%s and %s", name, ip)
+		})
+	}
 }
 
 // TestKubeIdledServiceServedThroughClusterIP: on a real kube-apiserver, the

@@ -1,9 +1,11 @@
 // Package endpointfilter keeps restricted addresses out of the router's
-// backends, as OpenShift's router does: endpoint addresses that are
-// unspecified, loopback, link-local, multicast or a cloud metadata service
-// (also when written as IPv4-mapped or IPv4-compatible IPv6) are dropped
-// one by one, each with a log line, before the objects reach the store.
-// Every source wraps its sink with Sink.
+// backends: endpoint addresses that are unspecified, loopback, link-local,
+// multicast, the broadcast address or a cloud metadata service (also when
+// an IPv6 address embeds such an IPv4 address: IPv4-mapped,
+// IPv4-compatible, NAT64, 6to4) are dropped one by one, each with a log
+// line, before the objects reach the store; so is such a cluster IP of a
+// Service (what an idled service's route would connect to). Every source
+// wraps its sink with Sink.
 package endpointfilter
 
 import (
@@ -22,8 +24,21 @@ import (
 // the AWS, GCP and Azure IPv4 endpoint, is link-local).
 var (
 	azureMetadata = netip.AddrFrom4([4]byte{168, 63, 129, 16})
+	// 100.100.100.200, Alibaba Cloud's metadata endpoint.
+	alibabaMetadata = netip.AddrFrom4([4]byte{100, 100, 100, 200})
 	// fd00:ec2::254, the AWS IPv6 metadata endpoint.
 	awsIPv6Metadata = netip.AddrFrom16([16]byte{0xfd, 0x00, 0x0e, 0xc2, 13: 0x00, 14: 0x02, 15: 0x54})
+	// 255.255.255.255, the limited broadcast address.
+	broadcast = netip.AddrFrom4([4]byte{255, 255, 255, 255})
+)
+
+// Prefixes of IPv6 addresses that carry an IPv4 address a translator or
+// relay reaches: NAT64 (RFC 6052's well-known 64:ff9b::/96 and RFC 8215's
+// local-use 64:ff9b:1::/48) and 6to4 (2002::/16).
+var (
+	nat64WellKnown = netip.MustParsePrefix("64:ff9b::/96")
+	nat64LocalUse  = netip.MustParsePrefix("64:ff9b:1::/48")
+	sixToFour      = netip.MustParsePrefix("2002::/16")
 )
 
 // Options configure the filter.
@@ -31,18 +46,30 @@ type Options struct {
 	// AllowLoopback keeps loopback addresses (the manifests source: a
 	// local, trusted directory whose demo backends listen on 127.0.0.1).
 	AllowLoopback bool
+	// AllowLoopbackClusterIP keeps loopback cluster IPs of Services (the
+	// cluster source: the API server allocates them from the service
+	// range the cluster's administrator chose, which a test cluster puts
+	// on loopback); every other restriction applies to them.
+	AllowLoopbackClusterIP bool
 }
 
-// Restricted returns why addr must not be a backend, or nil. The address
-// is checked as written and, if it embeds an IPv4 address (IPv4-mapped
-// ::ffff:a.b.c.d or IPv4-compatible ::a.b.c.d), as that address too.
+// Restricted returns why addr must not be a backend, or nil: the one home
+// of the rule, for endpoint addresses and the cluster IPs of idled
+// services alike. The address is checked as written and, if it embeds an
+// IPv4 address (IPv4-mapped ::ffff:a.b.c.d, IPv4-compatible ::a.b.c.d,
+// NAT64 64:ff9b::/96 or 64:ff9b:1::/48, 6to4 2002::/16), as that address
+// too.
 func Restricted(addr netip.Addr, o Options) error {
 	if err := restricted(addr, o); err != nil {
 		return err
 	}
-	if v4, ok := embeddedIPv4(addr); ok {
-		if err := restricted(v4, o); err != nil {
-			return fmt.Errorf("%w (embedded in %s)", err, addr)
+	for _, e := range embeddedIPv4(addr.WithZone("")) {
+		if e.padding && e.v4.IsUnspecified() {
+			// Zeros where a shorter NAT64 prefix would put the address.
+			continue
+		}
+		if err := restricted(e.v4, o); err != nil {
+			return fmt.Errorf("%w (embedded in %s, %s)", err, addr, e.form)
 		}
 	}
 	return nil
@@ -59,30 +86,55 @@ func restricted(a netip.Addr, o Options) error {
 		return fmt.Errorf("%s is a link-local address (cloud metadata services live there)", a)
 	case a.IsMulticast():
 		return fmt.Errorf("%s is a multicast address", a)
-	case a == azureMetadata || a == awsIPv6Metadata:
+	case a == broadcast:
+		return fmt.Errorf("%s is the broadcast address", a)
+	case a == azureMetadata || a == alibabaMetadata || a == awsIPv6Metadata:
 		return fmt.Errorf("%s is a cloud metadata address", a)
 	}
 	return nil
 }
 
-// embeddedIPv4 returns the IPv4 address an IPv4-mapped or IPv4-compatible
-// (::/96, deprecated) IPv6 address carries. "::" and "::1" have the
-// compatible layout but are IPv6's own unspecified and loopback addresses,
-// which restricted has already seen as written.
-func embeddedIPv4(a netip.Addr) (netip.Addr, bool) {
+// embedded is an IPv4 address an IPv6 address carries, and in which form.
+// padding: the address is one of several layouts the form allows (the
+// local-use NAT64 prefix's length is the operator's choice), where an
+// unused layout reads zeros.
+type embedded struct {
+	v4      netip.Addr
+	form    string
+	padding bool
+}
+
+// embeddedIPv4 returns the IPv4 addresses an IPv6 address carries:
+// IPv4-mapped, IPv4-compatible (::/96, deprecated; "::" and "::1" have its
+// layout but are IPv6's own unspecified and loopback addresses, which
+// restricted has already seen as written), NAT64 (RFC 6052: the well-known
+// prefix's last 32 bits; for the local-use /48, every layout of a prefix of
+// 48, 56, 64 or 96 bits, skipping the reserved bits 64-71) and 6to4 (bits
+// 16-47).
+func embeddedIPv4(a netip.Addr) []embedded {
 	if !a.Is6() {
-		return netip.Addr{}, false
-	}
-	if a.Is4In6() {
-		return a.Unmap(), true
+		return nil
 	}
 	b := a.As16()
-	for _, x := range b[:12] {
-		if x != 0 {
-			return netip.Addr{}, false
+	v4 := func(i, j, k, l int) netip.Addr { return netip.AddrFrom4([4]byte{b[i], b[j], b[k], b[l]}) }
+	switch {
+	case a.Is4In6():
+		return []embedded{{v4: a.Unmap(), form: "IPv4-mapped"}}
+	case netip.PrefixFrom(a, 96).Masked().Addr() == netip.IPv6Unspecified():
+		return []embedded{{v4: v4(12, 13, 14, 15), form: "IPv4-compatible"}}
+	case nat64WellKnown.Contains(a):
+		return []embedded{{v4: v4(12, 13, 14, 15), form: "NAT64"}}
+	case nat64LocalUse.Contains(a):
+		return []embedded{
+			{v4: v4(12, 13, 14, 15), form: "NAT64 /96", padding: true},
+			{v4: v4(9, 10, 11, 12), form: "NAT64 /64", padding: true},
+			{v4: v4(7, 9, 10, 11), form: "NAT64 /56", padding: true},
+			{v4: v4(6, 7, 9, 10), form: "NAT64 /48", padding: true},
 		}
+	case sixToFour.Contains(a):
+		return []embedded{{v4: v4(2, 3, 4, 5), form: "6to4"}}
 	}
-	return netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}), true
+	return nil
 }
 
 // Check parses an address and returns why it must not be a backend, or
@@ -96,18 +148,41 @@ func Check(address string, o Options) error {
 }
 
 // Filter returns obj without the restricted addresses of an Endpoints or
-// EndpointSlice (a copy if any is dropped; obj itself is never changed),
-// logging each dropped address. An EndpointSlice whose address type is
-// not IPv4 or IPv6 loses all its endpoints, with a log line. Other objects
-// are returned as they are.
+// EndpointSlice, or a Service without a restricted cluster IP (a copy if
+// any is dropped; obj itself is never changed), logging each dropped
+// address. An EndpointSlice whose address type is not IPv4 or IPv6 loses
+// all its endpoints, with a log line. Other objects are returned as they
+// are.
 func Filter(obj runtime.Object, o Options, log logr.Logger) runtime.Object {
 	switch e := obj.(type) {
 	case *corev1.Endpoints:
 		return filterEndpoints(e, o, log)
 	case *discoveryv1.EndpointSlice:
 		return filterSlice(e, o, log)
+	case *corev1.Service:
+		return filterService(e, o, log)
 	}
 	return obj
+}
+
+// filterService drops a restricted cluster IP: an idled service's route
+// connects to its cluster IP (router/builder), which then gets none and no
+// server. A manifest may write any address there; the API server
+// allocates it from the cluster's service range.
+func filterService(s *corev1.Service, o Options, log logr.Logger) *corev1.Service {
+	ip := s.Spec.ClusterIP
+	if ip == "" || ip == corev1.ClusterIPNone {
+		return s
+	}
+	err := Check(ip, Options{AllowLoopback: o.AllowLoopback || o.AllowLoopbackClusterIP})
+	if err == nil {
+		return s
+	}
+	log.Info("skipping a Service's restricted or invalid cluster IP: its routes get no server for it when it is idled",
+		"service", s.Namespace+"/"+s.Name, "address", ip, "reason", err.Error())
+	c := s.DeepCopy()
+	c.Spec.ClusterIP, c.Spec.ClusterIPs = "", nil
+	return c
 }
 
 func filterEndpoints(e *corev1.Endpoints, o Options, log logr.Logger) *corev1.Endpoints {

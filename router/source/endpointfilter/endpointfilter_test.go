@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -46,6 +47,39 @@ func TestRestrictedAddresses(t *testing.T) {
 		{addr: "::ffff:224.0.0.1", restricted: true},
 		{addr: "not-an-ip", restricted: true},
 		{addr: "10.0.0.1/32", restricted: true},
+		// Alibaba Cloud's metadata service, the broadcast address.
+		{addr: "100.100.100.200", restricted: true},
+		{addr: "100.100.100.201"},
+		{addr: "255.255.255.255", restricted: true},
+		{addr: "::ffff:255.255.255.255", restricted: true},
+		{addr: "::ffff:100.100.100.200", restricted: true},
+		// NAT64, well-known prefix (RFC 6052): the last 32 bits.
+		{addr: "64:ff9b::169.254.169.254", restricted: true},
+		{addr: "64:ff9b::a9fe:a9fe", restricted: true},
+		{addr: "64:ff9b::100.100.100.200", restricted: true},
+		{addr: "64:ff9b::168.63.129.16", restricted: true},
+		{addr: "64:ff9b::7f00:1", loopback: true},
+		{addr: "64:ff9b::e000:1", restricted: true},
+		{addr: "64:ff9b::ffff:ffff", restricted: true},
+		{addr: "64:ff9b::a00:1"},
+		{addr: "64:ff9b::c633:640a"},
+		// NAT64, local-use prefix (RFC 8215) with a /96, /64, /56 or /48.
+		{addr: "64:ff9b:1::a9fe:a9fe", restricted: true},
+		{addr: "64:ff9b:1:0:a9:fea9:fe00:0", restricted: true},
+		{addr: "64:ff9b:1:a9:fe:a9fe::", restricted: true},
+		{addr: "64:ff9b:1:a9fe:a9:fe00::", restricted: true},
+		{addr: "64:ff9b:1::a00:1"},
+		{addr: "64:ff9b:1:a00:0:100::"},
+		{addr: "64:ff9b:1:abcd::a00:1"},
+		// 6to4: bits 16-47.
+		{addr: "2002:a9fe:a9fe::", restricted: true},
+		{addr: "2002:a9fe:a9fe:1::1", restricted: true},
+		{addr: "2002:a9fe:0101::1", restricted: true},
+		{addr: "2002:6464:64c8::1", restricted: true},
+		{addr: "2002:a83f:8110::1", restricted: true},
+		{addr: "2002:7f00:1::1", loopback: true},
+		{addr: "2002:c633:640a::1"},
+		{addr: "2003:a9fe:a9fe::1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.addr, func(t *testing.T) {
@@ -146,5 +180,54 @@ func TestEndpointsLoseRestrictedAddressesOnly(t *testing.T) {
 	}
 	if len(*lines) != 3 {
 		t.Fatalf("want 3 log lines, got %q", *lines)
+	}
+}
+
+// TestServiceLosesARestrictedClusterIP: an idled service's route connects
+// to its cluster IP (router/builder); a restricted one is dropped from the
+// Service, with a log line naming the service and the address.
+func TestServiceLosesARestrictedClusterIP(t *testing.T) {
+	for _, tc := range []struct {
+		ip   string
+		drop bool
+	}{
+		{"169.254.169.254", true},
+		{"64:ff9b::a9fe:a9fe", true},
+		{"2002:a9fe:a9fe::1", true},
+		{"100.100.100.200", true},
+		{"255.255.255.255", true},
+		{"not-an-ip", true},
+		{"172.30.0.10", false},
+		{"127.0.0.1", false}, // kept: AllowLoopbackClusterIP
+		{"", false},
+		{corev1.ClusterIPNone, false},
+	} {
+		t.Run(tc.ip, func(t *testing.T) {
+			lines, sink := logged()
+			in := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"},
+				Spec: corev1.ServiceSpec{ClusterIP: tc.ip, ClusterIPs: []string{tc.ip}, Ports: []corev1.ServicePort{{Port: 80}}}}
+			orig := in.DeepCopy()
+			out := Filter(in, Options{AllowLoopbackClusterIP: true}, funcr.New(sink, funcr.Options{})).(*corev1.Service)
+			if !reflect.DeepEqual(in, orig) {
+				t.Fatal("the watched object was changed")
+			}
+			if !tc.drop {
+				if out != in || len(*lines) != 0 {
+					t.Fatalf("kept service changed (%+v) or logged %q", out.Spec, *lines)
+				}
+				return
+			}
+			if out.Spec.ClusterIP != "" || len(out.Spec.ClusterIPs) != 0 || len(out.Spec.Ports) != 1 {
+				t.Fatalf("spec %+v", out.Spec)
+			}
+			if len(*lines) != 1 || !strings.Contains((*lines)[0], `"service"="ns/web"`) || !strings.Contains((*lines)[0], `"address"="`+tc.ip+`"`) {
+				t.Fatalf("want one log line naming the service and address, got %q", *lines)
+			}
+		})
+	}
+	// Without either loopback option a loopback cluster IP goes too.
+	in := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"}, Spec: corev1.ServiceSpec{ClusterIP: "127.0.0.1"}}
+	if out := Filter(in, Options{}, logr.Discard()).(*corev1.Service); out.Spec.ClusterIP != "" {
+		t.Errorf("loopback cluster IP kept without AllowLoopback")
 	}
 }

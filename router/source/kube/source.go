@@ -81,8 +81,10 @@ func New(o Options) *Source {
 		o.RouteFields = fields.Everything()
 	}
 	// Restricted endpoint addresses (loopback, link-local, cloud
-	// metadata, ...) never reach the store.
-	o.Sink = endpointfilter.Sink(o.Sink, endpointfilter.Options{}, o.Logger)
+	// metadata, ...) and cluster IPs (loopback aside: the API server
+	// allocates them from the administrator's service range) never reach
+	// the store.
+	o.Sink = endpointfilter.Sink(o.Sink, endpointfilter.Options{AllowLoopbackClusterIP: true}, o.Logger)
 	return &Source{o: o, selected: map[string]bool{}}
 }
 

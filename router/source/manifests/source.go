@@ -117,7 +117,8 @@ type Source struct {
 }
 
 // New returns a source reading dir into sink. Restricted endpoint
-// addresses are dropped as in every source (see endpointfilter), except
+// addresses and Service cluster IPs are dropped as in every source (see
+// endpointfilter), except
 // loopback ones: the directory is local and trusted, and its backends
 // (the demo's among them) may listen on 127.0.0.1.
 func New(dir string, sink store.Sink, logger logr.Logger) *Source {

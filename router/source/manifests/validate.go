@@ -18,7 +18,8 @@ package manifests
 //
 // Deliberate difference: loopback endpoint addresses, which the API server
 // refuses, are accepted (a local directory may point at local backends); the
-// other restricted addresses are dropped later by endpointfilter.
+// other restricted addresses (and restricted Service cluster IPs) are dropped
+// later by endpointfilter.
 
 import (
 	"errors"
