@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -27,7 +26,6 @@ import (
 
 	"github.com/openshift-router-go/router/haproxy/dynamic"
 	"github.com/openshift-router-go/router/haproxy/files"
-	"github.com/openshift-router-go/router/haproxy/layout"
 	"github.com/openshift-router-go/router/router/admission"
 	"github.com/openshift-router-go/router/router/model"
 	"github.com/openshift-router-go/router/router/pipeline"
@@ -96,7 +94,7 @@ const (
 	// ReasonRetry: the previous reload failed.
 	ReasonRetry = "retry"
 	// ReasonFiles: maps, certificates or other files changed.
-	ReasonFiles = "files"
+	ReasonFiles = dynamic.ReasonFiles
 	// ReasonRuntimeError: a runtime API change failed.
 	ReasonRuntimeError = "runtime-error"
 	// ReasonNoRuntimeAPI: changes without reload are off.
@@ -553,249 +551,6 @@ func (c *Controller) writeText() {
 	}
 }
 
-// commit is one pass. With allowReload false it applies what it can at
-// runtime and, when a reload is needed, leaves the files as they were and
-// reports deferred. With endpoints set, a change of endpoints alone is
-// worked out and applied without a full pass where it can
-// (commitEndpoints).
-func (c *Controller) commit(ctx context.Context, allowReload, endpoints bool) (outcome, error) {
-	log := c.o.Logger
-	if endpoints {
-		if out, done := c.commitEndpoints(ctx); done {
-			return out, nil
-		}
-	}
-	// Route changes without a full render: routes added or removed, for a
-	// reload (routesForReload); other route changes following what runs,
-	// for the runtime API first.
-	c.mu.RLock()
-	lastBefore := c.last
-	c.mu.RUnlock()
-	var routes *pipeline.Output
-	reloadRoutes := false
-	if allowReload {
-		routes, reloadRoutes = c.passRoutes(routesForReload, lastBefore)
-	} else {
-		var full string
-		routes, full = c.passRoutesFollowing(lastBefore)
-		if full == pipeline.FullBackendChange {
-			// Certain to need the reload (found on admission alone): no
-			// full pass to find it out.
-			log.V(2).Info("routes added or removed; waiting for the reload interval")
-			return outcome{deferred: true}, nil
-		}
-	}
-	c.mu.Lock()
-	// The last pass's output describes what HAProxy runs until this pass
-	// changes it; a change deferred to the reload leaves it so.
-	c.last = nil
-	c.mu.Unlock()
-	keepLast := func() {
-		c.mu.Lock()
-		if c.last == nil {
-			c.last = lastBefore
-		}
-		c.mu.Unlock()
-	}
-	freshLayout := false
-	carried := "" // the reason found before laying out afresh
-	for round := 0; ; round++ {
-		began := time.Now()
-		c.mu.RLock()
-		force := c.forceReload || !c.o.Process.Running()
-		running, prevLayouts := c.running, c.layouts
-		c.mu.RUnlock()
-		incremental := !force && !freshLayout && running != nil && c.o.Runtime != nil
-		if !incremental {
-			prevLayouts = nil
-		}
-		if !allowReload && !incremental {
-			keepLast()
-			return outcome{deferred: true}, nil
-		}
-		var out *pipeline.Output
-		var err error
-		switch {
-		case round == 0 && routes != nil && !freshLayout:
-			out = routes
-		case freshLayout && routes != nil && !reloadRoutes:
-			// The route changes need a reload after all: every backend
-			// laid out afresh, still without a full render.
-			out, _ = c.passRoutes(routesFresh, lastBefore)
-		}
-		if out == nil {
-			out, err = c.pass(prevLayouts)
-			if err != nil {
-				return outcome{}, err
-			}
-			c.mu.Lock()
-			c.fullPassTook = time.Since(began)
-			c.mu.Unlock()
-		}
-		td, decision, fs := out.Model, out.Decision, out.Files
-		changed, err := c.writer.Stage(fs)
-		if err != nil {
-			// A file that cannot be written for one route (its name, its
-			// size) rejects that route; anything else is an error.
-			if found := pipeline.Culprits(err, fs, nil); len(found) > 0 {
-				c.exclude(found, err)
-				if round+1 >= maxCulpritRounds {
-					return outcome{}, errExcludedMore
-				}
-				continue
-			}
-			return outcome{}, fmt.Errorf("writing the configuration files: %w", err)
-		}
-		c.o.Observer.ObserveWriteConfig(time.Since(began))
-		if len(changed) == 0 && !force {
-			c.writer.Commit()
-			c.mu.Lock()
-			c.ready = c.ready || (!c.presync && !c.down && c.o.Process.Running())
-			c.keep(out)
-			c.mu.Unlock()
-			c.publish(decision)
-			c.logAnnotationProblems(td)
-			return outcome{}, nil
-		}
-		configPath, config := out.ConfigPath, out.Config
-		reason := c.reloadReason(force, incremental)
-		if carried != "" {
-			reason = carried
-		}
-		if reason == "" && round == 0 && routes != nil && reloadRoutes {
-			// Backends added or removed.
-			reason = dynamic.ReasonConfig
-		}
-		if reason == "" {
-			var parsed *dynamic.Config
-			var found []pipeline.Culprit
-			var rtErr error
-			reason, parsed, found, rtErr = c.tryRuntime(ctx, running, changed, fs, td.WorkingDir, config, out.Sections)
-			if len(found) > 0 {
-				// A command HAProxy refused for one route: that route is
-				// rejected, and the rest is applied without it (with a
-				// reload: what runs is unknown after a partial change,
-				// and the route's backend goes away).
-				if rbErr := c.writer.Rollback(); rbErr != nil {
-					log.Error(rbErr, "rolling back files of a refused runtime change")
-				}
-				c.exclude(found, rtErr)
-				if round+1 >= maxCulpritRounds {
-					return outcome{}, errExcludedMore
-				}
-				continue
-			}
-			if reason == "" {
-				c.writer.Commit()
-				c.mu.Lock()
-				c.running, c.layouts = parsed, servers.Of(td)
-				c.countUnchecked(td)
-				c.ready = c.ready || (!c.presync && !c.down)
-				c.keep(out)
-				c.mu.Unlock()
-				c.publish(decision)
-				c.logAnnotationProblems(td)
-				return outcome{runtime: true}, nil
-			}
-		}
-		if !allowReload {
-			if rbErr := c.writer.Rollback(); rbErr != nil {
-				log.Error(rbErr, "rolling back files of a change deferred to a reload")
-			}
-			log.V(2).Info("change needs a reload; waiting for the reload interval", "reason", reason)
-			keepLast()
-			return outcome{deferred: true}, nil
-		}
-		if incremental && !out.Compact() {
-			// A reload loads the backends laid out afresh, with every
-			// spare slot free again and health checks as planned.
-			if rbErr := c.writer.Rollback(); rbErr != nil {
-				return outcome{}, fmt.Errorf("rolling back before a reload: %w", rbErr)
-			}
-			freshLayout, carried = true, reason
-			round--
-			continue
-		}
-		if found, err := pipeline.Preflight(config, c.o.FDLimit); err != nil {
-			// What HAProxy would refuse at start, "haproxy -c" does not see.
-			if rbErr := c.writer.Rollback(); rbErr != nil {
-				log.Error(rbErr, "rolling back a configuration haproxy could not start")
-			}
-			if len(found) == 0 {
-				return outcome{}, err
-			}
-			c.exclude(found, err)
-			if round+1 >= maxCulpritRounds {
-				return outcome{}, errExcludedMore
-			}
-			continue
-		}
-		if err := c.o.Process.Check(ctx, configPath); err != nil {
-			if rbErr := c.writer.Rollback(); rbErr != nil {
-				log.Error(rbErr, "rolling back refused configuration")
-			}
-			found := pipeline.Culprits(err, fs, config)
-			if len(found) == 0 {
-				return outcome{}, fmt.Errorf("haproxy refused the new configuration: %w", err)
-			}
-			c.exclude(found, err)
-			if round+1 >= maxCulpritRounds {
-				return outcome{}, errExcludedMore
-			}
-			continue
-		}
-		start := !c.o.Process.Running()
-		reloadBegan := time.Now()
-		if start {
-			err = c.o.Process.Start(ctx)
-		} else {
-			err = c.o.Process.Reload(ctx)
-		}
-		c.o.Observer.ObserveReload(time.Since(reloadBegan), err)
-		c.o.Observer.ObserveReloadReason(reason)
-		c.mu.Lock()
-		c.forceReload, c.forceReason = err != nil, ReasonRetry
-		c.running, c.layouts = nil, nil
-		c.mu.Unlock()
-		if err != nil {
-			// The files go back to what HAProxy runs (a HAProxy that is
-			// restarted, e.g. a sidecar's container, then loads the last
-			// configuration that was loaded, not the one it refused).
-			if rbErr := c.writer.Rollback(); rbErr != nil {
-				log.Error(rbErr, "rolling back a configuration haproxy did not load")
-			}
-			return outcome{}, fmt.Errorf("loading configuration into haproxy: %w", err)
-		}
-		c.writer.Commit()
-		log.Info("configuration loaded", "started", start, "reason", reason, "routes", len(td.State), "changedFiles", len(changed))
-		parsed := dynamic.Parse(config)
-		c.mu.Lock()
-		c.running, c.layouts = parsed, servers.Of(td)
-		c.countUnchecked(td)
-		c.keep(out)
-		c.everStarted = true
-		if start {
-			c.down = false
-		}
-		if !c.presync && !c.down {
-			c.ready = true
-		}
-		c.reloads++
-		c.mu.Unlock()
-		if start {
-			select {
-			case c.started <- struct{}{}:
-			default:
-			}
-		}
-		if !c.presync {
-			c.publish(decision)
-			c.logAnnotationProblems(td)
-		}
-		return outcome{reloaded: true}, nil
-	}
-}
-
 // keep records out as the output of the full pass HAProxy now runs, with
 // the files written (c.mu held).
 func (c *Controller) keep(out *pipeline.Output) {
@@ -841,19 +596,13 @@ func (c *Controller) commitEndpoints(ctx context.Context) (outcome, bool) {
 		return outcome{}, false
 	}
 	if len(change.Commands) > 0 {
-		n, err := dynamic.Apply(ctx, c.o.Runtime, change.Commands)
-		if err != nil {
-			c.o.Observer.ObserveRuntimeError()
-			// What HAProxy runs is now unknown: only a reload fixes it.
+		if n, err := dynamic.Apply(ctx, c.o.Runtime, change.Commands); err != nil {
+			found, err := c.runtimeFailed(err, nil, n, len(change.Commands))
 			c.mu.Lock()
-			c.forceReload, c.forceReason = true, ReasonRuntimeError
-			c.running, c.layouts, c.last = nil, nil, nil
+			c.last = nil
 			c.mu.Unlock()
-			if cu, ok := pipeline.RuntimeCulprit(err, nil); ok {
-				log.Error(err, "runtime API change refused for one route; rejecting it and reloading without it", "route", string(cu.Route), "applied", n, "of", len(change.Commands))
-				c.exclude([]pipeline.Culprit{cu}, err)
-			} else {
-				log.Error(err, "runtime API change failed; reloading instead", "applied", n, "of", len(change.Commands))
+			if len(found) > 0 {
+				c.exclude(found, err)
 			}
 			return outcome{}, false
 		}
@@ -909,101 +658,6 @@ func (c *Controller) reloadReason(force, incremental bool) string {
 		return dynamic.ReasonConfig
 	}
 	return ""
-}
-
-// tryRuntime applies the change from the running configuration to the
-// staged one through the runtime API. It returns "" and the new parsed
-// configuration when it did, or why a reload is needed. A command HAProxy
-// refused that names a route (pipeline.RuntimeCulprit) is returned as that
-// route's culprit, with the error; any other failure falls back to a
-// reload.
-//
-// With sections (the routes' sections an output rendered again, the rest
-// of config being as HAProxy runs it: pipeline.UpdateRoutesFollowing)
-// only those are compared with what runs (dynamic.DiffSections), not the
-// whole configuration parsed again.
-func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, changed []string, fs []files.File, workingDir string, config []byte, sections *dynamic.Config) (string, *dynamic.Config, []pipeline.Culprit, error) {
-	var change dynamic.Change
-	if sections != nil {
-		change = dynamic.DiffSections(running, sections)
-	} else {
-		change = dynamic.Diff(running, dynamic.Parse(config))
-	}
-	// runs is what runs once the change is applied.
-	runs := func() *dynamic.Config {
-		if sections == nil {
-			return change.Running
-		}
-		running.Replace(change.Running) // DiffSections' Running has the new sections only
-		return running
-	}
-	if change.Reload {
-		c.o.Logger.V(2).Info("change needs a reload", "reason", change.Reason, "where", change.Where)
-		return change.Reason, nil, nil, nil
-	}
-	wd := layout.New(workingDir)
-	configPath := filepath.Clean(wd.Config())
-	certDir := wd.Certs() + string(filepath.Separator)
-	cmds := change.Commands
-	certs := 0
-	maxPayload := dynamic.MaxPayload(config)
-	data := changedData(fs, changed)
-	for _, p := range changed {
-		p = filepath.Clean(p)
-		if p == configPath {
-			continue
-		}
-		// A route certificate whose file name and references stay the
-		// same (the configuration did not change) is replaced in place.
-		// Destination CAs (router/cacerts) are not: HAProxy 2.6 accepts
-		// "commit ssl ca-file" but its server connections keep verifying
-		// against the old CA.
-		pem := data[p]
-		if pem == nil || !strings.HasPrefix(p, certDir) || !strings.HasSuffix(p, ".pem") {
-			// Maps, allowlists, CAs, removed files: read at load time only.
-			c.o.Logger.V(2).Info("change needs a reload", "reason", ReasonFiles, "file", p)
-			return ReasonFiles, nil, nil, nil
-		}
-		if len(pem)+len(p)+len("set ssl cert  <<\n\n") > maxPayload {
-			// HAProxy would drop it unanswered: a limit of the runtime
-			// API, not a fault of the route.
-			c.o.Logger.V(1).Info("certificate too large for the runtime API; reloading", "file", p, "bytes", len(pem), "maxPayload", maxPayload)
-			return ReasonFiles, nil, nil, nil
-		}
-		cmds = append(cmds, dynamic.CertificateCommands(p, pem)...)
-		certs++
-	}
-	if len(cmds) == 0 {
-		// Only comments or blank lines changed.
-		return "", runs(), nil, nil
-	}
-	began := time.Now()
-	n, err := dynamic.Apply(ctx, c.o.Runtime, cmds)
-	if err != nil {
-		c.o.Observer.ObserveRuntimeError()
-		// What HAProxy runs is now unknown: only a reload fixes it.
-		c.mu.Lock()
-		c.forceReload, c.forceReason = true, ReasonRuntimeError
-		c.running, c.layouts = nil, nil
-		c.mu.Unlock()
-		if cu, ok := pipeline.RuntimeCulprit(err, fs); ok {
-			c.o.Logger.Error(err, "runtime API change refused for one route; rejecting it and reloading without it", "route", string(cu.Route), "applied", n, "of", len(cmds))
-			return ReasonRuntimeError, nil, []pipeline.Culprit{cu}, err
-		}
-		c.o.Logger.Error(err, "runtime API change failed; reloading instead", "applied", n, "of", len(cmds))
-		return ReasonRuntimeError, nil, nil, nil
-	}
-	if len(change.Commands) > 0 {
-		c.o.Observer.ObserveRuntimeChange("endpoints")
-	}
-	if certs > 0 {
-		c.o.Observer.ObserveRuntimeChange("certificate")
-	}
-	c.o.Logger.V(1).Info("changes applied without a reload", "serverCommands", len(change.Commands), "certificates", certs, "took", time.Since(began).String())
-	c.noteRemoved(change.Running)
-	// What runs: the new configuration and the servers of removed lines,
-	// in maintenance until the next reload.
-	return "", runs(), nil, nil
 }
 
 // pass runs the pipeline on the store with the controller's exclusions
@@ -1226,21 +880,6 @@ func (c *Controller) publish(d admission.Decision) {
 	if c.o.OnResults != nil {
 		c.o.OnResults(d.Results)
 	}
-}
-
-// changedData returns the contents of the changed files, by clean path.
-func changedData(fs []files.File, changed []string) map[string][]byte {
-	want := make(map[string]bool, len(changed))
-	for _, p := range changed {
-		want[filepath.Clean(p)] = true
-	}
-	out := make(map[string][]byte, len(changed))
-	for _, f := range fs {
-		if p := filepath.Clean(f.Path); want[p] {
-			out[p] = f.Data
-		}
-	}
-	return out
 }
 
 func (c *Controller) hasStarted() bool {

@@ -1,0 +1,430 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/openshift-router-go/router/haproxy/dynamic"
+	"github.com/openshift-router-go/router/haproxy/files"
+	"github.com/openshift-router-go/router/haproxy/layout"
+	"github.com/openshift-router-go/router/router/pipeline"
+	"github.com/openshift-router-go/router/router/servers"
+)
+
+// commitRun is one commit's state across its rounds: a round renders,
+// stages the files and applies them through the runtime API or a reload;
+// another round follows when routes were excluded for what HAProxy
+// refused, or when a reload needs the backends laid out afresh.
+type commitRun struct {
+	allowReload bool
+	// routes is the route changes worked out without a full render (used
+	// by the first round only); reloadRoutes is set when they add or
+	// remove backends (a reload is certain).
+	routes       *pipeline.Output
+	reloadRoutes bool
+	// lastBefore is the last pass's output, kept when the change is
+	// deferred.
+	lastBefore *pipeline.Output
+	// freshLayout is set once a reload is needed: every backend is laid
+	// out afresh; carried is the reason found before that.
+	freshLayout bool
+	carried     string
+	// culprits counts the rounds that excluded routes.
+	culprits int
+}
+
+// roundResult is what one round of a commit came to.
+type roundResult struct {
+	outcome
+	// again: another round follows.
+	again bool
+}
+
+// commit applies the store's changes: endpoint changes alone through the
+// runtime API (commitEndpoints), anything else through a pass, for the
+// runtime API first and a reload when allowReload (else the change is
+// deferred).
+func (c *Controller) commit(ctx context.Context, allowReload, endpoints bool) (outcome, error) {
+	if endpoints {
+		if out, done := c.commitEndpoints(ctx); done {
+			return out, nil
+		}
+	}
+	run, deferred := c.startCommit(allowReload)
+	if deferred {
+		return outcome{deferred: true}, nil
+	}
+	for {
+		res, err := c.commitRound(ctx, run)
+		if err != nil || !res.again {
+			return res.outcome, err
+		}
+	}
+}
+
+// startCommit works the route changes out without a full render where it
+// can: routes added or removed, for a reload; other route changes
+// following what runs, for the runtime API first. It reports a change
+// that is certain to need a reload while reloads wait (deferred, found on
+// admission alone: no full pass to find it out).
+func (c *Controller) startCommit(allowReload bool) (*commitRun, bool) {
+	c.mu.RLock()
+	run := &commitRun{allowReload: allowReload, lastBefore: c.last}
+	c.mu.RUnlock()
+	if allowReload {
+		run.routes, run.reloadRoutes = c.passRoutes(routesForReload, run.lastBefore)
+	} else {
+		var full string
+		run.routes, full = c.passRoutesFollowing(run.lastBefore)
+		if full == pipeline.FullBackendChange {
+			c.o.Logger.V(2).Info("routes added or removed; waiting for the reload interval")
+			return nil, true
+		}
+	}
+	// The last pass's output describes what HAProxy runs until this
+	// commit changes it; a change deferred to the reload leaves it so.
+	c.mu.Lock()
+	c.last = nil
+	c.mu.Unlock()
+	return run, false
+}
+
+// keepLast puts back the last pass's output of a deferred change.
+func (c *Controller) keepLast(run *commitRun) {
+	c.mu.Lock()
+	if c.last == nil {
+		c.last = run.lastBefore
+	}
+	c.mu.Unlock()
+}
+
+// commitRound renders (or takes the route changes' output), stages the
+// files, and applies them: nothing to do, the runtime API, or a reload.
+func (c *Controller) commitRound(ctx context.Context, run *commitRun) (roundResult, error) {
+	began := time.Now()
+	c.mu.RLock()
+	force := c.forceReload || !c.o.Process.Running()
+	running, prevLayouts := c.running, c.layouts
+	c.mu.RUnlock()
+	incremental := !force && !run.freshLayout && running != nil && c.o.Runtime != nil
+	if !incremental {
+		prevLayouts = nil
+	}
+	if !run.allowReload && !incremental {
+		c.keepLast(run)
+		return roundResult{outcome: outcome{deferred: true}}, nil
+	}
+	out, err := c.roundOutput(run, prevLayouts, began)
+	if err != nil {
+		return roundResult{}, err
+	}
+	changed, err := c.writer.Stage(out.Files)
+	if err != nil {
+		// A file that cannot be written for one route (its name, its
+		// size) rejects that route; anything else is an error.
+		if found := pipeline.Culprits(err, out.Files, nil); len(found) > 0 {
+			return c.retryWithout(run, found, err)
+		}
+		return roundResult{}, fmt.Errorf("writing the configuration files: %w", err)
+	}
+	c.o.Observer.ObserveWriteConfig(time.Since(began))
+	if len(changed) == 0 && !force {
+		c.writer.Commit()
+		c.finish(out, false, nil)
+		return roundResult{}, nil
+	}
+	reason := c.roundReason(run, force, incremental)
+	if reason == "" {
+		res, reason2, err := c.commitRuntime(ctx, run, out, running, changed)
+		if err != nil || reason2 == "" {
+			return res, err
+		}
+		reason = reason2
+	}
+	if !run.allowReload {
+		c.rollback("a change deferred to a reload")
+		c.o.Logger.V(2).Info("change needs a reload; waiting for the reload interval", "reason", reason)
+		c.keepLast(run)
+		return roundResult{outcome: outcome{deferred: true}}, nil
+	}
+	if incremental && !out.Compact() {
+		// A reload loads the backends laid out afresh, with every spare
+		// slot free again and health checks as planned.
+		if err := c.writer.Rollback(); err != nil {
+			return roundResult{}, fmt.Errorf("rolling back before a reload: %w", err)
+		}
+		run.freshLayout, run.carried = true, reason
+		return roundResult{again: true}, nil
+	}
+	return c.load(ctx, run, out, reason, changed)
+}
+
+// roundOutput is what a round stages: the route changes' output in the
+// first round, the route changes laid out afresh once a reload is needed,
+// else a full pass on prevLayouts.
+func (c *Controller) roundOutput(run *commitRun, prevLayouts servers.Layouts, began time.Time) (*pipeline.Output, error) {
+	switch {
+	case run.routes != nil && run.culprits == 0 && !run.freshLayout:
+		return run.routes, nil
+	case run.routes != nil && run.freshLayout && !run.reloadRoutes:
+		// The route changes need a reload after all: every backend laid
+		// out afresh, still without a full render.
+		if out, _ := c.passRoutes(routesFresh, run.lastBefore); out != nil {
+			return out, nil
+		}
+	}
+	out, err := c.pass(prevLayouts)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.fullPassTook = time.Since(began)
+	c.mu.Unlock()
+	return out, nil
+}
+
+// roundReason is why a round cannot even try the runtime API, or "".
+func (c *Controller) roundReason(run *commitRun, force, incremental bool) string {
+	if run.carried != "" {
+		return run.carried
+	}
+	reason := c.reloadReason(force, incremental)
+	if reason == "" && run.culprits == 0 && run.routes != nil && run.reloadRoutes {
+		return dynamic.ReasonConfig // backends added or removed
+	}
+	return reason
+}
+
+// commitRuntime applies a staged round through the runtime API. It returns
+// the round's result when it did (or excluded a route HAProxy refused a
+// command for: that route is rejected and the rest is applied without it,
+// with a reload, since what runs is unknown after a partial change), else
+// why a reload is needed.
+func (c *Controller) commitRuntime(ctx context.Context, run *commitRun, out *pipeline.Output, running *dynamic.Config, changed []string) (roundResult, string, error) {
+	reason, parsed, found, err := c.tryRuntime(ctx, running, changed, out.Files, out.Model.WorkingDir, out.Config, out.Sections)
+	if len(found) > 0 {
+		c.rollback("files of a refused runtime change")
+		res, err := c.retryWithout(run, found, err)
+		return res, "", err
+	}
+	if reason != "" {
+		return roundResult{}, reason, nil
+	}
+	c.writer.Commit()
+	c.finish(out, true, parsed)
+	return roundResult{outcome: outcome{runtime: true}}, "", nil
+}
+
+// finish records out as what HAProxy runs after a round that needed no
+// reload (runtime: applied through the runtime API, parsed is then what
+// runs), and publishes its decisions.
+func (c *Controller) finish(out *pipeline.Output, runtime bool, parsed *dynamic.Config) {
+	c.mu.Lock()
+	if runtime {
+		c.running, c.layouts = parsed, servers.Of(out.Model)
+		c.countUnchecked(out.Model)
+		c.ready = c.ready || (!c.presync && !c.down)
+	} else {
+		c.ready = c.ready || (!c.presync && !c.down && c.o.Process.Running())
+	}
+	c.keep(out)
+	c.mu.Unlock()
+	c.publish(out.Decision)
+	c.logAnnotationProblems(out.Model)
+}
+
+// retryWithout excludes the routes found to blame for err and asks for
+// another round, unless the commit ran out of rounds (errExcludedMore).
+func (c *Controller) retryWithout(run *commitRun, found []pipeline.Culprit, err error) (roundResult, error) {
+	c.exclude(found, err)
+	run.culprits++
+	if run.culprits >= maxCulpritRounds {
+		return roundResult{}, errExcludedMore
+	}
+	return roundResult{again: true}, nil
+}
+
+// rollback puts the staged files back, logging a failure (what is about
+// to be retried or deferred does not depend on it).
+func (c *Controller) rollback(what string) {
+	if err := c.writer.Rollback(); err != nil {
+		c.o.Logger.Error(err, "rolling back "+what)
+	}
+}
+
+// load checks a staged configuration and starts or reloads HAProxy with
+// it: a configuration HAProxy could not start under the open-files limit
+// (Preflight) or refuses ("haproxy -c") excludes the routes it names.
+func (c *Controller) load(ctx context.Context, run *commitRun, out *pipeline.Output, reason string, changed []string) (roundResult, error) {
+	if found, err := pipeline.Preflight(out.Config, c.o.FDLimit); err != nil {
+		// What HAProxy would refuse at start, "haproxy -c" does not see.
+		c.rollback("a configuration haproxy could not start")
+		if len(found) == 0 {
+			return roundResult{}, err
+		}
+		return c.retryWithout(run, found, err)
+	}
+	if err := c.o.Process.Check(ctx, out.ConfigPath); err != nil {
+		c.rollback("refused configuration")
+		found := pipeline.Culprits(err, out.Files, out.Config)
+		if len(found) == 0 {
+			return roundResult{}, fmt.Errorf("haproxy refused the new configuration: %w", err)
+		}
+		return c.retryWithout(run, found, err)
+	}
+	start := !c.o.Process.Running()
+	if err := c.startOrReload(ctx, start, reason); err != nil {
+		// The files go back to what HAProxy runs (a HAProxy that is
+		// restarted, e.g. a sidecar's container, then loads the last
+		// configuration that was loaded, not the one it refused).
+		c.rollback("a configuration haproxy did not load")
+		return roundResult{}, fmt.Errorf("loading configuration into haproxy: %w", err)
+	}
+	c.writer.Commit()
+	c.loaded(out, start, reason, len(changed))
+	return roundResult{outcome: outcome{reloaded: true}}, nil
+}
+
+// startOrReload starts HAProxy (start) or reloads it, counted with reason.
+func (c *Controller) startOrReload(ctx context.Context, start bool, reason string) error {
+	began := time.Now()
+	var err error
+	if start {
+		err = c.o.Process.Start(ctx)
+	} else {
+		err = c.o.Process.Reload(ctx)
+	}
+	c.o.Observer.ObserveReload(time.Since(began), err)
+	c.o.Observer.ObserveReloadReason(reason)
+	c.mu.Lock()
+	c.forceReload, c.forceReason = err != nil, ReasonRetry
+	c.running, c.layouts = nil, nil
+	c.mu.Unlock()
+	return err
+}
+
+// loaded records out as what HAProxy loaded and publishes its decisions.
+func (c *Controller) loaded(out *pipeline.Output, start bool, reason string, changedFiles int) {
+	td := out.Model
+	c.o.Logger.Info("configuration loaded", "started", start, "reason", reason, "routes", len(td.State), "changedFiles", changedFiles)
+	parsed := dynamic.Parse(out.Config)
+	c.mu.Lock()
+	c.running, c.layouts = parsed, servers.Of(td)
+	c.countUnchecked(td)
+	c.keep(out)
+	c.everStarted = true
+	if start {
+		c.down = false
+	}
+	if !c.presync && !c.down {
+		c.ready = true
+	}
+	c.reloads++
+	c.mu.Unlock()
+	if start {
+		select {
+		case c.started <- struct{}{}:
+		default:
+		}
+	}
+	if !c.presync {
+		c.publish(out.Decision)
+		c.logAnnotationProblems(td)
+	}
+}
+
+// tryRuntime applies the change from the running configuration to the
+// staged one through the runtime API. It returns "" and the new parsed
+// configuration when it did, or why a reload is needed. A command HAProxy
+// refused that names a route (pipeline.RuntimeCulprit) is returned as that
+// route's culprit, with the error; any other failure falls back to a
+// reload.
+//
+// With sections (the routes' sections an output rendered again, the rest
+// of config being as HAProxy runs it: pipeline.UpdateRoutesFollowing)
+// only those are compared with what runs (dynamic.DiffSections), not the
+// whole configuration parsed again.
+func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, changed []string, fs []files.File, workingDir string, config []byte, sections *dynamic.Config) (string, *dynamic.Config, []pipeline.Culprit, error) {
+	var change dynamic.Change
+	if sections != nil {
+		change = dynamic.DiffSections(running, sections)
+	} else {
+		change = dynamic.Diff(running, dynamic.Parse(config))
+	}
+	if change.Reload {
+		c.o.Logger.V(2).Info("change needs a reload", "reason", change.Reason, "where", change.Where)
+		return change.Reason, nil, nil, nil
+	}
+	fc := dynamic.FileCommands(layout.New(workingDir), config, changed, changedData(fs, changed))
+	if fc.Reload {
+		if fc.TooLarge {
+			c.o.Logger.V(1).Info("certificate too large for the runtime API; reloading", "file", fc.File)
+		} else {
+			c.o.Logger.V(2).Info("change needs a reload", "reason", ReasonFiles, "file", fc.File)
+		}
+		return ReasonFiles, nil, nil, nil
+	}
+	// runs is what runs once the change is applied.
+	runs := func() *dynamic.Config {
+		if sections == nil {
+			return change.Running
+		}
+		running.Replace(change.Running) // DiffSections' Running has the new sections only
+		return running
+	}
+	cmds := append(change.Commands, fc.Commands...)
+	if len(cmds) == 0 {
+		// Only comments or blank lines changed.
+		return "", runs(), nil, nil
+	}
+	began := time.Now()
+	if n, err := dynamic.Apply(ctx, c.o.Runtime, cmds); err != nil {
+		cu, err := c.runtimeFailed(err, fs, n, len(cmds))
+		return ReasonRuntimeError, nil, cu, err
+	}
+	if len(change.Commands) > 0 {
+		c.o.Observer.ObserveRuntimeChange("endpoints")
+	}
+	if fc.Certificates > 0 {
+		c.o.Observer.ObserveRuntimeChange("certificate")
+	}
+	c.o.Logger.V(1).Info("changes applied without a reload", "serverCommands", len(change.Commands), "certificates", fc.Certificates, "took", time.Since(began).String())
+	c.noteRemoved(change.Running)
+	return "", runs(), nil, nil
+}
+
+// runtimeFailed records a runtime API change that failed after n of total
+// commands: what HAProxy runs is now unknown, only a reload fixes it. A
+// command HAProxy refused for one route returns that route as the culprit,
+// with the error.
+func (c *Controller) runtimeFailed(err error, fs []files.File, n, total int) ([]pipeline.Culprit, error) {
+	c.o.Observer.ObserveRuntimeError()
+	c.mu.Lock()
+	c.forceReload, c.forceReason = true, ReasonRuntimeError
+	c.running, c.layouts = nil, nil
+	c.mu.Unlock()
+	if cu, ok := pipeline.RuntimeCulprit(err, fs); ok {
+		c.o.Logger.Error(err, "runtime API change refused for one route; rejecting it and reloading without it", "route", string(cu.Route), "applied", n, "of", total)
+		return []pipeline.Culprit{cu}, err
+	}
+	c.o.Logger.Error(err, "runtime API change failed; reloading instead", "applied", n, "of", total)
+	return nil, nil
+}
+
+// changedData returns the contents of the changed files among fs, by
+// cleaned path.
+func changedData(fs []files.File, changed []string) map[string][]byte {
+	want := make(map[string]bool, len(changed))
+	for _, p := range changed {
+		want[filepath.Clean(p)] = true
+	}
+	out := make(map[string][]byte, len(changed))
+	for _, f := range fs {
+		if p := filepath.Clean(f.Path); want[p] {
+			out[p] = f.Data
+		}
+	}
+	return out
+}
