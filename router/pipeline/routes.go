@@ -111,15 +111,61 @@ func updateRoutes(src Source, in Inputs, st State, out *Output, mode routesMode)
 		return nil, FullNoConfig, nil
 	}
 	next := &Output{ConfigPath: out.ConfigPath}
-	old := out.Model
-	td := *old
-	td.State = make(map[model.ServiceAliasConfigKey]model.ServiceAliasConfig, len(old.State)+1)
-	for k, cfg := range old.State {
+	ch, full, err := readRouteChanges(src, in, st, out, next, mode)
+	if err != nil || full != "" {
+		return nil, full, err
+	}
+	td := changedModel(out.Model, ch)
+
+	// The budget, and the layouts: every backend as a fresh layout would
+	// have it (a reload follows), or, following, the routes rendered again
+	// laid out against their running lines (the others keep theirs), as a
+	// full pass on the running layouts lays them out.
+	next.Budget = ShareBudget(td, in.Servers.PoolSize, in.FDLimit)
+	so := in.Servers
+	so.Pools, so.Generation = next.Budget.Pools, next.Generation
+	so.CheckedSlots, so.UncheckedEndpoints = next.Budget.Checked, next.Budget.UncheckedSet()
+	render := routesToRender(td, out, ch.rebuilt, so, mode)
+	if len(render) > len(td.State)/4+16 {
+		return nil, FullManyRoutes, nil
+	}
+	probe, ok := probeRoute(out.Model, td, render)
+	if !ok {
+		return nil, FullEdgeRoutes, nil
+	}
+	part := modelOf(td, render)
+	var prev servers.Layouts
+	if mode == routesFollowing {
+		prev = make(servers.Layouts, len(part.State))
+		for k := range part.State {
+			if cfg, ok := out.Model.State[k]; ok {
+				prev[k] = cfg.Servers
+			}
+		}
+	}
+	servers.Assign(part, prev, so)
+	for k, cfg := range part.State {
 		td.State[k] = cfg
 	}
-	affected := map[model.ServiceAliasConfigKey]bool{}
-	var rebuilt map[model.ServiceAliasConfigKey]model.ServiceAliasConfig
-	var units map[model.ServiceUnitKey]model.ServiceUnit
+	next.Model = td
+	return spliceAndRender(in, out, next, part, modelOf(td, map[model.ServiceAliasConfigKey]bool{probe: true}), render, probe, mode)
+}
+
+// routeChanges are the route changes since a pass, read from the store.
+type routeChanges struct {
+	// affected are the routes whose model entries go (and come back, if
+	// admitted, from rebuilt, with the service units units).
+	affected map[model.ServiceAliasConfigKey]bool
+	rebuilt  map[model.ServiceAliasConfigKey]model.ServiceAliasConfig
+	units    map[model.ServiceUnitKey]model.ServiceUnit
+}
+
+// readRouteChanges admits every route (next gets the decision) and
+// rebuilds the model entries of the routes that changed, whose admission
+// result changed, or whose services changed since out; or says why a full
+// pass (or, for mode, the other kind of update) has to do it.
+func readRouteChanges(src Source, in Inputs, st State, out, next *Output, mode routesMode) (routeChanges, string, error) {
+	var ch routeChanges
 	full := ""
 	err := src.Read(func(v store.View) error {
 		next.Generation = v.Generation()
@@ -129,67 +175,89 @@ func updateRoutes(src Source, in Inputs, st State, out *Output, mode routesMode)
 			return nil
 		}
 		next.Decision, next.Exclusions = admit(v, in, st)
-		for _, k := range routes {
-			affected[model.ServiceAliasConfigKey(strings.Replace(string(k), "/", ":", 1))] = true
-		}
-		for k, res := range next.Decision.Results {
-			if was, ok := out.Decision.Results[k]; !ok || was != res {
-				affected[modelKey(k)] = true
-			}
-		}
-		for k := range out.Decision.Results {
-			if _, ok := next.Decision.Results[k]; !ok {
-				affected[modelKey(k)] = true
-			}
-		}
-		changed := make(map[model.ServiceUnitKey]bool, len(services))
-		for _, svc := range services {
-			k := model.ServiceUnitKey(svc)
-			changed[k] = true
-			for rk := range old.ServiceUnits[k].ServiceAliasAssociations {
-				affected[rk] = true
-			}
-		}
-		var build []*routev1.Route
-		backends := false
-		for _, r := range next.Decision.Admitted {
-			k := model.NewServiceAliasConfigKey(r.Namespace, r.Name)
-			if affected[k] {
-				build = append(build, r)
-				if _, had := old.State[k]; !had {
-					backends = true
-				}
-			}
-		}
-		for k := range affected {
-			if _, had := old.State[k]; had && !next.Decision.Results[RouteKey(k)].Admitted {
-				backends = true
-			}
-		}
+		var changed map[model.ServiceUnitKey]bool
+		ch.affected, changed = affectedRoutes(routes, services, out, next.Decision)
+		build, backends := routesToBuild(out.Model, next.Decision, ch.affected)
 		switch {
 		case backends && mode == routesFollowing:
 			full = FullBackendChange
-			return nil
 		case !backends && mode == routesForReload:
 			full = FullNoBackendChange
-			return nil
-		case len(build) == 0 && len(affected) == 0:
+		case len(build) == 0 && len(ch.affected) == 0:
 			full = FullNoChange
-			return nil
+		default:
+			ch.rebuilt, ch.units = builder.Routes(v, out.Model, build, changed, in.Build)
 		}
-		rebuilt, units = builder.Routes(v, old, build, changed, in.Build)
 		return nil
 	})
 	if err != nil {
-		return nil, "", fmt.Errorf("reading the objects: %w", err)
+		return ch, "", fmt.Errorf("reading the objects: %w", err)
 	}
-	if full != "" {
-		return nil, full, nil
-	}
+	return ch, full, nil
+}
 
-	// The model: the affected routes' entries out, their new ones in,
-	// service units and the certificate index following.
-	td.ServiceUnits = make(map[model.ServiceUnitKey]model.ServiceUnit, len(old.ServiceUnits)+len(units))
+// affectedRoutes are the routes that changed (routes), whose admission
+// result changed from out's, or that use a changed service (services,
+// returned as a set).
+func affectedRoutes(routes, services []store.Key, out *Output, d admission.Decision) (map[model.ServiceAliasConfigKey]bool, map[model.ServiceUnitKey]bool) {
+	affected := map[model.ServiceAliasConfigKey]bool{}
+	for _, k := range routes {
+		affected[model.ServiceAliasConfigKey(strings.Replace(string(k), "/", ":", 1))] = true
+	}
+	for k, res := range d.Results {
+		if was, ok := out.Decision.Results[k]; !ok || was != res {
+			affected[modelKey(k)] = true
+		}
+	}
+	for k := range out.Decision.Results {
+		if _, ok := d.Results[k]; !ok {
+			affected[modelKey(k)] = true
+		}
+	}
+	changed := make(map[model.ServiceUnitKey]bool, len(services))
+	for _, svc := range services {
+		k := model.ServiceUnitKey(svc)
+		changed[k] = true
+		for rk := range out.Model.ServiceUnits[k].ServiceAliasAssociations {
+			affected[rk] = true
+		}
+	}
+	return affected, changed
+}
+
+// routesToBuild are the admitted routes among affected, and whether a
+// backend comes or goes (a route admitted that old does not have, or one
+// old has that is no longer admitted).
+func routesToBuild(old *model.TemplateData, d admission.Decision, affected map[model.ServiceAliasConfigKey]bool) ([]*routev1.Route, bool) {
+	var build []*routev1.Route
+	backends := false
+	for _, r := range d.Admitted {
+		k := model.NewServiceAliasConfigKey(r.Namespace, r.Name)
+		if affected[k] {
+			build = append(build, r)
+			if _, had := old.State[k]; !had {
+				backends = true
+			}
+		}
+	}
+	for k := range affected {
+		if _, had := old.State[k]; had && !d.Results[RouteKey(k)].Admitted {
+			backends = true
+		}
+	}
+	return build, backends
+}
+
+// changedModel is old with the affected routes' entries out and the
+// rebuilt ones in, the service units and the certificate index following
+// (old is not changed).
+func changedModel(old *model.TemplateData, ch routeChanges) *model.TemplateData {
+	td := *old
+	td.State = make(map[model.ServiceAliasConfigKey]model.ServiceAliasConfig, len(old.State)+1)
+	for k, cfg := range old.State {
+		td.State[k] = cfg
+	}
+	td.ServiceUnits = make(map[model.ServiceUnitKey]model.ServiceUnit, len(old.ServiceUnits)+len(ch.units))
 	for k, su := range old.ServiceUnits {
 		td.ServiceUnits[k] = su
 	}
@@ -197,19 +265,8 @@ func updateRoutes(src Source, in Inputs, st State, out *Output, mode routesMode)
 	for c, n := range old.CertificateIndex {
 		td.CertificateIndex[c] = n
 	}
-	assoc := map[model.ServiceUnitKey]map[model.ServiceAliasConfigKey]bool{}
-	associations := func(k model.ServiceUnitKey) map[model.ServiceAliasConfigKey]bool {
-		if m, ok := assoc[k]; ok {
-			return m
-		}
-		m := map[model.ServiceAliasConfigKey]bool{}
-		for rk := range old.ServiceUnits[k].ServiceAliasAssociations {
-			m[rk] = true
-		}
-		assoc[k] = m
-		return m
-	}
-	for k := range affected {
+	assoc := associationsOf(old)
+	for k := range ch.affected {
 		cfg, ok := old.State[k]
 		if !ok {
 			continue
@@ -221,22 +278,52 @@ func updateRoutes(src Source, in Inputs, st State, out *Output, mode routesMode)
 			}
 		}
 		for su := range cfg.ServiceUnits {
-			delete(associations(su), k)
+			delete(assoc.of(su), k)
 		}
 	}
-	for k, su := range units {
+	for k, su := range ch.units {
 		td.ServiceUnits[k] = su
 	}
-	for k, cfg := range rebuilt {
+	for k, cfg := range ch.rebuilt {
 		td.State[k] = cfg
 		if cert, ok := cfg.Certificates[cfg.Host]; ok {
 			td.CertificateIndex[cert.Contents]++
 		}
 		for su := range cfg.ServiceUnits {
-			associations(su)[k] = true
+			assoc.of(su)[k] = true
 		}
 	}
-	for k, m := range assoc {
+	assoc.apply(&td)
+	return &td
+}
+
+// associations are copies of the ServiceAliasAssociations of the service
+// units a route update touches, made on first use.
+type associations struct {
+	old *model.TemplateData
+	m   map[model.ServiceUnitKey]map[model.ServiceAliasConfigKey]bool
+}
+
+func associationsOf(old *model.TemplateData) *associations {
+	return &associations{old: old, m: map[model.ServiceUnitKey]map[model.ServiceAliasConfigKey]bool{}}
+}
+
+func (a *associations) of(k model.ServiceUnitKey) map[model.ServiceAliasConfigKey]bool {
+	if m, ok := a.m[k]; ok {
+		return m
+	}
+	m := map[model.ServiceAliasConfigKey]bool{}
+	for rk := range a.old.ServiceUnits[k].ServiceAliasAssociations {
+		m[rk] = true
+	}
+	a.m[k] = m
+	return m
+}
+
+// apply puts the touched associations into td; a service unit no route
+// uses any more goes.
+func (a *associations) apply(td *model.TemplateData) {
+	for k, m := range a.m {
 		if len(m) == 0 {
 			delete(td.ServiceUnits, k)
 			continue
@@ -245,22 +332,18 @@ func updateRoutes(src Source, in Inputs, st State, out *Output, mode routesMode)
 		su.ServiceAliasAssociations = m
 		td.ServiceUnits[k] = su
 	}
+}
 
-	// The budget, and the layouts: every backend as a fresh layout would
-	// have it (a reload follows), or, following, the routes rendered again
-	// laid out against their running lines (the others keep theirs), as a
-	// full pass on the running layouts lays them out.
-	next.Budget = ShareBudget(&td, in.Servers.PoolSize, in.FDLimit)
-	so := in.Servers
-	so.Pools, so.Generation = next.Budget.Pools, next.Generation
-	so.CheckedSlots, so.UncheckedEndpoints = next.Budget.Checked, next.Budget.UncheckedSet()
+// routesToRender are the routes whose sections are rendered again: the
+// rebuilt ones, those endpoint changes touched since out (out.Config does
+// not have their sections as they run) and, unless following what runs,
+// those not laid out as a fresh layout with so would lay them out.
+func routesToRender(td *model.TemplateData, out *Output, rebuilt map[model.ServiceAliasConfigKey]model.ServiceAliasConfig, so servers.Options, mode routesMode) map[model.ServiceAliasConfigKey]bool {
 	render := map[model.ServiceAliasConfigKey]bool{}
 	for k := range rebuilt {
 		render[k] = true
 	}
 	for k := range out.touched {
-		// Changed by endpoint changes since the pass: out.Config does
-		// not have their sections as they run.
 		if _, ok := td.State[k]; ok {
 			render[k] = true
 		}
@@ -272,47 +355,30 @@ func updateRoutes(src Source, in Inputs, st State, out *Output, mode routesMode)
 			}
 		}
 	}
-	if len(render) > len(td.State)/4+16 {
-		return nil, FullManyRoutes, nil
-	}
-	probe, ok := probeRoute(old, &td, render)
-	if !ok {
-		return nil, FullEdgeRoutes, nil
-	}
-	part := td
-	part.State = make(map[model.ServiceAliasConfigKey]model.ServiceAliasConfig, len(render)+1)
+	return render
+}
+
+// modelOf is td with only the routes keys in State and their services in
+// ServiceUnits.
+func modelOf(td *model.TemplateData, keys map[model.ServiceAliasConfigKey]bool) *model.TemplateData {
+	part := *td
+	part.State = make(map[model.ServiceAliasConfigKey]model.ServiceAliasConfig, len(keys)+1)
 	part.ServiceUnits = map[model.ServiceUnitKey]model.ServiceUnit{}
-	for k := range render {
+	for k := range keys {
 		cfg := td.State[k]
 		part.State[k] = cfg
 		for su := range cfg.ServiceUnits {
 			part.ServiceUnits[su] = td.ServiceUnits[su]
 		}
 	}
-	var prev servers.Layouts
-	if mode == routesFollowing {
-		prev = make(servers.Layouts, len(part.State))
-		for k := range part.State {
-			if cfg, ok := old.State[k]; ok {
-				prev[k] = cfg.Servers
-			}
-		}
-	}
-	servers.Assign(&part, prev, so)
-	for k, cfg := range part.State {
-		td.State[k] = cfg
-	}
-	next.Model = &td
-	alone := td
-	alone.State = map[model.ServiceAliasConfigKey]model.ServiceAliasConfig{probe: td.State[probe]}
-	alone.ServiceUnits = map[model.ServiceUnitKey]model.ServiceUnit{}
-	for su := range td.State[probe].ServiceUnits {
-		alone.ServiceUnits[su] = td.ServiceUnits[su]
-	}
+	return &part
+}
 
-	// haproxy.config: the previous one with the routes' sections
-	// spliced in.
-	config, partConfig, ok, err := spliceRoutes(in, out, &part, &alone, next.Model, render, probe)
+// spliceAndRender finishes next: haproxy.config is out's with the routes'
+// sections (part's) spliced in, following what runs its parsed sections
+// for the runtime API, and the other files from the whole model.
+func spliceAndRender(in Inputs, out, next *Output, part, alone *model.TemplateData, render map[model.ServiceAliasConfigKey]bool, probe model.ServiceAliasConfigKey, mode routesMode) (*Output, string, error) {
+	config, partConfig, ok, err := spliceRoutes(in, out, part, alone, next.Model, render, probe)
 	if err != nil || !ok {
 		if err == nil {
 			return nil, FullNotPerRoute, nil
@@ -326,9 +392,7 @@ func updateRoutes(src Source, in Inputs, st State, out *Output, mode routesMode)
 		}
 		next.Sections = dynamic.Parse(partConfig).Sections(out.base)
 	}
-
-	// The other files, from the whole model.
-	fs, err := renderAll(&td, in, out.ConfigPath, config)
+	fs, err := renderAll(next.Model, in, out.ConfigPath, config)
 	if err != nil {
 		return nil, "", err
 	}
