@@ -69,12 +69,54 @@ func UpdateEndpoints(src Source, in Inputs, out *Output) (*EndpointChange, error
 	if out.Config == nil {
 		return &EndpointChange{Full: FullNoConfig}, nil
 	}
-	if out.admitted == nil {
-		out.admitted = make(map[model.ServiceAliasConfigKey]*routev1.Route, len(out.Decision.Admitted))
-		for _, r := range out.Decision.Admitted {
-			out.admitted[model.NewServiceAliasConfigKey(r.Namespace, r.Name)] = r
-		}
+	ch, err := readEndpointChanges(src, in, out)
+	if err != nil || ch.Full != "" {
+		return ch, err
 	}
+	if len(ch.Routes) == 0 {
+		ch.Sections = &dynamic.Config{}
+		return ch, nil
+	}
+	// The budget shares health checks by the routes' numbers of endpoints,
+	// but only a fresh layout (at a reload, after a full pass) takes the
+	// checks it plans: endpoints that come at runtime take spare slots or
+	// are added unchecked, which HAProxy reserves nothing more for. The
+	// plan is not made again here; its demand follows.
+	b := out.Budget
+	for _, k := range ch.Routes {
+		old, cfg := out.Model.State[k], ch.State[k]
+		was, now := endpointLines(&old), endpointLines(&cfg)
+		pool := b.Pools[k]
+		ch.demand += routeDemand(now, pool) - routeDemand(was, pool)
+	}
+	part := *out.Model
+	part.State, part.ServiceUnits = ch.State, ch.serviceUnits
+	prev := make(servers.Layouts, len(ch.Routes))
+	for _, k := range ch.Routes {
+		prev[k] = out.Model.State[k].Servers
+	}
+	so := in.Servers
+	so.Pools, so.CheckedSlots, so.Generation = b.Pools, b.Checked, ch.generation
+	so.UncheckedEndpoints = b.UncheckedSet()
+	servers.Assign(&part, prev, so)
+	config, err := renderConfig(&part, in, out.ConfigPath)
+	if err != nil {
+		return nil, err
+	}
+	base, err := out.baseConfig(in)
+	if err != nil {
+		return nil, err
+	}
+	ch.Config = config
+	ch.Sections = dynamic.Parse(config).Sections(base)
+	return ch, nil
+}
+
+// readEndpointChanges rebuilds the model entries of the routes of the
+// services whose endpoints changed since out (ch.Routes, sorted), or says
+// that a full pass has to work the changes out (ch.Full).
+func readEndpointChanges(src Source, in Inputs, out *Output) (*EndpointChange, error) {
+	admitted := out.admittedRoutes()
 	ch := &EndpointChange{changed: map[model.ServiceUnitKey]bool{}, demand: out.Budget.Demand}
 	err := src.Read(func(v store.View) error {
 		ch.generation = v.Generation()
@@ -101,13 +143,13 @@ func UpdateEndpoints(src Source, in Inputs, out *Output) (*EndpointChange, error
 		if len(affected) == 0 {
 			return nil
 		}
-		routes := make([]*routev1.Route, 0, len(affected))
 		for k := range affected {
 			ch.Routes = append(ch.Routes, k)
 		}
 		sort.Slice(ch.Routes, func(i, j int) bool { return ch.Routes[i] < ch.Routes[j] })
+		routes := make([]*routev1.Route, 0, len(affected))
 		for _, k := range ch.Routes {
-			r := out.admitted[k]
+			r := admitted[k]
 			if r == nil {
 				return fmt.Errorf("route %s of the model is not among the admitted routes", k)
 			}
@@ -119,39 +161,23 @@ func UpdateEndpoints(src Source, in Inputs, out *Output) (*EndpointChange, error
 	if err != nil {
 		return nil, fmt.Errorf("reading the objects: %w", err)
 	}
-	if ch.Full != "" {
-		return ch, nil
+	return ch, nil
+}
+
+// admittedRoutes indexes out's admitted routes by model key, once.
+func (out *Output) admittedRoutes() map[model.ServiceAliasConfigKey]*routev1.Route {
+	if out.admitted == nil {
+		out.admitted = make(map[model.ServiceAliasConfigKey]*routev1.Route, len(out.Decision.Admitted))
+		for _, r := range out.Decision.Admitted {
+			out.admitted[model.NewServiceAliasConfigKey(r.Namespace, r.Name)] = r
+		}
 	}
-	if len(ch.Routes) == 0 {
-		ch.Sections = &dynamic.Config{}
-		return ch, nil
-	}
-	// The budget shares health checks by the routes' numbers of endpoints,
-	// but only a fresh layout (at a reload, after a full pass) takes the
-	// checks it plans: endpoints that come at runtime take spare slots,
-	// which HAProxy reserves nothing more for. The plan is not made
-	// again here; its demand follows.
-	b := out.Budget
-	for _, k := range ch.Routes {
-		old, cfg := out.Model.State[k], ch.State[k]
-		was, now := endpointLines(&old), endpointLines(&cfg)
-		pool := b.Pools[k]
-		ch.demand += routeDemand(now, pool) - routeDemand(was, pool)
-	}
-	part := *out.Model
-	part.State, part.ServiceUnits = ch.State, ch.serviceUnits
-	prev := make(servers.Layouts, len(ch.Routes))
-	for _, k := range ch.Routes {
-		prev[k] = out.Model.State[k].Servers
-	}
-	so := in.Servers
-	so.Pools, so.CheckedSlots, so.Generation = b.Pools, b.Checked, ch.generation
-	so.UncheckedEndpoints = b.UncheckedSet()
-	servers.Assign(&part, prev, so)
-	config, err := renderConfig(&part, in, out.ConfigPath)
-	if err != nil {
-		return nil, err
-	}
+	return out.admitted
+}
+
+// baseConfig is out's configuration rendered without any route, parsed,
+// once: what the routes' sections are told apart from.
+func (out *Output) baseConfig(in Inputs) (*dynamic.Config, error) {
 	if out.base == nil {
 		empty := *out.Model
 		empty.State = map[model.ServiceAliasConfigKey]model.ServiceAliasConfig{}
@@ -162,9 +188,7 @@ func UpdateEndpoints(src Source, in Inputs, out *Output) (*EndpointChange, error
 		}
 		out.base = dynamic.Parse(baseConfig)
 	}
-	ch.Config = config
-	ch.Sections = dynamic.Parse(config).Sections(out.base)
-	return ch, nil
+	return out.base, nil
 }
 
 // renderConfig renders the template's haproxy.config (at configPath) for td.
