@@ -1,126 +1,100 @@
 package admission
 
 import (
-	"regexp"
-	"strings"
-
 	routev1 "github.com/openshift/api/route/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/openshift-router-go/router/router/headeractions"
 )
 
-// Limits of spec.httpHeaders.actions, as in the Route API.
-const (
-	MaxHeaderActions     = 20
-	MaxHeaderNameLength  = 255
-	MaxHeaderValueLength = 16384
-)
-
-var (
-	// headerNamePattern is the Route API's pattern of a header name
-	// (an RFC 2616 token).
-	headerNamePattern = regexp.MustCompile("^[-!#$%&'*+.0-9A-Z^_`a-z|~]+$")
-	// requestHeaderValuePattern and responseHeaderValuePattern are the
-	// Route API's patterns of a Set value: printable text in which "%"
-	// only starts "%%" or a sample fetch the API allows — req.hdr(NAME)
-	// (res.hdr(NAME) for responses) or ssl_c_der, optionally with the
-	// lower and base64 converters and a {+Q}-style flag list.
-	requestHeaderValuePattern  = headerValuePattern(`req\.hdr`)
-	responseHeaderValuePattern = headerValuePattern(`res\.hdr`)
-)
-
-func headerValuePattern(fetch string) *regexp.Regexp {
-	return regexp.MustCompile(`^(?:%(?:%|(?:\{[-+]?[QXE](?:,[-+]?[QXE])*\})?\[(?:` + fetch + `\([0-9A-Za-z-]+\)|ssl_c_der)(?:,(?:lower|base64))*\])|[^%[:cntrl:]])+$`)
-}
-
-// reservedHeaders may not be set or deleted through header actions.
-var reservedHeaders = []string{"strict-transport-security", "proxy", "cookie", "set-cookie"}
-
-// Messages of the Route API's header-action rules.
-const (
-	msgHeaderActionsPassthrough = "header actions are not permitted when tls termination is passthrough."
-	msgHeaderSetRequired        = "set is required when type is Set, and forbidden otherwise"
-	msgHeaderValueFormat        = "Either the header value provided is not in correct format or the sample fetcher/converter specified is not allowed. " +
-		"The dynamic header value will be interpreted as an HAProxy format string as defined in http://cbonte.github.io/haproxy-dconv/2.6/configuration.html#8.2.6 " +
-		"and may use HAProxy's %[] syntax and otherwise must be a valid HTTP header value as defined in https://datatracker.ietf.org/doc/html/rfc7230#section-3.2. " +
-		"Sample fetchers allowed are FETCH, ssl_c_der. Converters allowed are lower, base64."
-)
+// msgHeaderName is admission's message for a header name that is not an
+// HTTP token.
+const msgHeaderName = "must be an HTTP header name: letters, digits and -!#$%&'*+.^_`|~"
 
 // validateHeaderActions checks spec.httpHeaders.actions with the Route
-// API's rules (openshift/api route/v1): at most 20 request and 20 response
+// API's rules (router/headeractions): at most 20 request and 20 response
 // actions, names that are HTTP tokens of at most 255 characters, unique in
 // their list and not reserved, Set with a value (and Delete without), and
 // Set values of at most 16384 characters that match the API's pattern —
 // which allows only the sample fetches req.hdr (res.hdr for responses) and
 // ssl_c_der with the converters lower and base64, and no control
-// characters. Passthrough routes may not have header actions. A route the
-// API server would refuse never reaches haproxy.config.
+// characters. Passthrough routes may not have header actions (an empty
+// httpHeaders is accepted, as by OpenShift). A route the API server would
+// refuse never reaches haproxy.config. Each fault is reported at the field
+// it is in, for the route's status.
 func validateHeaderActions(p *field.Path, spec *routev1.RouteSpec) field.ErrorList {
 	h := spec.HTTPHeaders
 	if h == nil {
 		return nil
 	}
 	var errs field.ErrorList
-	if spec.TLS != nil && spec.TLS.Termination == routev1.TLSTerminationPassthrough {
-		errs = append(errs, field.Invalid(p, "", msgHeaderActionsPassthrough))
+	if headeractions.ActionsOnPassthrough(spec) {
+		errs = append(errs, field.Invalid(p, "", headeractions.MsgPassthrough))
 	}
 	ap := p.Child("actions")
-	errs = append(errs, validateHeaderList(ap.Child("request"), h.Actions.Request, requestHeaderValuePattern, "req.hdr")...)
-	errs = append(errs, validateHeaderList(ap.Child("response"), h.Actions.Response, responseHeaderValuePattern, "res.hdr")...)
+	errs = append(errs, validateHeaderList(ap.Child("request"), headeractions.Request, h.Actions.Request)...)
+	errs = append(errs, validateHeaderList(ap.Child("response"), headeractions.Response, h.Actions.Response)...)
 	return errs
 }
 
-func validateHeaderList(p *field.Path, list []routev1.RouteHTTPHeader, valuePattern *regexp.Regexp, fetch string) field.ErrorList {
+func validateHeaderList(p *field.Path, d headeractions.Direction, list []routev1.RouteHTTPHeader) field.ErrorList {
+	r := headeractions.Check(d, list)
 	var errs field.ErrorList
-	if len(list) > MaxHeaderActions {
-		errs = append(errs, field.TooMany(p, len(list), MaxHeaderActions))
+	if r.TooMany {
+		errs = append(errs, field.TooMany(p, len(list), headeractions.MaxActions))
 	}
-	seen := map[string]bool{}
-	for i, a := range list {
-		ip := p.Index(i)
-		np := ip.Child("name")
-		switch {
-		case a.Name == "":
-			errs = append(errs, field.Required(np, ""))
-		case len(a.Name) > MaxHeaderNameLength:
-			errs = append(errs, field.TooLong(np, "", MaxHeaderNameLength))
-		case !headerNamePattern.MatchString(a.Name):
-			errs = append(errs, field.Invalid(np, quoteForMessage(a.Name), "must be an HTTP header name: letters, digits and -!#$%&'*+.^_`|~"))
-		default:
-			lower := strings.ToLower(a.Name)
-			for _, r := range reservedHeaders {
-				if lower == r {
-					errs = append(errs, field.Invalid(np, a.Name, r+" header may not be modified via header actions"))
-				}
-			}
-			if seen[a.Name] {
-				errs = append(errs, field.Duplicate(np, a.Name))
-			}
-			seen[a.Name] = true
+	for i, it := range r.Items {
+		errs = append(errs, headerNameErrors(p.Index(i).Child("name"), list[i].Name, it)...)
+		errs = append(errs, headerActionErrors(p.Index(i).Child("action"), d, &list[i].Action, it)...)
+	}
+	return errs
+}
+
+// headerNameErrors words the faults of an action's name; a name that is
+// not a token is not also reported as reserved or duplicate.
+func headerNameErrors(np *field.Path, name string, it headeractions.Item) field.ErrorList {
+	var errs field.ErrorList
+	switch it.Name {
+	case headeractions.NameMissing:
+		errs = append(errs, field.Required(np, ""))
+	case headeractions.NameTooLong:
+		errs = append(errs, field.TooLong(np, "", headeractions.MaxNameLength))
+	case headeractions.NameNotToken:
+		errs = append(errs, field.Invalid(np, quoteForMessage(name), msgHeaderName))
+	default:
+		if it.Reserved != "" {
+			errs = append(errs, field.Invalid(np, name, headeractions.ReservedMessage(it.Reserved)))
 		}
-		tp := ip.Child("action")
-		switch a.Action.Type {
-		case routev1.Set:
-			if a.Action.Set == nil {
-				errs = append(errs, field.Required(tp.Child("set"), msgHeaderSetRequired))
-				continue
-			}
-			v := a.Action.Set.Value
-			vp := tp.Child("set", "value")
-			switch {
-			case v == "":
-				errs = append(errs, field.Required(vp, ""))
-			case len(v) > MaxHeaderValueLength:
-				errs = append(errs, field.TooLong(vp, "", MaxHeaderValueLength))
-			case !valuePattern.MatchString(v):
-				errs = append(errs, field.Invalid(vp, quoteForMessage(v), strings.Replace(msgHeaderValueFormat, "FETCH", fetch, 1)))
-			}
-		case routev1.Delete:
-			if a.Action.Set != nil {
-				errs = append(errs, field.Invalid(tp.Child("set"), "", msgHeaderSetRequired))
-			}
-		default:
-			errs = append(errs, field.NotSupported(tp.Child("type"), a.Action.Type, []string{string(routev1.Set), string(routev1.Delete)}))
+		if it.Duplicate {
+			errs = append(errs, field.Duplicate(np, name))
 		}
 	}
 	return errs
+}
+
+// headerActionErrors words the faults of an action's type, set and value:
+// an unknown type alone, the value only of a Set action.
+func headerActionErrors(tp *field.Path, d headeractions.Direction, a *routev1.RouteHTTPHeaderActionUnion, it headeractions.Item) field.ErrorList {
+	switch a.Type {
+	case routev1.Set:
+		if it.SetMismatch {
+			return field.ErrorList{field.Required(tp.Child("set"), headeractions.MsgSetRequired)}
+		}
+		vp := tp.Child("set", "value")
+		switch {
+		case it.Value == headeractions.ValueMissing:
+			return field.ErrorList{field.Required(vp, "")}
+		case it.Value == headeractions.ValueTooLong:
+			return field.ErrorList{field.TooLong(vp, "", headeractions.MaxValueLength)}
+		case it.BadValue:
+			return field.ErrorList{field.Invalid(vp, quoteForMessage(a.Set.Value), headeractions.ValueMessage(d))}
+		}
+	case routev1.Delete:
+		if it.SetMismatch {
+			return field.ErrorList{field.Invalid(tp.Child("set"), "", headeractions.MsgSetRequired)}
+		}
+	default:
+		return field.ErrorList{field.NotSupported(tp.Child("type"), a.Type, []string{string(routev1.Set), string(routev1.Delete)})}
+	}
+	return nil
 }

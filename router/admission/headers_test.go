@@ -45,6 +45,9 @@ func TestHeaderActionsFollowRouteAPIRules(t *testing.T) {
 		{name: "reserved names", req: []routev1.RouteHTTPHeader{del("Cookie"), del("PROXY")}, resp: []routev1.RouteHTTPHeader{del("Set-Cookie"), set("strict-transport-security", "x")}, wantErr: "strict-transport-security header may not be modified"},
 		{name: "too many", req: many, wantErr: "must have at most 20 items"},
 		{name: "passthrough", term: routev1.TLSTerminationPassthrough, req: []routev1.RouteHTTPHeader{del("X-A")}, wantErr: "not permitted when tls termination is passthrough"},
+		// As OpenShift: openshift-apiserver refuses header actions on a
+		// passthrough route, not an httpHeaders without actions.
+		{name: "passthrough without actions", term: routev1.TLSTerminationPassthrough},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			spec := routev1.RouteSpec{HTTPHeaders: &routev1.RouteHTTPHeaders{Actions: routev1.RouteHTTPHeaderActions{Request: tc.req, Response: tc.resp}}}

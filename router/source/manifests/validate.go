@@ -37,6 +37,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/openshift-router-go/router/router/headeractions"
 )
 
 // ErrInvalid is wrapped by the *ParseError of a document the API server
@@ -53,13 +55,6 @@ const (
 	routeMaxAlternateBackends = 3
 	// routeMaxWeight is the CRD's maximum of a backend's weight.
 	routeMaxWeight = 256
-	// routeMaxHeaderActions is the CRD's maxItems of each of
-	// spec.httpHeaders.actions.request and .response.
-	routeMaxHeaderActions = 20
-	// routeHeaderNameMaxLength and routeHeaderValueMaxLength are the CRD's
-	// maxLength of a header action's name and value.
-	routeHeaderNameMaxLength  = 255
-	routeHeaderValueMaxLength = 16384
 	// maxEndpointsPerSlice, maxAddressesPerEndpoint and maxPortsPerSlice
 	// are the EndpointSlice API's limits.
 	maxEndpointsPerSlice    = 1000
@@ -72,25 +67,7 @@ const (
 // routeHostPattern is the CRD's pattern of spec.host and spec.subdomain.
 const routeHostPattern = `^([a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9\-]{0,61}[a-zA-Z0-9])(\.([a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9\-]{0,61}[a-zA-Z0-9]))*$`
 
-// routeHeaderNamePattern is the CRD's pattern of a header action's name.
-const routeHeaderNamePattern = "^[-!#$%&'*+.0-9A-Z^_`a-z|~]+$"
-
-var (
-	routeHostRE       = regexp.MustCompile(routeHostPattern)
-	routeHeaderNameRE = regexp.MustCompile(routeHeaderNamePattern)
-	// The CRD's CEL rules on set header values (RE2, as CEL's matches).
-	routeRequestHeaderValueRE  = regexp.MustCompile(`^(?:%(?:%|(?:\{[-+]?[QXE](?:,[-+]?[QXE])*\})?\[(?:req\.hdr\([0-9A-Za-z-]+\)|ssl_c_der)(?:,(?:lower|base64))*\])|[^%[:cntrl:]])+$`)
-	routeResponseHeaderValueRE = regexp.MustCompile(`^(?:%(?:%|(?:\{[-+]?[QXE](?:,[-+]?[QXE])*\})?\[(?:res\.hdr\([0-9A-Za-z-]+\)|ssl_c_der)(?:,(?:lower|base64))*\])|[^%[:cntrl:]])+$`)
-)
-
-// routeReservedHeaders are the header names the CRD's CEL rules refuse in
-// header actions, with the rule's message.
-var routeReservedHeaders = []struct{ name, message string }{
-	{"strict-transport-security", "strict-transport-security header may not be modified via header actions"},
-	{"proxy", "proxy header may not be modified via header actions"},
-	{"cookie", "cookie header may not be modified via header actions"},
-	{"set-cookie", "set-cookie header may not be modified via header actions"},
-}
+var routeHostRE = regexp.MustCompile(routeHostPattern)
 
 // validateObject returns what the API server would refuse in a defaulted
 // object, nil if it would accept it.
@@ -172,15 +149,15 @@ func validateRoute(r *routev1.Route) field.ErrorList {
 				errs = append(errs, field.Invalid(spec, "object",
 					"must validate at least one schema (anyOf): spec.path must be empty when spec.tls.termination is passthrough"))
 			}
-			if s.HTTPHeaders != nil {
-				errs = append(errs, field.Invalid(spec, "object", "header actions are not permitted when tls termination is passthrough."))
+			if headeractions.HeadersOnPassthrough(s) {
+				errs = append(errs, field.Invalid(spec, "object", headeractions.MsgPassthrough))
 			}
 		}
 	}
 	if s.HTTPHeaders != nil {
 		a := spec.Child("httpHeaders", "actions")
-		errs = append(errs, validateRouteHeaderActions(a.Child("request"), s.HTTPHeaders.Actions.Request, routeRequestHeaderValueRE, "req.hdr")...)
-		errs = append(errs, validateRouteHeaderActions(a.Child("response"), s.HTTPHeaders.Actions.Response, routeResponseHeaderValueRE, "res.hdr")...)
+		errs = append(errs, validateRouteHeaderActions(a.Child("request"), headeractions.Request, s.HTTPHeaders.Actions.Request)...)
+		errs = append(errs, validateRouteHeaderActions(a.Child("response"), headeractions.Response, s.HTTPHeaders.Actions.Response)...)
 	}
 	return errs
 }
@@ -251,66 +228,58 @@ func validateRouteTLS(p *field.Path, tls *routev1.TLSConfig) field.ErrorList {
 	return errs
 }
 
-func validateRouteHeaderActions(p *field.Path, actions []routev1.RouteHTTPHeader, valueRE *regexp.Regexp, fetcher string) field.ErrorList {
+// validateRouteHeaderActions words the faults headeractions.Check finds
+// in a list as the API server words the CRD's: OpenAPI errors per field,
+// the CEL rules' messages, and the value rule once for the list (it is a
+// CEL rule on the list).
+func validateRouteHeaderActions(p *field.Path, d headeractions.Direction, actions []routev1.RouteHTTPHeader) field.ErrorList {
+	r := headeractions.Check(d, actions)
 	var errs field.ErrorList
-	if n := len(actions); n > routeMaxHeaderActions {
-		errs = append(errs, field.TooMany(p, n, routeMaxHeaderActions))
+	if r.TooMany {
+		errs = append(errs, field.TooMany(p, len(actions), headeractions.MaxActions))
 	}
-	seen := map[string]bool{}
-	badValue := false
-	for i := range actions {
-		a := &actions[i]
-		ip := p.Index(i)
-		np := ip.Child("name")
-		switch {
-		case a.Name == "":
-			errs = append(errs, field.Required(np, ""))
-		case len(a.Name) > routeHeaderNameMaxLength:
-			errs = append(errs, field.TooLong(np, a.Name, routeHeaderNameMaxLength))
-		case !routeHeaderNameRE.MatchString(a.Name):
-			errs = append(errs, field.Invalid(np, a.Name, inBody(np, "should match '%s'", routeHeaderNamePattern)))
-		}
-		for _, r := range routeReservedHeaders {
-			if strings.ToLower(a.Name) == r.name {
-				errs = append(errs, field.Invalid(np, a.Name, r.message))
-			}
-		}
-		if seen[a.Name] {
-			errs = append(errs, field.Duplicate(ip, fmt.Sprintf("{%q:%q}", "name", a.Name)))
-		}
-		seen[a.Name] = true
+	for i, it := range r.Items {
+		errs = append(errs, routeHeaderActionErrors(p.Index(i), &actions[i], it)...)
+	}
+	if r.BadValue() {
+		errs = append(errs, field.Invalid(p, "array", headeractions.ValueMessage(d)))
+	}
+	return errs
+}
 
-		ap := ip.Child("action")
-		switch a.Action.Type {
-		case routev1.Set, routev1.Delete:
-		case "":
-			errs = append(errs, field.Required(ap.Child("type"), ""))
-		default:
-			errs = append(errs, field.NotSupported(ap.Child("type"), a.Action.Type, []routev1.RouteHTTPHeaderActionType{routev1.Set, routev1.Delete}))
-		}
-		if (a.Action.Type == routev1.Set) != (a.Action.Set != nil) {
-			errs = append(errs, field.Invalid(ap, "object", "set is required when type is Set, and forbidden otherwise"))
-		}
-		if a.Action.Set != nil {
-			vp := ap.Child("set", "value")
-			v := a.Action.Set.Value
-			switch {
-			case v == "":
-				errs = append(errs, field.Required(vp, ""))
-			case len(v) > routeHeaderValueMaxLength:
-				errs = append(errs, field.TooLong(vp, v, routeHeaderValueMaxLength))
-			}
-		}
-		if a.Action.Type != routev1.Delete && (a.Action.Set == nil || !valueRE.MatchString(a.Action.Set.Value)) {
-			badValue = true
-		}
+func routeHeaderActionErrors(ip *field.Path, a *routev1.RouteHTTPHeader, it headeractions.Item) field.ErrorList {
+	var errs field.ErrorList
+	np := ip.Child("name")
+	switch it.Name {
+	case headeractions.NameMissing:
+		errs = append(errs, field.Required(np, ""))
+	case headeractions.NameTooLong:
+		errs = append(errs, field.TooLong(np, a.Name, headeractions.MaxNameLength))
+	case headeractions.NameNotToken:
+		errs = append(errs, field.Invalid(np, a.Name, inBody(np, "should match '%s'", headeractions.NamePattern)))
 	}
-	if badValue {
-		errs = append(errs, field.Invalid(p, "array",
-			"Either the header value provided is not in correct format or the sample fetcher/converter specified is not allowed. "+
-				"The dynamic header value will be interpreted as an HAProxy format string as defined in http://cbonte.github.io/haproxy-dconv/2.6/configuration.html#8.2.6 "+
-				"and may use HAProxy's %[] syntax and otherwise must be a valid HTTP header value as defined in https://datatracker.ietf.org/doc/html/rfc7230#section-3.2. "+
-				"Sample fetchers allowed are "+fetcher+", ssl_c_der. Converters allowed are lower, base64."))
+	if it.Reserved != "" {
+		errs = append(errs, field.Invalid(np, a.Name, headeractions.ReservedMessage(it.Reserved)))
+	}
+	if it.Duplicate {
+		errs = append(errs, field.Duplicate(ip, fmt.Sprintf("{%q:%q}", "name", a.Name)))
+	}
+	ap := ip.Child("action")
+	switch it.Type {
+	case headeractions.TypeMissing:
+		errs = append(errs, field.Required(ap.Child("type"), ""))
+	case headeractions.TypeUnknown:
+		errs = append(errs, field.NotSupported(ap.Child("type"), a.Action.Type, []routev1.RouteHTTPHeaderActionType{routev1.Set, routev1.Delete}))
+	}
+	if it.SetMismatch {
+		errs = append(errs, field.Invalid(ap, "object", headeractions.MsgSetRequired))
+	}
+	vp := ap.Child("set", "value")
+	switch it.Value {
+	case headeractions.ValueMissing:
+		errs = append(errs, field.Required(vp, ""))
+	case headeractions.ValueTooLong:
+		errs = append(errs, field.TooLong(vp, a.Action.Set.Value, headeractions.MaxValueLength))
 	}
 	return errs
 }
