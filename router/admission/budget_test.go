@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	routev1 "github.com/openshift/api/route/v1"
+
+	"github.com/openshift-router-go/router/router/headeractions"
 )
 
 // headerActions gives a route n request and response Set actions (20 of
@@ -16,9 +18,9 @@ func headerActions(n, size int) routeOpt {
 	return func(r *routev1.Route) {
 		h := &routev1.RouteHTTPHeaders{}
 		for i := 0; i < n; i++ {
-			a := routev1.RouteHTTPHeader{Name: fmt.Sprintf("X-Big-%02d", i%MaxHeaderActions),
+			a := routev1.RouteHTTPHeader{Name: fmt.Sprintf("X-Big-%02d", i%headeractions.MaxActions),
 				Action: routev1.RouteHTTPHeaderActionUnion{Type: routev1.Set, Set: &routev1.RouteSetHTTPHeader{Value: strings.Repeat("v", size)}}}
-			if i < MaxHeaderActions {
+			if i < headeractions.MaxActions {
 				h.Actions.Request = append(h.Actions.Request, a)
 			} else {
 				h.Actions.Response = append(h.Actions.Response, a)
@@ -69,8 +71,8 @@ func rejectedFor(d Decision, reason string) []string {
 }
 
 func TestConfigBudget(t *testing.T) {
-	const maxValues = 40 * (MaxHeaderValueLength + 100) // about one route of 40 16 KiB values
-	big := ConfigBytes(bigNamespace("x", 1, 40, MaxHeaderValueLength)[0], nil)
+	const maxValues = 40 * (headeractions.MaxValueLength + 100) // about one route of 40 16 KiB values
+	big := ConfigBytes(bigNamespace("x", 1, 40, headeractions.MaxValueLength)[0], nil)
 	tests := []struct {
 		name     string
 		routes   []*routev1.Route
@@ -79,12 +81,12 @@ func TestConfigBudget(t *testing.T) {
 	}{
 		{
 			name:   "everything fits",
-			routes: append(bigNamespace("big", 3, 40, MaxHeaderValueLength), normalNamespace("small", 3)...),
+			routes: append(bigNamespace("big", 3, 40, headeractions.MaxValueLength), normalNamespace("small", 3)...),
 			budget: 10 * maxValues,
 		},
 		{
 			name:   "no budget",
-			routes: bigNamespace("big", 20, 40, MaxHeaderValueLength),
+			routes: bigNamespace("big", 20, 40, headeractions.MaxValueLength),
 			budget: 0,
 		},
 		{
@@ -92,9 +94,9 @@ func TestConfigBudget(t *testing.T) {
 			// small namespace takes what it asks, the big one keeps what
 			// fits in the rest (6 routes), its youngest routes go.
 			name:     "the big namespace loses its largest routes, the other keeps all",
-			routes:   append(bigNamespace("big", 20, 40, MaxHeaderValueLength), normalNamespace("small", 5)...),
+			routes:   append(bigNamespace("big", 20, 40, headeractions.MaxValueLength), normalNamespace("small", 5)...),
 			budget:   4 << 20,
-			rejected: keys(bigNamespace("big", 20, 40, MaxHeaderValueLength)[6:]),
+			rejected: keys(bigNamespace("big", 20, 40, headeractions.MaxValueLength)[6:]),
 		},
 		{
 			name: "the largest route of the namespace goes first",
@@ -110,8 +112,8 @@ func TestConfigBudget(t *testing.T) {
 			// Two namespaces asking for more than half share it equally;
 			// one asking for less gets it all.
 			name: "max-min fair between namespaces",
-			routes: append(append(bigNamespace("one", 4, 40, MaxHeaderValueLength), bigNamespace("two", 4, 40, MaxHeaderValueLength)...),
-				bigNamespace("three", 1, 40, MaxHeaderValueLength)...),
+			routes: append(append(bigNamespace("one", 4, 40, headeractions.MaxValueLength), bigNamespace("two", 4, 40, headeractions.MaxValueLength)...),
+				bigNamespace("three", 1, 40, headeractions.MaxValueLength)...),
 			budget:   5*big + big/2,
 			rejected: []string{"one/r02", "one/r03", "two/r02", "two/r03"},
 		},
@@ -124,7 +126,7 @@ func TestConfigBudget(t *testing.T) {
 			// The floor is RouteConfigBytesFloor a route: a route above it
 			// takes the budget's share.
 			name:     "the floor: routes above it share the budget",
-			routes:   append(normalNamespace("a", 3), route("a", "huge", "huge.example.com", "", 9, headerActions(40, MaxHeaderValueLength))),
+			routes:   append(normalNamespace("a", 3), route("a", "huge", "huge.example.com", "", 9, headerActions(40, headeractions.MaxValueLength))),
 			budget:   1,
 			rejected: []string{"a/huge"},
 		},

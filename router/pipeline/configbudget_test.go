@@ -11,6 +11,7 @@ import (
 
 	"github.com/openshift-router-go/router/haproxy/files"
 	"github.com/openshift-router-go/router/router/admission"
+	"github.com/openshift-router-go/router/router/headeractions"
 	"github.com/openshift-router-go/router/router/servers"
 	"github.com/openshift-router-go/router/router/store"
 	"github.com/openshift-router-go/router/templates"
@@ -22,9 +23,9 @@ import (
 func withHeaders(r *routev1.Route, n, size int) *routev1.Route {
 	h := &routev1.RouteHTTPHeaders{}
 	for i := 0; i < n; i++ {
-		a := routev1.RouteHTTPHeader{Name: fmt.Sprintf("X-Big-%02d", i%admission.MaxHeaderActions),
+		a := routev1.RouteHTTPHeader{Name: fmt.Sprintf("X-Big-%02d", i%headeractions.MaxActions),
 			Action: routev1.RouteHTTPHeaderActionUnion{Type: routev1.Set, Set: &routev1.RouteSetHTTPHeader{Value: strings.Repeat("v", size)}}}
-		if i < admission.MaxHeaderActions {
+		if i < headeractions.MaxActions {
 			h.Actions.Request = append(h.Actions.Request, a)
 		} else {
 			h.Actions.Response = append(h.Actions.Response, a)
@@ -37,7 +38,7 @@ func withHeaders(r *routev1.Route, n, size int) *routev1.Route {
 // bigRoute is route i of the namespace "big": 40 header actions of 16 KiB
 // values (the API's limits), created at second 100+i.
 func bigRoute(i int) *routev1.Route {
-	return withHeaders(route("big", fmt.Sprintf("r%02d", i), fmt.Sprintf("r%02d.big.example.com", i), "", "a", int64(100+i)), 40, admission.MaxHeaderValueLength)
+	return withHeaders(route("big", fmt.Sprintf("r%02d", i), fmt.Sprintf("r%02d.big.example.com", i), "", "a", int64(100+i)), 40, headeractions.MaxValueLength)
 }
 
 // budgetResults fails unless exactly the routes of big named rejected are
@@ -128,7 +129,7 @@ func TestConfigBudgetOnBothPaths(t *testing.T) {
 				st.Upsert(withHeaders(route("big", "r00", "r00.big.example.com", "", "a", 100), 1, 100))
 			}, bigNames(7, 20), false},
 			{"an older big route comes: the youngest admitted one goes", func(st *store.Store) {
-				st.Upsert(withHeaders(route("big", "old", "old.big.example.com", "", "a", 50), 40, admission.MaxHeaderValueLength))
+				st.Upsert(withHeaders(route("big", "old", "old.big.example.com", "", "a", 50), 40, headeractions.MaxValueLength))
 			}, bigNames(6, 20), false},
 			{"a rejected big route changes and stays rejected", func(st *store.Store) {
 				r19 := bigRoute(19)
@@ -136,7 +137,7 @@ func TestConfigBudgetOnBothPaths(t *testing.T) {
 				st.Upsert(r19)
 			}, bigNames(6, 20), true},
 			{"a rejected big route gets smaller than the others: it is admitted, the youngest admitted one goes", func(st *store.Store) {
-				st.Upsert(withHeaders(route("big", "r18", "r18.big.example.com", "", "a", 118), 39, admission.MaxHeaderValueLength))
+				st.Upsert(withHeaders(route("big", "r18", "r18.big.example.com", "", "a", 118), 39, headeractions.MaxValueLength))
 			}, append(bigNames(5, 18), "big/r19"), false},
 			{"the other namespace's route changes", func(st *store.Store) {
 				ra := route("ns", "ra", "a.example.com", "", "a", 0)
@@ -233,7 +234,7 @@ func TestConfigBytesIsAnUpperBound(t *testing.T) {
 		route(strings.Repeat("n", 63), strings.Repeat("r", 253), host, longPath, "a", 1),
 		withTLS(route("esc", "special", dots, special, "a", 1), routev1.TLSTerminationEdge),
 		withTLS(annotate(route("esc", "wild", "w."+dots, "", "a", 1), "haproxy.router.openshift.io/rewrite-target", special), routev1.TLSTerminationEdge),
-		withHeaders(route("big", "r00", "r00.big.example.com", "", "a", 1), 40, admission.MaxHeaderValueLength),
+		withHeaders(route("big", "r00", "r00.big.example.com", "", "a", 1), 40, headeractions.MaxValueLength),
 		quoted,
 		withTLS(withHeaders(route("tls", "edge", host, longPath, "a", 1), 20, 300), routev1.TLSTerminationEdge),
 		withTLS(route("tls", "reencrypt", host, "", "a", 1), routev1.TLSTerminationReencrypt),
