@@ -198,17 +198,9 @@ func (c *Controller) roundReason(run *commitRun, force, incremental bool) string
 }
 
 // commitRuntime applies a staged round through the runtime API. It returns
-// the round's result when it did (or excluded a route HAProxy refused a
-// command for: that route is rejected and the rest is applied without it,
-// with a reload, since what runs is unknown after a partial change), else
-// why a reload is needed.
+// the round's result when it did, else why a reload is needed.
 func (c *Controller) commitRuntime(ctx context.Context, run *commitRun, out *pipeline.Output, running *dynamic.Config, changed []string) (roundResult, string, error) {
-	reason, parsed, found, err := c.tryRuntime(ctx, running, changed, out.Files, out.Model.WorkingDir, out.Config, out.Sections)
-	if len(found) > 0 {
-		c.rollback("files of a refused runtime change")
-		res, err := c.retryWithout(run, found, err)
-		return res, "", err
-	}
+	reason, parsed := c.tryRuntime(ctx, running, changed, out.Files, out.Model.WorkingDir, out.Config, out.Sections)
 	if reason != "" {
 		return roundResult{}, reason, nil
 	}
@@ -337,16 +329,14 @@ func (c *Controller) loaded(out *pipeline.Output, start bool, reason string, cha
 
 // tryRuntime applies the change from the running configuration to the
 // staged one through the runtime API. It returns "" and the new parsed
-// configuration when it did, or why a reload is needed. A command HAProxy
-// refused that names a route (pipeline.RuntimeCulprit) is returned as that
-// route's culprit, with the error; any other failure falls back to a
-// reload.
+// configuration when it did, or why a reload is needed: a command HAProxy
+// refused, or a runtime API that failed, falls back to a reload.
 //
 // With sections (the routes' sections an output rendered again, the rest
 // of config being as HAProxy runs it: pipeline.UpdateRoutesFollowing)
 // only those are compared with what runs (dynamic.DiffSections), not the
 // whole configuration parsed again.
-func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, changed []string, fs []files.File, workingDir string, config []byte, sections *dynamic.Config) (string, *dynamic.Config, []pipeline.Culprit, error) {
+func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, changed []string, fs []files.File, workingDir string, config []byte, sections *dynamic.Config) (string, *dynamic.Config) {
 	var change dynamic.Change
 	if sections != nil {
 		change = dynamic.DiffSections(running, sections)
@@ -355,7 +345,7 @@ func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, ch
 	}
 	if change.Reload {
 		c.o.Logger.V(2).Info("change needs a reload", "reason", change.Reason, "where", change.Where)
-		return change.Reason, nil, nil, nil
+		return change.Reason, nil
 	}
 	fc := dynamic.FileCommands(layout.New(workingDir), config, changed, changedData(fs, changed))
 	if fc.Reload {
@@ -364,7 +354,7 @@ func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, ch
 		} else {
 			c.o.Logger.V(2).Info("change needs a reload", "reason", ReasonFiles, "file", fc.File)
 		}
-		return ReasonFiles, nil, nil, nil
+		return ReasonFiles, nil
 	}
 	// runs is what runs once the change is applied.
 	runs := func() *dynamic.Config {
@@ -377,12 +367,12 @@ func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, ch
 	cmds := append(change.Commands, fc.Commands...)
 	if len(cmds) == 0 {
 		// Only comments or blank lines changed.
-		return "", runs(), nil, nil
+		return "", runs()
 	}
 	began := time.Now()
 	if n, err := dynamic.Apply(ctx, c.o.Runtime, cmds); err != nil {
-		cu, err := c.runtimeFailed(err, fs, n, len(cmds))
-		return ReasonRuntimeError, nil, cu, err
+		c.runtimeFailed(err, fs, n, len(cmds))
+		return ReasonRuntimeError, nil
 	}
 	if len(change.Commands) > 0 {
 		c.o.Observer.ObserveRuntimeChange("endpoints")
@@ -392,25 +382,26 @@ func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, ch
 	}
 	c.o.Logger.V(1).Info("changes applied without a reload", "serverCommands", len(change.Commands), "certificates", fc.Certificates, "took", time.Since(began).String())
 	c.noteRemoved(change.Running)
-	return "", runs(), nil, nil
+	return "", runs()
 }
 
 // runtimeFailed records a runtime API change that failed after n of total
-// commands: what HAProxy runs is now unknown, only a reload fixes it. A
-// command HAProxy refused for one route returns that route as the culprit,
-// with the error.
-func (c *Controller) runtimeFailed(err error, fs []files.File, n, total int) ([]pipeline.Culprit, error) {
+// commands (counted): what HAProxy runs is now unknown, only a reload fixes
+// it. A command HAProxy refused for one route is logged with that route,
+// which is reloaded, not rejected: the reload loads it as a fresh start
+// would, and a configuration HAProxy's check refuses is still traced to
+// its route and that route alone excluded.
+func (c *Controller) runtimeFailed(err error, fs []files.File, n, total int) {
 	c.o.Observer.ObserveRuntimeError()
 	c.mu.Lock()
 	c.forceReload, c.forceReason = true, ReasonRuntimeError
 	c.running, c.layouts = nil, nil
 	c.mu.Unlock()
 	if cu, ok := pipeline.RuntimeCulprit(err, fs); ok {
-		c.o.Logger.Error(err, "runtime API change refused for one route; rejecting it and reloading without it", "route", string(cu.Route), "applied", n, "of", total)
-		return []pipeline.Culprit{cu}, err
+		c.o.Logger.Error(err, "runtime API change refused for one route; reloading instead", "route", string(cu.Route), "applied", n, "of", total)
+		return
 	}
 	c.o.Logger.Error(err, "runtime API change failed; reloading instead", "applied", n, "of", total)
-	return nil, nil
 }
 
 // changedData returns the contents of the changed files among fs, by

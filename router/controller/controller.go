@@ -440,13 +440,10 @@ func (c *Controller) commitEndpoints(ctx context.Context) (outcome, bool) {
 	}
 	if len(change.Commands) > 0 {
 		if n, err := dynamic.Apply(ctx, c.o.Runtime, change.Commands); err != nil {
-			found, err := c.runtimeFailed(err, nil, n, len(change.Commands))
+			c.runtimeFailed(err, nil, n, len(change.Commands))
 			c.mu.Lock()
 			c.last = nil
 			c.mu.Unlock()
-			if len(found) > 0 {
-				c.exclude(found, err)
-			}
 			return outcome{}, false
 		}
 		c.o.Observer.ObserveRuntimeChange("endpoints")

@@ -15,7 +15,6 @@ import (
 	"github.com/go-logr/logr/testr"
 	routev1 "github.com/openshift/api/route/v1"
 
-	"github.com/openshift-router-go/router/router/admission"
 	"github.com/openshift-router-go/router/router/store"
 	"github.com/openshift-router-go/router/test/testcerts"
 )
@@ -152,45 +151,38 @@ func TestWithoutRuntimeAPIEveryChangeReloads(t *testing.T) {
 	}
 }
 
-// TestARefusedRuntimeCommandExcludesItsRouteOnly is issue 13's runtime
-// case: HAProxy's runtime API refuses a command for one route's backend;
-// that route is rejected (ConfigCheckFailed, a message about it, the
-// runtime error metric) and the other routes' changes of the same pass are
-// applied (by a reload without the route). Changing the route lets it in
-// again. A refusal that names no route keeps the reload fallback.
-func TestARefusedRuntimeCommandExcludesItsRouteOnly(t *testing.T) {
+// TestARefusedRuntimeCommandReloadsItsRoute: HAProxy's runtime API
+// refuses a command for one route's backend; that route falls back to a
+// reload (logged with the route, counted as a runtime API error, reason
+// runtime-error) and is not rejected: nothing is lost, and every route's
+// changes of the same pass are in the reloaded configuration (issue 25;
+// a configuration HAProxy's check refuses still rejects its route alone,
+// see exclusion_test.go).
+func TestARefusedRuntimeCommandReloadsItsRoute(t *testing.T) {
 	bad, good := plainRoute("bad", "web"), plainRoute("good", "web")
-	f := newFakeSetup(t, bad, good)
-	f.commit(t)
+	f, logs := startedWithLogs(t, bad, good)
 	f.rt.set("be_http:bad:web/", false)
 	setEndpoints(f.st, "bad", "svc", "10.70.0.1", "10.70.0.2")
 	setEndpoints(f.st, "good", "svc", "10.80.0.1", "10.80.0.2")
-	if !f.commit(t) {
-		t.Fatal("the pass without the rejected route was not reloaded")
+	if !f.commit(t) || f.obs.lastReason() != ReasonRuntimeError {
+		t.Fatalf("the refused change was not reloaded: reason %q", f.obs.lastReason())
 	}
-	res := f.c.Results()
-	if r := res["bad/web"]; r.Admitted || r.Reason != admission.ReasonConfigCheckFailed || !strings.Contains(r.Message, "runtime API refused") || strings.Contains(r.Message, "good") {
-		t.Fatalf("bad/web: %+v", r)
-	}
-	if !res["good/web"].Admitted {
-		t.Fatalf("good/web: %+v", res["good/web"])
+	for k, r := range f.c.Results() {
+		if !r.Admitted {
+			t.Fatalf("%s rejected for a refused runtime command: %+v", k, r)
+		}
 	}
 	cfg := f.config(t)
-	if strings.Contains(cfg, "be_http:bad:web") || !strings.Contains(cfg, "10.80.0.1:8080") {
-		t.Fatal("the configuration should have good/web's new endpoints and not bad/web")
+	if !strings.Contains(cfg, "10.70.0.1:8080") || !strings.Contains(cfg, "10.80.0.1:8080") {
+		t.Fatal("the reloaded configuration should have both routes' new endpoints")
 	}
-	if f.obs.runtimeErrors != 1 || f.obs.admission["bad/web"].Reason != admission.ReasonConfigCheckFailed {
-		t.Fatalf("metrics: runtime errors %d, admission %+v", f.obs.runtimeErrors, f.obs.admission["bad/web"])
+	if f.obs.runtimeErrors != 1 {
+		t.Fatalf("runtime errors %d, want 1", f.obs.runtimeErrors)
 	}
-
+	if logs.count("runtime API change refused for one route; reloading instead", `"route"="bad/web"`) != 1 {
+		t.Fatal("the refusal is not logged once with its route")
+	}
 	f.rt.set("", false)
-	fixed := bad.DeepCopy()
-	fixed.Generation, fixed.ResourceVersion = 2, "2"
-	f.st.Upsert(fixed)
-	f.commit(t)
-	if r := f.c.Results()["bad/web"]; !r.Admitted {
-		t.Fatalf("changed route still rejected: %+v", r)
-	}
 
 	// A refused command of no route: reload, nobody rejected.
 	f.rt.set("be_http:good:web/", false)
@@ -276,11 +268,14 @@ func TestACertificateRotationIsAppliedThroughTheRuntimeAPI(t *testing.T) {
 		t.Fatalf("a/edge: %+v", r)
 	}
 
-	// A certificate the runtime API refuses rejects its route.
+	// A certificate the runtime API refuses is reloaded instead (the
+	// route is not rejected: a certificate HAProxy's check refuses is).
 	f.rt.set("set ssl cert", false)
 	f.st.Upsert(issue())
-	f.commit(t)
-	if r := f.c.Results()["a/edge"]; r.Admitted || r.Reason != admission.ReasonConfigCheckFailed {
+	if !f.commit(t) || f.obs.lastReason() != ReasonRuntimeError {
+		t.Fatalf("a refused certificate: reason %q", f.obs.lastReason())
+	}
+	if r := f.c.Results()["a/edge"]; !r.Admitted {
 		t.Fatalf("a/edge: %+v", r)
 	}
 }

@@ -222,8 +222,8 @@ type Server struct {
 	Dynamic bool
 	// Added is true for the line of an endpoint that came after its
 	// backend was laid out and found no free slot: HAProxy gets it as a
-	// server added at runtime ("add server"). It is unchecked until the
-	// backend is laid out afresh.
+	// server added at runtime ("add server"), health-checked as a fresh
+	// layout would check it.
 	Added bool
 	// Checked lines are health-checked ("check"): HAProxy reserves a file
 	// descriptor for each at start, whether the line is in use or not.

@@ -21,10 +21,14 @@
 // affords it (Options.UncheckedEndpoints), a spare slot when the budget
 // affords it (Options.CheckedSlots; HAProxy reserves a
 // file descriptor per checked line, used or not, and none for unchecked
-// ones). An endpoint that takes an unchecked slot, or is added at runtime,
-// is served unchecked until the next reload lays the backend out afresh:
-// HAProxy reserves no descriptor for the health check of a server added
-// at runtime, which would take it from client connections.
+// ones). An endpoint that takes an unchecked slot is served unchecked
+// until the next reload lays the backend out afresh. An endpoint added at
+// runtime is checked as a fresh layout would check it (HAProxy takes the
+// descriptor of its check from those of connections while the check runs,
+// as with OpenShift's dynamic servers; the budget counts it at the next
+// fresh layout); the line of an endpoint that was alone is not checked
+// until then (HAProxy cannot start checking a server loaded without
+// "check").
 //
 // The package is pure: the same model and previous layout always give the
 // same result.
@@ -96,7 +100,7 @@ func Assign(td *model.TemplateData, prev Layouts, o Options) {
 		pool := poolSize(k, &cfg, o)
 		old, had := prev[k]
 		if had && keepLayout(countDynamic(old), pool, cfg.Settings.PoolSize != nil, o.Pools != nil) {
-			cfg.Servers = follow(old, desired, o.Generation)
+			cfg.Servers = follow(old, desired, o.Generation, !o.UncheckedEndpoints[k])
 		} else {
 			cfg.Servers = fresh(k, &cfg, desired, pool, !o.UncheckedEndpoints[k], checkedSlots(k, pool, o), placeholder)
 		}
@@ -314,10 +318,10 @@ func fresh(k model.ServiceAliasConfigKey, cfg *model.ServiceAliasConfig, desired
 }
 
 // follow changes a copy of old the way the runtime API can: a new endpoint
-// takes a free slot or, without one, a line added at the end; the line of
-// an endpoint that went away is dropped. Slots freed now record
-// generation.
-func follow(old []model.Server, desired []desiredServer, generation uint64) []model.Server {
+// takes a free slot or, without one, a line added at the end (checked as a
+// fresh layout would check it, if checkEndpoints); the line of an endpoint
+// that went away is dropped. Slots freed now record generation.
+func follow(old []model.Server, desired []desiredServer, generation uint64, checkEndpoints bool) []model.Server {
 	want := make(map[string]int, len(desired)) // endpoint ID -> index in desired
 	for i, d := range desired {
 		want[d.ep.ID] = i
@@ -377,7 +381,7 @@ func follow(old []model.Server, desired []desiredServer, generation uint64) []mo
 		}
 		if next == len(free) {
 			lines = append(lines, model.Server{Name: d.ep.ID, Endpoint: d.ep, ServiceUnit: d.su, Weight: d.weight,
-				Cookie: d.ep.IdHash, Added: true})
+				Cookie: d.ep.IdHash, Added: true, Checked: checkEndpoints && endpointChecked(len(desired), d.ep)})
 			continue
 		}
 		s := &lines[free[next]]
