@@ -344,7 +344,7 @@ func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, ch
 		change = dynamic.Diff(running, dynamic.Parse(config))
 	}
 	if change.Reload {
-		c.o.Logger.V(2).Info("change needs a reload", "reason", change.Reason, "where", change.Where)
+		c.logNeedsReload("change needs a reload", change)
 		return change.Reason, nil
 	}
 	fc := dynamic.FileCommands(layout.New(workingDir), config, changed, changedData(fs, changed))
@@ -418,4 +418,19 @@ func changedData(fs []files.File, changed []string) map[string][]byte {
 		}
 	}
 	return out
+}
+
+// logNeedsReload logs why a runtime diff needs a reload. A server line the
+// runtime API cannot take (a "cookie" or another option dynamic servers
+// refuse, a map-based hash balance, an address that is not an IP) is a
+// route's own template or settings falling back: logged at the default
+// level, naming the backend and server, and counted by the reload's
+// reason (template_router_reloads_total); the rest is routine.
+func (c *Controller) logNeedsReload(msg string, change dynamic.Change) {
+	switch change.Reason {
+	case dynamic.ReasonServers, dynamic.ReasonServerOptions, dynamic.ReasonServerAddress:
+		c.o.Logger.Info(msg+": a server line the runtime API cannot take", "reason", change.Reason, "where", change.Where)
+	default:
+		c.o.Logger.V(2).Info(msg, "reason", change.Reason, "where", change.Where)
+	}
 }

@@ -435,7 +435,7 @@ func (c *Controller) commitEndpoints(ctx context.Context) (outcome, bool) {
 	}
 	change := dynamic.DiffSections(running, ch.Sections)
 	if change.Reload {
-		log.V(2).Info("endpoint change needs a reload", "reason", change.Reason, "where", change.Where)
+		c.logNeedsReload("endpoint change needs a reload", change)
 		return outcome{}, false
 	}
 	if len(change.Commands) > 0 {
