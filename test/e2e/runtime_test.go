@@ -396,6 +396,13 @@ func TestEndpointsBeyondThePoolAreAddedAtRuntime(t *testing.T) {
 		t.Fatalf("backend has %d server lines, want one endpoint and one slot", got)
 	}
 	reloads0 := ms.mustValue(t, "template_router_reload_seconds_count", nil)
+	// A worker of the load before may still be finishing.
+	eventually(t, 30*time.Second, "a master and one worker", func() error {
+		if pids := haproxyPIDSet(r); len(pids) != 2 {
+			return fmt.Errorf("haproxy processes %v", pids)
+		}
+		return nil
+	})
 	pids0 := haproxyPIDSet(r)
 
 	m.Write("svc.yaml", serviceYAML("pool", "web", bes...))
