@@ -129,8 +129,8 @@ type Options struct {
 // has not delivered it to the store, before it is asked for again.
 const watchGrace = 30 * time.Second
 
-// errorRetry is how soon an answer the API failed to give is asked again
-// (at the next pass after it); the delay doubles with each further failure
+// errorRetry is how soon an answer the API failed to give is asked again;
+// the delay doubles with each further failure
 // up to Options.Recheck.
 const errorRetry = 10 * time.Second
 
@@ -453,6 +453,7 @@ func (r *Resolver) record(ref Ref, e *entry, a Answer) {
 		e.retryAt = r.o.Now().Add(delay)
 		served, failures := e.answered, e.failures
 		r.mu.Unlock()
+		time.AfterFunc(delay, func() { r.retry(ref, e) })
 		r.o.Logger.Info("external certificate secret could not be checked; its routes keep their hosts and what was served",
 			"secret", ref.String(), "err", a.Err.Error(), "failures", failures, "retryIn", delay.String(), "answeredBefore", served)
 		return
@@ -465,6 +466,16 @@ func (r *Resolver) record(ref Ref, e *entry, a Answer) {
 		r.o.Logger.V(1).Info("external certificate secret checked", "secret", ref.String(),
 			"forbidden", len(a.Forbidden), "exists", a.Exists)
 		r.o.Changed()
+	}
+}
+
+// retry checks ref again after a failure, unless it is no longer
+// referenced or a pass asked already.
+func (r *Resolver) retry(ref Ref, e *entry) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.entries[ref] == e && r.due(e) {
+		r.ask(ref, e)
 	}
 }
 
