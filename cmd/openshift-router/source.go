@@ -107,21 +107,9 @@ func chooseSource(ctx context.Context, f runFlags, cfg *config.Config, st *store
 	out := &source{name: kube.SourceName, run: run, metricsKube: metricsKube, desc: []any{"cluster", restConfig.Host, "routerName", k.RouterName,
 		"routeLabels", k.RouteLabels.String(), "namespaceLabels", fmt.Sprint(k.NamespaceLabels), "namespace", namespace}}
 	if cfg.ExternalCertificates {
-		// The checks and watches tenants' references cost have a
-		// budget of their own, apart from the routes' informers and
-		// status writes.
-		ec, err := ownClient(restConfig, "extcert", extcertQPS, extcertBurst)
-		if err != nil {
+		if out.extcert, err = clusterExtcert(ctx, restConfig, st, k.ResyncInterval, log.WithName("extcert")); err != nil {
 			return nil, err
 		}
-		elog := log.WithName("extcert")
-		out.extcert = extcert.New(extcert.Options{
-			Enabled: true,
-			Checker: &extcert.Kube{Client: ec, Logger: elog},
-			Watcher: kube.NewSecretWatches(ctx, ec, st, k.ResyncInterval, elog),
-			Changed: st.Poke,
-			Logger:  elog,
-		})
 	}
 	if k.UpdateStatus {
 		writer = status.New(status.Options{
@@ -134,6 +122,23 @@ func chooseSource(ctx context.Context, f runFlags, cfg *config.Config, st *store
 		out.status = writer
 	}
 	return out, nil
+}
+
+// clusterExtcert returns the resolver of external certificates that asks
+// the cluster. The checks and watches tenants' references cost have a
+// client of their own, apart from the routes' informers and status writes.
+func clusterExtcert(ctx context.Context, restConfig *rest.Config, st *store.Store, resync time.Duration, log logr.Logger) (*extcert.Resolver, error) {
+	ec, err := ownClient(restConfig, "extcert", extcertQPS, extcertBurst)
+	if err != nil {
+		return nil, err
+	}
+	return extcert.New(extcert.Options{
+		Enabled: true,
+		Checker: &extcert.Kube{Client: ec, Logger: log},
+		Watcher: kube.NewSecretWatches(ctx, ec, st, resync, log),
+		Changed: st.Poke,
+		Logger:  log,
+	}), nil
 }
 
 // The rate budgets (requests per second, burst) of the clients that have

@@ -79,39 +79,22 @@ func startAuthzWebhook(t *testing.T, h http.Handler) string {
 // token answers; once the webhook recovers the route is served with its
 // secret's certificate.
 func TestKubeExternalCertificateChecksFailSafe(t *testing.T) {
-	hook := &authzWebhook{}
-	hook.failing.Store(false)
+	// The cluster is the test's own: fixed namespace names.
+	const routerNS, held, thief, quiet, flood = "fs-router", "fs-held", "fs-thief", "fs-quiet", "fs-flood"
+	sa := "system:serviceaccount:" + routerNS + ":router"
+	hook := &authzWebhook{routerUser: sa, held: held, flood: flood}
 	c := kubetest.Start(t, kubetest.WithAuthorizationWebhook(startAuthzWebhook(t, hook)))
+	for _, ns := range []string{routerNS, held, thief, quiet, flood} {
+		c.CreateNamespace(t, ns, nil)
+	}
 	netns := kubetest.NewNetNS(t)
 	web := netns.StartBackend(t, netns.IP(), 8080, "pod-held")
 	thiefWeb := netns.StartBackend(t, netns.IP(), 8081, "pod-thief")
-	routerNS := c.CreateNamespace(t, "fs-router-", nil).Name
-	held := c.CreateNamespace(t, "fs-held-", nil).Name
-	thief := c.CreateNamespace(t, "fs-thief-", nil).Name
-	quiet := c.CreateNamespace(t, "fs-quiet-", nil).Name
-	flood := c.CreateNamespace(t, "fs-flood-", nil).Name
-	sa := "system:serviceaccount:" + routerNS + ":router"
-	hook.routerUser, hook.held, hook.flood = sa, held, flood
 	pairs := issuePairs(t, "*.example.com", "held one", "quiet one")
 
-	bind := func(ns, name string, rules []rbacv1.PolicyRule, subject rbacv1.Subject) {
-		if ns == "" {
-			_, err := c.Kube.RbacV1().ClusterRoles().Create(kctx(t), &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: rules}, metav1.CreateOptions{})
-			must(t, err)
-			_, err = c.Kube.RbacV1().ClusterRoleBindings().Create(kctx(t), &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
-				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name}, Subjects: []rbacv1.Subject{subject}}, metav1.CreateOptions{})
-			must(t, err)
-			return
-		}
-		_, err := c.Kube.RbacV1().Roles(ns).Create(kctx(t), &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Rules: rules}, metav1.CreateOptions{})
-		must(t, err)
-		_, err = c.Kube.RbacV1().RoleBindings(ns).Create(kctx(t), &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name}, Subjects: []rbacv1.Subject{subject}}, metav1.CreateOptions{})
-		must(t, err)
-	}
 	routerSubject := rbacv1.Subject{Kind: "ServiceAccount", Name: "router", Namespace: routerNS}
-	bind("", "fs-router", deploy.ClusterRoleRules(), routerSubject)
-	bind("", "fs-router-monitoring", []rbacv1.PolicyRule{{APIGroups: []string{"route.openshift.io"}, Resources: []string{"routers/metrics"}, Verbs: []string{"get"}}},
+	grant(t, c, "", "fs-router", deploy.ClusterRoleRules(), routerSubject)
+	grant(t, c, "", "fs-router-monitoring", []rbacv1.PolicyRule{{APIGroups: []string{"route.openshift.io"}, Resources: []string{"routers/metrics"}, Verbs: []string{"get"}}},
 		rbacv1.Subject{Kind: "Group", APIGroup: rbacv1.GroupName, Name: "system:serviceaccounts:" + routerNS})
 	// Scrapers of their own each: a cached review would not ask the API.
 	var scrapers []string
@@ -120,7 +103,7 @@ func TestKubeExternalCertificateChecksFailSafe(t *testing.T) {
 	}
 	// quiet grants its secret with RBAC; held's comes from the webhook
 	// only, so its failure leaves the permission unknown.
-	bind(quiet, "router-reads-secrets", []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"},
+	grant(t, c, quiet, "router-reads-secrets", []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"},
 		Verbs: []string{"get", "list", "watch"}, ResourceNames: []string{"quiet-cert"}}}, routerSubject)
 
 	secret := func(ns, name string, i int) {
@@ -217,4 +200,22 @@ func TestKubeExternalCertificateChecksFailSafe(t *testing.T) {
 		ingressOf(t, c, held, "ext", "fs-b", admitted(corev1.ConditionTrue, ""))
 		ingressOf(t, c, thief, "ext", "fs-b", admitted(corev1.ConditionFalse, "HostAlreadyClaimed"))
 	})
+}
+
+// grant gives subject the rules: a Role and RoleBinding in ns, or with ns
+// "" a ClusterRole and ClusterRoleBinding (in a cluster of the test's own).
+func grant(t *testing.T, c *kubetest.Cluster, ns, name string, rules []rbacv1.PolicyRule, subject rbacv1.Subject) {
+	t.Helper()
+	ref := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name}
+	meta := metav1.ObjectMeta{Namespace: ns, Name: name}
+	var err error
+	if ns == "" {
+		ref.Kind = "ClusterRole"
+		if _, err = c.Kube.RbacV1().ClusterRoles().Create(kctx(t), &rbacv1.ClusterRole{ObjectMeta: meta, Rules: rules}, metav1.CreateOptions{}); err == nil {
+			_, err = c.Kube.RbacV1().ClusterRoleBindings().Create(kctx(t), &rbacv1.ClusterRoleBinding{ObjectMeta: meta, RoleRef: ref, Subjects: []rbacv1.Subject{subject}}, metav1.CreateOptions{})
+		}
+	} else if _, err = c.Kube.RbacV1().Roles(ns).Create(kctx(t), &rbacv1.Role{ObjectMeta: meta, Rules: rules}, metav1.CreateOptions{}); err == nil {
+		_, err = c.Kube.RbacV1().RoleBindings(ns).Create(kctx(t), &rbacv1.RoleBinding{ObjectMeta: meta, RoleRef: ref, Subjects: []rbacv1.Subject{subject}}, metav1.CreateOptions{})
+	}
+	must(t, err)
 }
