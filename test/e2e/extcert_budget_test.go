@@ -176,6 +176,10 @@ func TestKubeExternalCertificateChecksFailSafe(t *testing.T) {
 				t.Errorf("router %s serves held.example.com from the other namespace's route", name)
 			}
 		}
+		// Unlike OpenShift's router, which stays not ready, it serves.
+		if st, body, err := bearerGet(metricsAddr, "/healthz/ready", ""); err != nil || st != 200 {
+			t.Errorf("router b /healthz/ready: %d %.200q %v", st, body, err)
+		}
 		if line := logLine(b, `route="`+held+`/ext"`, "ExternalCertificateValidationFailed"); line != "" {
 			t.Errorf("router b rejected the route whose check failed: %s", line)
 		}
