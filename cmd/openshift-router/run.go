@@ -120,7 +120,7 @@ func run(ctx context.Context, f runFlags) error {
 	}
 	ctrl := controller.New(pipe)
 	gate := &processGate{readiness: ctrl, problem: procProblem}
-	mdeps := metricsDeps{haproxySocket: wd.RuntimeSocket(), kube: src.kube,
+	mdeps := metricsDeps{haproxySocket: wd.RuntimeSocket(), kube: src.metricsKube,
 		haproxyPID: haproxymetrics.FirstPID(proc.WorkerPIDs, 2*time.Second)}
 	if err := startMetrics(ctx, cfg, log.WithName("metrics"), gate, mdeps, obs); err != nil {
 		return err

@@ -32,9 +32,10 @@ type source struct {
 	// status writes route status (cluster only); nil otherwise.
 	status *status.Writer
 	desc   []any
-	// kube is the cluster's client (cluster only): the metrics server
-	// authorises bearer tokens with it.
-	kube kubernetes.Interface
+	// metricsKube is a client of the cluster (cluster only) with a rate
+	// budget of its own: the metrics server authorises bearer tokens with
+	// it, never waiting behind the router's other requests.
+	metricsKube kubernetes.Interface
 	// extcert resolves external certificates with the cluster (cluster
 	// only; nil: the pipeline's own, from the store's secrets).
 	extcert *extcert.Resolver
@@ -99,17 +100,16 @@ func chooseSource(ctx context.Context, f runFlags, cfg *config.Config, st *store
 	if f.enableIngress {
 		run = withIngressToRoute(src.Run, kc, rc, namespace, log.WithName("ingress-to-route"))
 	}
-	out := &source{name: kube.SourceName, run: run, kube: kc, desc: []any{"cluster", restConfig.Host, "routerName", k.RouterName,
+	metricsKube, err := ownClient(restConfig, "metrics-auth", metricsAuthQPS, metricsAuthBurst)
+	if err != nil {
+		return nil, err
+	}
+	out := &source{name: kube.SourceName, run: run, metricsKube: metricsKube, desc: []any{"cluster", restConfig.Host, "routerName", k.RouterName,
 		"routeLabels", k.RouteLabels.String(), "namespaceLabels", fmt.Sprint(k.NamespaceLabels), "namespace", namespace}}
 	if cfg.ExternalCertificates {
-		elog := log.WithName("extcert")
-		out.extcert = extcert.New(extcert.Options{
-			Enabled: true,
-			Checker: &extcert.Kube{Client: kc, Logger: elog},
-			Watcher: kube.NewSecretWatches(ctx, kc, st, k.ResyncInterval, elog),
-			Changed: st.Poke,
-			Logger:  elog,
-		})
+		if out.extcert, err = clusterExtcert(ctx, restConfig, st, k.ResyncInterval, log.WithName("extcert")); err != nil {
+			return nil, err
+		}
 	}
 	if k.UpdateStatus {
 		writer = status.New(status.Options{
@@ -122,6 +122,49 @@ func chooseSource(ctx context.Context, f runFlags, cfg *config.Config, st *store
 		out.status = writer
 	}
 	return out, nil
+}
+
+// clusterExtcert returns the resolver of external certificates that asks
+// the cluster. The checks and watches tenants' references cost have a
+// client of their own, apart from the routes' informers and status writes.
+func clusterExtcert(ctx context.Context, restConfig *rest.Config, st *store.Store, resync time.Duration, log logr.Logger) (*extcert.Resolver, error) {
+	ec, err := ownClient(restConfig, "extcert", extcertQPS, extcertBurst)
+	if err != nil {
+		return nil, err
+	}
+	return extcert.New(extcert.Options{
+		Enabled: true,
+		Checker: &extcert.Kube{Client: ec, Logger: log},
+		Watcher: kube.NewSecretWatches(ctx, ec, st, resync, log),
+		Changed: st.Poke,
+		Logger:  log,
+	}), nil
+}
+
+// The rate budgets (requests per second, burst) of the clients that have
+// their own; the routes' informers and status writes keep client-go's
+// default (5, 10).
+const (
+	// extcertQPS, extcertBurst: external certificates' permission checks
+	// (three SubjectAccessReviews and a GET per secret) and secret watches.
+	extcertQPS, extcertBurst = 20, 40
+	// metricsAuthQPS, metricsAuthBurst: /metrics bearer-token
+	// TokenReviews and SubjectAccessReviews.
+	metricsAuthQPS, metricsAuthBurst = 10, 20
+)
+
+// ownClient returns a client of the cluster for one purpose with a rate
+// limiter of its own (qps, burst), so that purpose never waits for another
+// one's requests.
+func ownClient(c *rest.Config, purpose string, qps float32, burst int) (kubernetes.Interface, error) {
+	cc := rest.CopyConfig(c)
+	cc.QPS, cc.Burst, cc.RateLimiter = qps, burst, nil
+	cc.UserAgent = c.UserAgent + "/" + purpose
+	kc, err := kubernetes.NewForConfig(cc)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client (%s): %w", purpose, err)
+	}
+	return kc, nil
 }
 
 // clusterConfig returns the client configuration from a kubeconfig file

@@ -16,6 +16,9 @@
 //     namespace's routes ask for more than its fair share of the
 //     configuration, its largest routes are rejected (budget.go).
 //
+// Pending routes (Options.Pending) take part in 6 and 7, so they keep
+// their claims, but are not admitted and get no result.
+//
 // Steps 1-5 look at one route at a time; 6 and 7 look at the routes that
 // passed them, oldest first, so a rejected route never holds a claim and a
 // claim passes to the next oldest route as soon as its holder goes away;
@@ -100,6 +103,12 @@ type Options struct {
 	// Excluded routes are rejected up front (e.g. routes whose rendered
 	// configuration HAProxy refused), with the given result.
 	Excluded map[Key]Result
+	// Pending routes wait for something outside admission (the answer
+	// about their external certificate's secret): they go through the
+	// chain and hold the claims they win, so no other route takes their
+	// host meanwhile, but are neither admitted nor given a result (their
+	// status stays as it is).
+	Pending map[Key]bool
 }
 
 // Decision is the outcome for a set of routes.
@@ -154,6 +163,9 @@ routes:
 
 	d.Admitted = make([]*routev1.Route, 0, len(candidates))
 	for _, r := range candidates {
+		if opts.Pending[KeyOf(r)] {
+			continue
+		}
 		if tls := served[KeyOf(r)]; tls != nil {
 			// Served with its sanitised certificates; the watched
 			// route itself is not changed.

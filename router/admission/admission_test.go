@@ -672,3 +672,25 @@ func TestExcludedRoutesAreRejectedWithTheirResult(t *testing.T) {
 		t.Fatalf("got %+v", d.Results["a/r"])
 	}
 }
+
+// TestPendingRoutesHoldTheirClaims: a pending route is neither admitted
+// nor given a result, yet a newer route of another namespace for its host
+// is refused.
+func TestPendingRoutesHoldTheirClaims(t *testing.T) {
+	old := &routev1.Route{ObjectMeta: metav1.ObjectMeta{Namespace: "owner", Name: "r", CreationTimestamp: metav1.NewTime(time.Unix(1, 0))},
+		Spec: routev1.RouteSpec{Host: "shop.example.com", To: routev1.RouteTargetReference{Kind: "Service", Name: "web"}}}
+	newer := &routev1.Route{ObjectMeta: metav1.ObjectMeta{Namespace: "thief", Name: "r", CreationTimestamp: metav1.NewTime(time.Unix(2, 0))},
+		Spec: routev1.RouteSpec{Host: "shop.example.com", To: routev1.RouteTargetReference{Kind: "Service", Name: "web"}}}
+	other := &routev1.Route{ObjectMeta: metav1.ObjectMeta{Namespace: "thief", Name: "other", CreationTimestamp: metav1.NewTime(time.Unix(2, 0))},
+		Spec: routev1.RouteSpec{Host: "other.example.com", To: routev1.RouteTargetReference{Kind: "Service", Name: "web"}}}
+	d := Admit([]*routev1.Route{old, newer, other}, Options{Pending: map[Key]bool{"owner/r": true}})
+	if res, ok := d.Results["owner/r"]; ok {
+		t.Errorf("pending route has a result: %+v", res)
+	}
+	if res := d.Results["thief/r"]; res.Admitted || res.Reason != ReasonHostAlreadyClaimed || res.Holder != "owner/r" {
+		t.Errorf("thief/r: %+v", res)
+	}
+	if len(d.Admitted) != 1 || d.Admitted[0].Name != "other" {
+		t.Errorf("admitted %v", d.Admitted)
+	}
+}

@@ -14,7 +14,19 @@
 // list and watch the secret is asked with SubjectAccessReviews and whether
 // the secret exists with a GET, as OpenShift's router does; the answers are
 // fetched in the background (a pass never waits for the API) and asked
-// again when the secret changes or the answer is older than Recheck. Only
+// again when the secret changes or the answer is older than Recheck.
+//
+// The checks are a shared budget that tenants fill: they wait in one queue
+// per namespace, served round-robin by a few workers (Workers), so a
+// namespace with hundreds of references delays another namespace's check
+// by at most one check per waiting namespace; answers are cached (granted
+// and refused alike) and a check the API fails is retried after a growing
+// delay (10 seconds, doubling up to Recheck), however often the route
+// changes meanwhile. A check the API fails (an error or timeout, not a
+// refusal) decides nothing: a route served before is served as it was,
+// and a route never served yet is handed on as pending, so admission keeps
+// its host claimed for it (another namespace's newer route does not take
+// the host) without serving it, until a definitive answer arrives. Only
 // secrets the router may read are watched, one watch per referenced secret
 // (a Watcher), as OpenShift's secret monitor does: their data reach the
 // store, and a changed tls.crt/tls.key reaches HAProxy as a changed
@@ -63,8 +75,9 @@ type Answer struct {
 	// Forbidden holds one error per verb (get, watch, list) the router
 	// may not use on the secret.
 	Forbidden field.ErrorList
-	// Exists is false when the GET found no such secret; Err is set when
-	// it failed otherwise (not asked when Forbidden is not empty).
+	// Exists is false when the GET found no such secret. Err is set when
+	// a review or the GET failed (an error, a timeout, a review not
+	// evaluated): the answer is unknown and the rest of it is not used.
 	Exists bool
 	Err    *field.Error
 	// Secret is what the GET returned: served until the secret's watch
@@ -98,9 +111,13 @@ type Options struct {
 	Changed func()
 	Logger  logr.Logger
 	// Recheck is how old an answer may get before it is asked again
-	// (default 5 minutes); Timeout bounds one check (default 10 seconds).
+	// (default 5 minutes; also the longest delay before a failed check is
+	// retried); Timeout bounds one check (default 10 seconds).
 	Recheck time.Duration
 	Timeout time.Duration
+	// Workers is how many checks run at a time (default 4), at most half
+	// of them (at least one) for secrets of one namespace.
+	Workers int
 	// FirstWait bounds how long one pass waits for the first answers
 	// about secrets it has not asked about before (default 2 seconds), so
 	// the routes of a starting router are in its first configuration.
@@ -113,17 +130,29 @@ type Options struct {
 // has not delivered it to the store, before it is asked for again.
 const watchGrace = 30 * time.Second
 
-// errorRetry is how soon an answer the API failed to give is asked again
-// (at the next pass after it).
+// errorRetry is how soon an answer the API failed to give is asked again;
+// the delay doubles with each further failure
+// up to Options.Recheck.
 const errorRetry = 10 * time.Second
+
+// defaultWorkers is Options.Workers' default.
+const defaultWorkers = 4
 
 // entry is the state of one referenced secret.
 type entry struct {
+	// answer is the last definitive answer (answered): never a failed
+	// check's (Answer.Err).
 	answer   Answer
 	answered bool
-	inflight bool
-	// first is closed when the first answer arrives.
-	first chan struct{}
+	// queued: waiting in the queue; inflight: being checked.
+	queued, inflight bool
+	// first is closed when the first check ends (answered or failed).
+	first     chan struct{}
+	firstDone bool
+	// failures counts the checks failed in a row; the next is not made
+	// before retryAt.
+	failures int
+	retryAt  time.Time
 	// secretRV and routeRVs are the resource versions of the secret in
 	// the store ("" absent) and of the routes that refer to it when last
 	// seen: as OpenShift's router, a change of either asks again (dirty).
@@ -141,6 +170,9 @@ type Resolver struct {
 	o       Options
 	mu      sync.Mutex
 	entries map[Ref]*entry
+	queue   *fairQueue
+	// running is how many workers run (at most o.Workers).
+	running int
 }
 
 // New returns a Resolver.
@@ -160,7 +192,10 @@ func New(o Options) *Resolver {
 	if o.Changed == nil {
 		o.Changed = func() {}
 	}
-	return &Resolver{o: o, entries: map[Ref]*entry{}}
+	if o.Workers <= 0 {
+		o.Workers = defaultWorkers
+	}
+	return &Resolver{o: o, entries: map[Ref]*entry{}, queue: newFairQueue(max(1, o.Workers/2))}
 }
 
 // RefOf returns the secret a route refers to, if any.
@@ -173,17 +208,20 @@ func RefOf(r *routev1.Route) (Ref, bool) {
 }
 
 // Resolve returns the routes to admit, with external certificates filled
-// in, and the rejected ones' results (to be given to admission as
-// Options.Excluded: the rejected routes are among those returned). Routes whose secret has not been
-// answered for yet are left out (no result: their status stays as it is)
-// until the answer arrives and Changed is called. v is read only during
-// the call.
-func (r *Resolver) Resolve(v store.View, routes []*routev1.Route) ([]*routev1.Route, map[admission.Key]admission.Result) {
+// in, the rejected ones' results (to be given to admission as
+// Options.Excluded) and the pending ones (admission's Options.Pending): the
+// rejected and pending routes are among those returned. A route is pending
+// while its secret has no definitive answer yet (none arrived, or the API
+// failed to give one): admission keeps its host claimed for it without
+// serving it or writing its status, until the answer arrives and Changed
+// is called. v is read only during the call.
+func (r *Resolver) Resolve(v store.View, routes []*routev1.Route) ([]*routev1.Route, map[admission.Key]admission.Result, map[admission.Key]bool) {
 	if !r.o.Enabled {
-		return routes, nil
+		return routes, nil, nil
 	}
 	out := make([]*routev1.Route, 0, len(routes))
 	var rejected map[admission.Key]admission.Result
+	var pending map[admission.Key]bool
 	reject := func(rt *routev1.Route, errs field.ErrorList) {
 		if rejected == nil {
 			rejected = map[admission.Key]admission.Result{}
@@ -207,9 +245,14 @@ func (r *Resolver) Resolve(v store.View, routes []*routev1.Route) ([]*routev1.Ro
 		secret := v.Secret(ref.Namespace, ref.Name)
 		var errs field.ErrorList
 		if r.o.Checker != nil {
-			var pending bool
-			errs, secret, pending = r.fromAPI(rt, ref, secret, wanted)
-			if pending {
+			var wait bool
+			errs, secret, wait = r.fromAPI(rt, ref, secret, wanted)
+			if wait {
+				if pending == nil {
+					pending = map[admission.Key]bool{}
+				}
+				pending[admission.KeyOf(rt)] = true
+				out = append(out, rt)
 				continue
 			}
 		}
@@ -232,7 +275,7 @@ func (r *Resolver) Resolve(v store.View, routes []*routev1.Route) ([]*routev1.Ro
 	if r.o.Watcher != nil {
 		r.o.Watcher.Sync(wanted)
 	}
-	return out, rejected
+	return out, rejected, pending
 }
 
 // askNew asks about the secrets no answer was asked for yet and waits, up
@@ -280,7 +323,7 @@ func (r *Resolver) askNew(v store.View, routes []*routev1.Route) {
 
 // fromAPI returns the API's errors for a secret and the secret to serve
 // (the store's, or the GET's until the store has it), or pending while
-// there is no answer yet. Secrets the router may read are added to
+// there is no definitive answer yet. Secrets the router may read are added to
 // wanted. Called with r.mu held.
 func (r *Resolver) fromAPI(rt *routev1.Route, ref Ref, secret *corev1.Secret, wanted map[Ref]bool) (field.ErrorList, *corev1.Secret, bool) {
 	rv := ""
@@ -301,7 +344,7 @@ func (r *Resolver) fromAPI(rt *routev1.Route, ref Ref, secret *corev1.Secret, wa
 		// Its watch has not delivered it: ask whether it still exists.
 		e.dirty = true
 	}
-	if !e.inflight && (e.dirty || r.o.Now().Sub(e.checked) >= r.o.Recheck) {
+	if r.due(e) {
 		r.ask(ref, e)
 	}
 	if !e.answered {
@@ -311,17 +354,12 @@ func (r *Resolver) fromAPI(rt *routev1.Route, ref Ref, secret *corev1.Secret, wa
 	if len(a.Forbidden) > 0 {
 		// OpenShift's order: the permission errors, then the GET's.
 		errs := append(field.ErrorList{}, a.Forbidden...)
-		if a.Err != nil {
-			errs = append(errs, a.Err)
-		} else if !a.Exists {
+		if !a.Exists {
 			errs = append(errs, notFound(ref.Name))
 		}
 		return errs, nil, false
 	}
 	wanted[ref] = true
-	if a.Err != nil {
-		return field.ErrorList{a.Err}, nil, false
-	}
 	if secret != nil {
 		e.seen = true
 		return nil, secret, false
@@ -334,48 +372,129 @@ func (r *Resolver) fromAPI(rt *routev1.Route, ref Ref, secret *corev1.Secret, wa
 	return nil, nil, false
 }
 
-// ask starts a check of ref in the background. Called with r.mu held.
+// due reports whether e is to be checked: it changed or its answer is
+// old, unless a check waits or runs, or a failed one's delay has not
+// passed (changes do not shorten it). Called with r.mu held.
+func (r *Resolver) due(e *entry) bool {
+	if e.queued || e.inflight {
+		return false
+	}
+	now := r.o.Now()
+	if e.failures > 0 {
+		return !now.Before(e.retryAt)
+	}
+	return e.dirty || now.Sub(e.checked) >= r.o.Recheck
+}
+
+// ask queues a check of ref, starting a worker if fewer than Workers
+// run. Called with r.mu held.
 func (r *Resolver) ask(ref Ref, e *entry) {
-	e.inflight, e.dirty = true, false
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), r.o.Timeout)
-		defer cancel()
-		a := r.o.Checker.Check(ctx, ref)
+	e.queued, e.dirty = true, false
+	r.queue.push(ref)
+	if r.running < r.o.Workers {
+		r.running++
+		go r.work()
+	}
+}
+
+// work checks the queued secrets, in the queue's order, until none it may
+// take waits.
+func (r *Resolver) work() {
+	for {
 		r.mu.Lock()
-		if r.entries[ref] != e {
-			// No longer referenced.
+		ref, e := r.next()
+		if e == nil {
+			r.running--
 			r.mu.Unlock()
 			return
-		}
-		if a.Err != nil && e.answered && e.answer.Err == nil {
-			// The API failed (not a denial): the previous answer stands
-			// and is asked again after errorRetry.
-			e.inflight = false
-			e.checked = r.o.Now().Add(errorRetry - r.o.Recheck)
-			r.mu.Unlock()
-			r.o.Logger.Info("external certificate secret could not be checked; keeping the previous answer", "secret", ref.String(), "err", a.Err.Error())
-			return
-		}
-		changed := !e.answered || !sameAnswer(e.answer, a) || e.dirty
-		if !e.answered {
-			close(e.first)
-		}
-		e.answer, e.answered, e.inflight = a, true, false
-		e.checked = r.o.Now()
-		if a.Err != nil {
-			e.checked = e.checked.Add(errorRetry - r.o.Recheck)
 		}
 		r.mu.Unlock()
-		if changed {
-			r.o.Logger.V(1).Info("external certificate secret checked", "secret", ref.String(),
-				"forbidden", len(a.Forbidden), "exists", a.Exists)
-			r.o.Changed()
+		ctx, cancel := context.WithTimeout(context.Background(), r.o.Timeout)
+		a := r.o.Checker.Check(ctx, ref)
+		cancel()
+		r.record(ref, e, a)
+	}
+}
+
+// next takes the next queued secret that is still referenced and marks it
+// in flight. Called with r.mu held.
+func (r *Resolver) next() (Ref, *entry) {
+	for {
+		ref, ok := r.queue.pop()
+		if !ok {
+			return Ref{}, nil
 		}
-	}()
+		if e := r.entries[ref]; e != nil && e.queued {
+			e.queued, e.inflight = false, true
+			return ref, e
+		}
+		r.queue.done(ref)
+	}
+}
+
+// record keeps the answer of a check of ref and calls Changed when it
+// changes a route's outcome. A failed check (Answer.Err) keeps the answer
+// there was, if any, and delays the next check.
+func (r *Resolver) record(ref Ref, e *entry, a Answer) {
+	r.mu.Lock()
+	r.queue.done(ref)
+	if r.entries[ref] != e {
+		// No longer referenced.
+		r.mu.Unlock()
+		return
+	}
+	e.inflight = false
+	if !e.firstDone {
+		e.firstDone = true
+		close(e.first)
+	}
+	if a.Err != nil {
+		e.failures++
+		delay := retryDelay(e.failures, r.o.Recheck)
+		e.retryAt = r.o.Now().Add(delay)
+		served, failures := e.answered, e.failures
+		r.mu.Unlock()
+		time.AfterFunc(delay, func() { r.retry(ref, e) })
+		r.o.Logger.Info("external certificate secret could not be checked; its routes keep their hosts and what was served",
+			"secret", ref.String(), "err", a.Err.Error(), "failures", failures, "retryIn", delay.String(), "answeredBefore", served)
+		return
+	}
+	changed := !e.answered || !sameAnswer(e.answer, a) || e.dirty
+	e.answer, e.answered, e.failures = a, true, 0
+	e.checked = r.o.Now()
+	r.mu.Unlock()
+	if changed {
+		r.o.Logger.V(1).Info("external certificate secret checked", "secret", ref.String(),
+			"forbidden", len(a.Forbidden), "exists", a.Exists)
+		r.o.Changed()
+	}
+}
+
+// retry checks ref again after a failure, unless it is no longer
+// referenced or a pass asked already.
+func (r *Resolver) retry(ref Ref, e *entry) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.entries[ref] == e && r.due(e) {
+		r.ask(ref, e)
+	}
+}
+
+// retryDelay is the delay before the check after the n-th failure in a
+// row: errorRetry doubled n-1 times, at most max.
+func retryDelay(n int, max time.Duration) time.Duration {
+	d := errorRetry
+	for i := 1; i < n && d < max; i++ {
+		d *= 2
+	}
+	if d > max {
+		d = max
+	}
+	return d
 }
 
 func sameAnswer(a, b Answer) bool {
-	if a.Exists != b.Exists || len(a.Forbidden) != len(b.Forbidden) || (a.Err == nil) != (b.Err == nil) {
+	if a.Exists != b.Exists || len(a.Forbidden) != len(b.Forbidden) {
 		return false
 	}
 	for i := range a.Forbidden {
@@ -383,7 +502,7 @@ func sameAnswer(a, b Answer) bool {
 			return false
 		}
 	}
-	return a.Err == nil || a.Err.Error() == b.Err.Error()
+	return true
 }
 
 // Validate checks a secret the route may use as OpenShift's router does:

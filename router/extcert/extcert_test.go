@@ -34,13 +34,21 @@ func secret(ns, name string, typ corev1.SecretType, rv string) *corev1.Secret {
 
 func resolve(t *testing.T, r *Resolver, st *store.Store, routes ...*routev1.Route) ([]*routev1.Route, map[admission.Key]admission.Result) {
 	t.Helper()
+	out, rej, _ := resolveAll(t, r, st, routes...)
+	return out, rej
+}
+
+// resolveAll also returns the pending routes.
+func resolveAll(t *testing.T, r *Resolver, st *store.Store, routes ...*routev1.Route) ([]*routev1.Route, map[admission.Key]admission.Result, map[admission.Key]bool) {
+	t.Helper()
 	var out []*routev1.Route
 	var rej map[admission.Key]admission.Result
+	var pending map[admission.Key]bool
 	_ = st.Read(func(v store.View) error {
-		out, rej = r.Resolve(v, routes)
+		out, rej, pending = r.Resolve(v, routes)
 		return nil
 	})
-	return out, rej
+	return out, rej, pending
 }
 
 // TestValidateFromStore is the manifests directory's case: the store's
@@ -140,7 +148,7 @@ func settle(t *testing.T, r *Resolver, changed chan struct{}, st *store.Store, r
 		r.mu.Lock()
 		busy := false
 		for _, e := range r.entries {
-			busy = busy || e.inflight
+			busy = busy || e.inflight || e.queued
 		}
 		r.mu.Unlock()
 		if !busy {
@@ -273,8 +281,8 @@ func TestAnswersAreAskedAgainWhenOld(t *testing.T) {
 	}
 }
 
-// TestUnansweredRoutesWait: a route whose secret has no answer yet is left
-// out (no status) after FirstWait, and served once the answer arrives.
+// TestUnansweredRoutesWait: a route whose secret has no answer yet is
+// pending (no status) after FirstWait, and served once the answer arrives.
 func TestUnansweredRoutesWait(t *testing.T) {
 	ref := Ref{"a", "s"}
 	st := store.New()
@@ -283,9 +291,9 @@ func TestUnansweredRoutesWait(t *testing.T) {
 	changed := make(chan struct{}, 10)
 	r := New(Options{Enabled: true, Checker: chk, Watcher: &fakeWatcher{}, Changed: func() { changed <- struct{}{} },
 		FirstWait: 20 * time.Millisecond, Logger: logr.Discard()})
-	out, rej := resolve(t, r, st, route("a", "r", "s"), route("a", "plain", ""))
-	if len(out) != 1 || out[0].Name != "plain" || len(rej) != 0 {
-		t.Fatalf("before the answer: out %v rejected %v", out, rej)
+	out, rej, pending := resolveAll(t, r, st, route("a", "r", "s"), route("a", "plain", ""))
+	if len(out) != 2 || out[0].Spec.TLS.Certificate != "" || len(rej) != 0 || !pending["a/r"] || len(pending) != 1 {
+		t.Fatalf("before the answer: out %v rejected %v pending %v", out, rej, pending)
 	}
 	close(chk.block)
 	select {
@@ -293,9 +301,9 @@ func TestUnansweredRoutesWait(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("no change signalled after the answer")
 	}
-	out, _ = resolve(t, r, st, route("a", "r", "s"), route("a", "plain", ""))
-	if len(out) != 2 {
-		t.Fatalf("after the answer: out %v", out)
+	out, _, pending = resolveAll(t, r, st, route("a", "r", "s"), route("a", "plain", ""))
+	if len(out) != 2 || out[0].Spec.TLS.Certificate != "CERT-1" || len(pending) != 0 {
+		t.Fatalf("after the answer: out %v pending %v", out, pending)
 	}
 }
 

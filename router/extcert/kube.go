@@ -73,7 +73,7 @@ func (k *Kube) allowed(ctx context.Context, ref Ref, verb string) (bool, error) 
 		if err != nil {
 			return false, fmt.Errorf("self subject access review: %w", err)
 		}
-		return r.Status.Allowed, nil
+		return decided(r.Status)
 	}
 	extra := map[string]authzv1.ExtraValue{}
 	for k, v := range id.Extra {
@@ -85,7 +85,17 @@ func (k *Kube) allowed(ctx context.Context, ref Ref, verb string) (bool, error) 
 	if err != nil {
 		return false, fmt.Errorf("subject access review: %w", err)
 	}
-	return r.Status.Allowed, nil
+	return decided(r.Status)
+}
+
+// decided returns a review's answer; one not allowed because an
+// authorizer failed (an evaluation error, no explicit denial) is no
+// answer: the permission is unknown, not refused.
+func decided(s authzv1.SubjectAccessReviewStatus) (bool, error) {
+	if !s.Allowed && !s.Denied && s.EvaluationError != "" {
+		return false, fmt.Errorf("access review not evaluated: %s", s.EvaluationError)
+	}
+	return s.Allowed, nil
 }
 
 // whoAmI returns the router's identity, asked once.

@@ -108,3 +108,25 @@ func TestKubeCheckReviewFailureIsNotADenial(t *testing.T) {
 		t.Errorf("answer %+v", a)
 	}
 }
+
+// TestKubeCheckUnevaluatedReviewIsNotADenial: a review the cluster's
+// authorizer could not evaluate (not allowed, not denied, an
+// evaluationError) leaves the answer unknown; an explicit denial with one
+// is a denial.
+func TestKubeCheckUnevaluatedReviewIsNotADenial(t *testing.T) {
+	for _, denied := range []bool{false, true} {
+		c, _ := fakeAPI(t, func(string) bool { return true }, nil)
+		c.PrependReactor("create", "subjectaccessreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
+			sar := a.(k8stesting.CreateAction).GetObject().(*authzv1.SubjectAccessReview)
+			sar.Status = authzv1.SubjectAccessReviewStatus{Denied: denied, EvaluationError: "webhook authorizer: 500"}
+			return true, sar, nil
+		})
+		a := (&Kube{Client: c, Logger: logr.Discard()}).Check(context.Background(), Ref{"shop", "shop-tls"})
+		if denied && (len(a.Forbidden) != 3 || a.Err != nil) {
+			t.Errorf("explicit denial: answer %+v", a)
+		}
+		if !denied && (len(a.Forbidden) != 0 || a.Err == nil || strings.Contains(a.Err.Error(), "webhook")) {
+			t.Errorf("not evaluated: answer %+v", a)
+		}
+	}
+}

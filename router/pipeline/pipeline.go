@@ -58,9 +58,10 @@ type Inputs struct {
 	FDLimit int
 	// ExternalCertificates, if set, fills in routes' certificates from the
 	// secrets spec.tls.externalCertificate names, or rejects the routes,
-	// before admission (router/extcert).
+	// before admission, or hands them on as pending while the answer
+	// about their secret is not known (router/extcert).
 	ExternalCertificates interface {
-		Resolve(v store.View, routes []*routev1.Route) ([]*routev1.Route, map[admission.Key]admission.Result)
+		Resolve(v store.View, routes []*routev1.Route) ([]*routev1.Route, map[admission.Key]admission.Result, map[admission.Key]bool)
 	}
 }
 
@@ -185,7 +186,7 @@ func admit(v store.View, in Inputs, st State) (admission.Decision, map[admission
 	}
 	if in.ExternalCertificates != nil {
 		var rejected map[admission.Key]admission.Result
-		routes, rejected = in.ExternalCertificates.Resolve(v, routes)
+		routes, rejected, opts.Pending = in.ExternalCertificates.Resolve(v, routes)
 		if len(rejected) > 0 {
 			merged := make(map[admission.Key]admission.Result, len(opts.Excluded)+len(rejected))
 			for k, res := range opts.Excluded {

@@ -32,21 +32,36 @@ func wildcardYAML(ns, name, host, path, service, extra string) string {
 // expectLogLine waits until one line of the router's log has all parts.
 func expectLogLine(t *testing.T, r *router, parts ...string) {
 	t.Helper()
-	eventually(t, 5*time.Second, fmt.Sprintf("a log line with %q", parts), func() error {
-		for _, line := range strings.Split(r.Log(), "\n") {
-			ok := true
-			for _, p := range parts {
-				if !strings.Contains(line, p) {
-					ok = false
-					break
-				}
-			}
-			if ok {
-				return nil
+	expectLogLineWithin(t, r, 5*time.Second, parts...)
+}
+
+// expectLogLineWithin waits up to timeout until one line of the router's
+// log has all parts.
+func expectLogLineWithin(t *testing.T, r *router, timeout time.Duration, parts ...string) {
+	t.Helper()
+	eventually(t, timeout, fmt.Sprintf("a log line with %q", parts), func() error {
+		if logLine(r, parts...) == "" {
+			return errString("not logged")
+		}
+		return nil
+	})
+}
+
+// logLine returns the first line of the router's log with all parts, or "".
+func logLine(r *router, parts ...string) string {
+	for _, line := range strings.Split(r.Log(), "\n") {
+		ok := true
+		for _, p := range parts {
+			if !strings.Contains(line, p) {
+				ok = false
+				break
 			}
 		}
-		return errString("not logged")
-	})
+		if ok {
+			return line
+		}
+	}
+	return ""
 }
 
 // alwaysBackend sends requests for d and fails on any answer that does not

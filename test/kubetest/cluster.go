@@ -42,6 +42,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -111,11 +112,24 @@ type Option func(*options)
 type options struct {
 	apiserverFlags []string
 	noRouteCRD     bool
+	authzWebhook   string
 }
 
 // WithAPIServerFlags adds flags to kube-apiserver's command line.
 func WithAPIServerFlags(flags ...string) Option {
 	return func(o *options) { o.apiserverFlags = append(o.apiserverFlags, flags...) }
+}
+
+// WithAuthorizationWebhook makes kube-apiserver ask the webhook at url
+// (http or https on loopback; https is not verified) to authorize every
+// request not made by system:masters, before RBAC
+// (--authorization-mode=Webhook,RBAC), with authorization.k8s.io/v1
+// SubjectAccessReviews and without caching its answers: a review it
+// answers with neither allowed nor denied falls through to RBAC, and one
+// it fails (HTTP 5xx, after kube-apiserver's retries) too, with the
+// failure as the review's evaluationError.
+func WithAuthorizationWebhook(url string) Option {
+	return func(o *options) { o.authzWebhook = url }
 }
 
 // WithoutRouteCRD starts the cluster without applying the Route CRD.
@@ -197,7 +211,15 @@ func start(o *options) (c *Cluster, err error) {
 	if err = c.writeCredentials(); err != nil {
 		return c, err
 	}
-	if err = c.startAPIServerFirst(o.apiserverFlags); err != nil {
+	flags := o.apiserverFlags
+	if o.authzWebhook != "" {
+		var wf []string
+		if wf, err = c.authzWebhookFlags(o.authzWebhook); err != nil {
+			return c, err
+		}
+		flags = append(wf, flags...)
+	}
+	if err = c.startAPIServerFirst(flags); err != nil {
 		return c, err
 	}
 	if err = c.makeClients(); err != nil {
@@ -337,7 +359,6 @@ func (c *Cluster) apiserverArgs(port int, extra []string) []string {
 		// Services get loopback cluster IPs: if anything ever dialled one
 		// (e.g. an idled service's IP), it stays on this machine.
 		"--service-cluster-ip-range=" + ServiceClusterIPRange,
-		"--authorization-mode=RBAC",
 		"--token-auth-file=" + filepath.Join(d, "tokens.csv"),
 		"--service-account-issuer=https://kubernetes.default.svc",
 		"--service-account-key-file=" + filepath.Join(d, "sa.pub"),
@@ -347,7 +368,44 @@ func (c *Cluster) apiserverArgs(port int, extra []string) []string {
 		"--endpoint-reconciler-type=none",
 		"--profiling=false",
 	}
+	mode := "--authorization-mode=RBAC"
+	for _, f := range extra {
+		if strings.HasPrefix(f, "--authorization-mode=") {
+			mode = ""
+		}
+	}
+	if mode != "" {
+		args = append(args, mode)
+	}
 	return append(args, extra...)
+}
+
+// authzWebhookFlags writes the kubeconfig of an authorization webhook at
+// url and returns kube-apiserver's flags to use it (WithAuthorizationWebhook).
+func (c *Cluster) authzWebhookFlags(url string) ([]string, error) {
+	cfg := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: authz
+  cluster:
+    server: %s
+    insecure-skip-tls-verify: %t
+users:
+- name: apiserver
+contexts:
+- name: authz
+  context:
+    cluster: authz
+    user: apiserver
+current-context: authz
+`, url, strings.HasPrefix(url, "https:"))
+	p := filepath.Join(c.Dir, "authz-webhook.kubeconfig")
+	if err := os.WriteFile(p, []byte(cfg), 0o600); err != nil {
+		return nil, err
+	}
+	return []string{"--authorization-mode=Webhook,RBAC", "--authorization-webhook-config-file=" + p,
+		"--authorization-webhook-version=v1",
+		"--authorization-webhook-cache-authorized-ttl=0s", "--authorization-webhook-cache-unauthorized-ttl=0s"}, nil
 }
 
 // startAPIServerFirst picks a port and starts kube-apiserver, trying another
