@@ -481,26 +481,11 @@ func stickyCookies(t *testing.T, r *router, host string, backends ...string) map
 // doRequestWithCookie sends one plain HTTP request for host with cookie
 // ("" for none) on a connection of its own.
 func doRequestWithCookie(r *router, host, cookie string) (response, error) {
-	req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/", r.HTTPPort), nil)
-	if err != nil {
-		return response{}, err
-	}
-	req.Host = host
+	var hdr http.Header
 	if cookie != "" {
-		req.Header.Set("Cookie", cookie)
+		hdr = http.Header{"Cookie": {cookie}}
 	}
-	tr := &http.Transport{DisableKeepAlives: true}
-	defer tr.CloseIdleConnections()
-	resp, err := (&http.Client{Transport: tr, Timeout: 5 * time.Second}).Do(req)
-	if err != nil {
-		return response{}, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return response{}, err
-	}
-	return response{Status: resp.StatusCode, Body: string(body), Header: resp.Header}, nil
+	return annRequest(r, false, host, "/", hdr)
 }
 
 // TestKubeEndpointSliceScalingNeedsNoReload: the same through a real API
