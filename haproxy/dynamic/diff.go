@@ -456,7 +456,7 @@ func diffSection(o, n *section) (section, sectionCommands, *Change) {
 		newNames[sn.name()] = true
 		so, had := oldByName[sn.name()]
 		if !had {
-			if backend == "" || n.staticLB || sn.cookie() != "" || !dynamicOptions(sn.options) {
+			if !addable(backend, n, sn) {
 				return reload(ReasonServers, n.header+" server "+sn.name())
 			}
 			run.lastID++
@@ -471,9 +471,24 @@ func diffSection(o, n *section) (section, sectionCommands, *Change) {
 		was := *so
 		was.removed = false
 		if was.options != sn.options || was.cookie() != sn.cookie() || backend == "" {
-			if was != *sn {
+			if was == *sn {
+				continue
+			}
+			if !so.removed || !addable(backend, n, sn) {
 				return reload(ReasonServerOptions, n.header+" server "+sn.name())
 			}
+			// A server still draining whose line comes back with other
+			// options (an endpoint that was alone, unchecked, back among
+			// others): deleted (it is in maintenance; HAProxy refuses
+			// while it still has connections, and a reload follows) and
+			// added anew.
+			run.lastID++
+			add, en, ok := addCommands(backend, sn, run.lastID)
+			if !ok {
+				return reload(ReasonServerAddress, n.header+" server "+sn.name())
+			}
+			d.adds = append(d.adds, DeleteCommand(ServerRef{Backend: backend, Name: sn.name()}), add)
+			enables = append(enables, en...)
 			continue
 		}
 		c, ok := serverCommands(backend, &was, sn)
@@ -514,6 +529,14 @@ func diffSection(o, n *section) (section, sectionCommands, *Change) {
 		run.servers = append(run.servers, so)
 	}
 	return run, d, nil
+}
+
+// addable reports whether server s of section n (backend, "" when the
+// section is none) can be added at runtime: a backend with a dynamic
+// balance algorithm, and a line without a cookie or any other option
+// dynamic servers refuse.
+func addable(backend string, n *section, s *server) bool {
+	return backend != "" && !n.staticLB && s.cookie() == "" && dynamicOptions(s.options)
 }
 
 // addCommands adds server s to backend at runtime: "add server" (a

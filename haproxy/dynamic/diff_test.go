@@ -176,6 +176,45 @@ func TestDiffGivesAddedServersTheirDynamicCookie(t *testing.T) {
 	}
 }
 
+// TestDiffAddsAgainADrainingServerWithOtherOptions: an endpoint that was
+// alone (no health check) goes away and comes back among others within
+// the drain: its server, still in maintenance, is deleted and added anew
+// with the options of its new line, without a reload.
+func TestDiffAddsAgainADrainingServerWithOtherOptions(t *testing.T) {
+	const alone = `backend be_http:ns:r
+  balance random
+  server pod:a 10.0.0.1:80 weight 256
+`
+	gone := diffText(alone, "backend be_http:ns:r\n  balance random\n  server pod:b 10.0.0.2:80 weight 256\n")
+	if gone.Reload {
+		t.Fatalf("reload: %s at %s", gone.Reason, gone.Where)
+	}
+	back := Diff(gone.Running, Parse([]byte(`backend be_http:ns:r
+  balance random
+  server pod:b 10.0.0.2:80 weight 256
+  server pod:a 10.0.0.1:80 weight 256 check inter 5000ms
+`)))
+	if back.Reload {
+		t.Fatalf("reload: %s at %s", back.Reason, back.Where)
+	}
+	want := []string{
+		"del server be_http:ns:r/pod:a",
+		"add server be_http:ns:r/pod:a 10.0.0.1:80 weight 256 id 3 check inter 5000ms",
+		"enable health be_http:ns:r/pod:a",
+		"enable server be_http:ns:r/pod:a",
+	}
+	if !reflect.DeepEqual(commands(back), want) {
+		t.Fatalf("commands\n got  %q\n want %q", commands(back), want)
+	}
+	if len(back.Running.Removed()) != 0 {
+		t.Errorf("removed servers %v after pod:a came back", back.Running.Removed())
+	}
+	// A server in service whose options change still needs a reload.
+	if got := diffText(alone, strings.Replace(alone, "weight 256", "weight 256 check inter 5000ms", 1)); !got.Reload || got.Reason != ReasonServerOptions {
+		t.Errorf("options of a server in service changed: reload=%v reason=%q", got.Reload, got.Reason)
+	}
+}
+
 func TestDiffNeedsReload(t *testing.T) {
 	for _, c := range []struct {
 		name   string

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,10 +22,16 @@ import (
 // HAProxy serves what a router started afresh on the same manifests
 // serves: the same servers in service with the same weights, every
 // endpoint reached, and the same sticky cookie pinning a client to the
-// same endpoint.
+// same endpoint. A reload in between (every backend laid out afresh)
+// changes none of it.
 func TestRandomEndpointChangesServeWhatAFreshStartServes(t *testing.T) {
 	seed := time.Now().UnixNano()
-	t.Logf("seed %d", seed)
+	if v := os.Getenv("ROUTER_TEST_SEED"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		must(t, err)
+		seed = n
+	}
+	t.Logf("seed %d (ROUTER_TEST_SEED repeats it)", seed)
 	rng := rand.New(rand.NewSource(seed))
 	var bes []*backend
 	for i := 1; i <= 6; i++ {
@@ -94,6 +102,37 @@ func TestRandomEndpointChangesServeWhatAFreshStartServes(t *testing.T) {
 			expectExactly(t, 30*time.Second, r, rt.host, backendNames(current[rt.service])...)
 		}
 	}
+	// A reload now (compaction: every backend laid out afresh) changes
+	// nothing that is served.
+	before := map[string][]string{}
+	cookies := map[string]map[string]string{}
+	for _, rt := range routes {
+		backendName := "be_http:eq:" + rt.name
+		runsWhatDiskSays(t, r, backendName)
+		before[rt.name] = inService(t, r, backendName)
+		cookies[rt.name] = stickyCookies(t, r, rt.host, backendNames(current[rt.service])...)
+	}
+	reloads1 := ms.mustValue(t, "template_router_reload_seconds_count", nil)
+	m.Write("extra.yaml", routeYAML("eq", "extra", "extra.eq.example.com", "", "a", ""))
+	eventually(t, 90*time.Second, "a reload", func() error {
+		if v := ms.mustValue(t, "template_router_reload_seconds_count", nil); v <= reloads1 {
+			return fmt.Errorf("reloads %v", v)
+		}
+		return nil
+	})
+	for _, rt := range routes {
+		backendName := "be_http:eq:" + rt.name
+		expectExactly(t, 30*time.Second, r, rt.host, backendNames(current[rt.service])...)
+		if got := inService(t, r, backendName); !reflect.DeepEqual(got, before[rt.name]) {
+			t.Errorf("%s: in service after the reload %v, before %v", rt.name, got, before[rt.name])
+		}
+		for be, cookie := range cookies[rt.name] {
+			if resp, err := doRequestWithCookie(r, rt.host, cookie); err != nil || resp.backend() != be {
+				t.Errorf("%s: after the reload cookie %q reached %q (%v), want %s", rt.name, cookie, resp.backend(), err, be)
+			}
+		}
+	}
+
 	fresh := startRouter(t, m.Dir, nil)
 	for _, rt := range routes {
 		want := backendNames(current[rt.service])
