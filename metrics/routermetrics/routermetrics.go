@@ -151,7 +151,7 @@ func (m *Metrics) ObserveReload(d time.Duration, err error) {
 func (m *Metrics) ObserveRuntimeChange(kind string) { m.avoided.WithLabelValues(kind).Inc() }
 
 // ObserveReloadReason records why a start or reload was needed (e.g.
-// "initial", "config", "pool-exhausted").
+// "initial", "config", "servers").
 func (m *Metrics) ObserveReloadReason(reason string) { m.reloadReasons.WithLabelValues(reason).Inc() }
 
 // ObserveRuntimeError records a runtime API change that failed (and fell
