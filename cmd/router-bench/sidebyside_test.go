@@ -112,7 +112,10 @@ type sbsRouter struct {
 // default 5 per second, take about 34 minutes for 10,000 routes) and the
 // routers are idle, wrk runs through r0 of each in turn, for several rounds (the
 // order reversed every other round); the median of each router counts. It
-// reports requests/s of each and the ratios N/1.
+// reports requests/s of each and the ratios N/1: of the medians, and the
+// median of the ratios within each round (the 1-route and N-route router
+// run back to back, so load from elsewhere that drifts between rounds
+// cancels out).
 //
 // The other router is given OpenShift's environment (ROUTER_SERVICE_HTTP_PORT,
 // ROUTER_SERVICE_HTTPS_PORT, STATS_PORT, ROUTER_LISTEN_ADDR, TEMPLATE_FILE,
@@ -256,6 +259,7 @@ func BenchmarkDataPlaneSideBySide(b *testing.B) {
 			b.Logf("%s: %d routes / 1 route = %.3f", who, n, many/one)
 		}
 	}
+	reportPairedRatios(b, routers, n)
 	for _, r := range routers {
 		if len(r.spreadRounds) == 0 {
 			continue
@@ -373,6 +377,39 @@ func admittedByRouter(ctx context.Context, c *kubetest.Cluster, ns string) (map[
 			return out, nil
 		}
 		opts.Continue = list.Continue
+	}
+}
+
+// reportPairedRatios reports, for ours and the other router, the median
+// over the rounds of N-route req/s / 1-route req/s within the same round:
+// the two run one right after the other in every round, so load from
+// elsewhere on the machine that drifts between rounds cancels out more than
+// in the ratio of the two medians.
+func reportPairedRatios(b *testing.B, routers []*sbsRouter, n int) {
+	b.Helper()
+	byName := map[string]*sbsRouter{}
+	for _, r := range routers {
+		byName[r.Name] = r
+	}
+	for _, who := range []string{"ours", "other"} {
+		one, many := byName[who+"-1"], byName[fmt.Sprintf("%s-%d", who, n)]
+		if one == nil || many == nil || len(one.rounds) != len(many.rounds) || len(one.rounds) == 0 {
+			continue
+		}
+		ratios := make([]float64, 0, len(one.rounds))
+		for k := range one.rounds {
+			if one.rounds[k].RPS > 0 {
+				ratios = append(ratios, many.rounds[k].RPS/one.rounds[k].RPS)
+			}
+		}
+		if len(ratios) == 0 {
+			continue
+		}
+		in := append([]float64(nil), ratios...)
+		sort.Float64s(ratios)
+		med := ratios[(len(ratios)-1)/2]
+		b.ReportMetric(med, fmt.Sprintf("%s-paired-ratio-%d/1", who, n))
+		b.Logf("%s: %d routes / 1 route within each round: %.3f; median %.3f", who, n, in, med)
 	}
 }
 
