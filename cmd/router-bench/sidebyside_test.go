@@ -86,6 +86,7 @@ type sbsRouter struct {
 	exited     func() error
 	stop       func() error
 	logTail    func(int) string
+	started    time.Time // when it was started
 
 	rounds       []wrkStats
 	spreadRounds []wrkStats // ROUTER_BENCH_SIDEBYSIDE_SPREAD: every route in turn
@@ -98,14 +99,23 @@ type sbsRouter struct {
 // namespace holds N routes r0 … r<N-1>, each with its own Service and
 // EndpointSlice whose endpoint is one of a few backends in a network
 // namespace. Route r0 is labelled, and each router runs twice: once with
-// ROUTE_LABELS selecting r0 alone, once with every route. Route status
-// writing is off (ROUTER_UPDATE_STATUS=false) so that four routers do not
-// fight over the status of the same routes.
+// ROUTE_LABELS selecting r0 alone, once with every route. Every router
+// writes route status (ROUTER_UPDATE_STATUS=true, both routers' default)
+// under its own name (ROUTER_SERVICE_NAME=ours-1, ours-N, other-1,
+// other-N; ROUTER_SERVICE_NAMESPACE, which OpenShift's router requires with
+// a name, is the fixture's namespace), as sharded routers of a cluster do:
+// each route gets one status.ingress entry per router name, so the routers
+// do not fight over it.
 //
-// When every router answers r0 (and, with N routes, r<N-1>) and the routers
-// are idle, wrk runs through r0 of each in turn, for several rounds (the
+// When every router answers r0 (and, with N routes, r<N-1>), every route a
+// router serves carries its Admitted entry (the status writes, at client-go's
+// default 5 per second, take about 34 minutes for 10,000 routes) and the
+// routers are idle, wrk runs through r0 of each in turn, for several rounds (the
 // order reversed every other round); the median of each router counts. It
-// reports requests/s of each and the ratios N/1.
+// reports requests/s of each and the ratios N/1: of the medians, and the
+// median of the ratios within each round (the 1-route and N-route router
+// run back to back, so load from elsewhere that drifts between rounds
+// cancels out).
 //
 // The other router is given OpenShift's environment (ROUTER_SERVICE_HTTP_PORT,
 // ROUTER_SERVICE_HTTPS_PORT, STATS_PORT, ROUTER_LISTEN_ADDR, TEMPLATE_FILE,
@@ -115,9 +125,10 @@ type sbsRouter struct {
 // namespace (unshare), with a temporary directory bind-mounted on
 // /var/lib/haproxy.
 //
-// Run (a few minutes to create 30,000 objects, and to load them):
+// Run (a few minutes to create 30,000 objects, and to load them; about 35
+// more for the status writes of 10,000 routes):
 //
-//	go test -run XXX -bench DataPlaneSideBySide -benchtime 1x -timeout 2h ./cmd/router-bench/
+//	go test -run XXX -bench DataPlaneSideBySide -benchtime 1x -timeout 3h ./cmd/router-bench/
 func BenchmarkDataPlaneSideBySide(b *testing.B) {
 	prereq.NeedBinary(b, "haproxy")
 	prereq.NeedBinary(b, "wrk")
@@ -140,7 +151,7 @@ func BenchmarkDataPlaneSideBySide(b *testing.B) {
 	}
 	logHAProxyVersion(b, haproxyBin)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Hour)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Hour)
 	defer cancel()
 	c := kubetest.Shared(b)
 	ns := c.CreateNamespace(b, "sbs-", nil).Name
@@ -156,7 +167,9 @@ func BenchmarkDataPlaneSideBySide(b *testing.B) {
 	createSideBySideFixture(b, ctx, c, ns, n, ips)
 	b.Logf("%d routes, services and endpoint slices created in %s (%d backends)", n, time.Since(start).Round(time.Second), len(ips))
 
-	common := []string{"ROUTER_UPDATE_STATUS=false"}
+	// Set rather than left to the default so that an inherited
+	// ROUTER_UPDATE_STATUS cannot turn the status writes off unnoticed.
+	common := []string{"ROUTER_UPDATE_STATUS=true", "ROUTER_SERVICE_NAMESPACE=" + ns}
 	if threads != "" {
 		common = append(common, "ROUTER_THREADS="+threads)
 	}
@@ -176,12 +189,13 @@ func BenchmarkDataPlaneSideBySide(b *testing.B) {
 			continue
 		}
 		for _, count := range []int{1, n} {
-			env := append([]string{"ROUTE_LABELS="}, common...)
+			env := append([]string{"ROUTE_LABELS=", fmt.Sprintf("ROUTER_SERVICE_NAME=%s-%d", who, count)}, common...)
 			if count == 1 {
 				env = append(env, "ROUTE_LABELS="+sbsLabel+"="+sbsLabelValue)
 			}
 			var r *sbsRouter
 			var err error
+			t0 := time.Now()
 			if who == "ours" {
 				r, err = startOurSideBySide(b, routerBin, haproxyBin, c.KubeconfigPath, ns, count, env)
 			} else {
@@ -190,6 +204,7 @@ func BenchmarkDataPlaneSideBySide(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			r.started = t0
 			routers = append(routers, r)
 			if err := waitListening(ctx, r, deadline); err != nil {
 				b.Fatalf("%s: %v; last log lines:\n%s", r.Name, err, r.logTail(30))
@@ -197,19 +212,8 @@ func BenchmarkDataPlaneSideBySide(b *testing.B) {
 		}
 	}
 
-	for _, r := range routers {
-		checks := []int{0}
-		if r.Routes > 1 {
-			checks = append(checks, r.Routes-1)
-		}
-		for _, i := range checks {
-			host := routeName(i) + ".bench.test"
-			if err := waitRouteAnswers(ctx, r, host, sbsBackendName(i%len(ips)), deadline); err != nil {
-				b.Fatalf("%s: %v; last log lines:\n%s", r.Name, err, r.logTail(30))
-			}
-		}
-		b.Logf("%s answers (%s after the objects began to be created)", r.Name, time.Since(start).Round(time.Second))
-	}
+	waitRoutersAnswer(b, ctx, routers, len(ips), start, deadline)
+	waitStatusesWritten(b, ctx, c, ns, routers)
 	waitRoutersIdle(b, ctx, routers)
 	for _, r := range routers {
 		logConfigSummary(b, r, ns)
@@ -255,6 +259,7 @@ func BenchmarkDataPlaneSideBySide(b *testing.B) {
 			b.Logf("%s: %d routes / 1 route = %.3f", who, n, many/one)
 		}
 	}
+	reportPairedRatios(b, routers, n)
 	for _, r := range routers {
 		if len(r.spreadRounds) == 0 {
 			continue
@@ -272,6 +277,139 @@ func BenchmarkDataPlaneSideBySide(b *testing.B) {
 			b.Errorf("%s: %d non-2xx answers with every route in turn", r.Name, non2xx)
 		}
 		b.ReportMetric(med, r.Name+"-spread-req/s")
+	}
+}
+
+// waitRoutersAnswer waits, for every router at once, until it answers r0
+// and, with more than one route, r<N-1> from their backends (of nBackends),
+// and logs when each did, counted from its own start and from start (the
+// fixture's).
+func waitRoutersAnswer(b *testing.B, ctx context.Context, routers []*sbsRouter, nBackends int, start, deadline time.Time) {
+	b.Helper()
+	errs := make([]error, len(routers))
+	var wg sync.WaitGroup
+	for k, r := range routers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			checks := []int{0}
+			if r.Routes > 1 {
+				checks = append(checks, r.Routes-1)
+			}
+			for _, i := range checks {
+				host := routeName(i) + ".bench.test"
+				if err := waitRouteAnswers(ctx, r, host, sbsBackendName(i%nBackends), deadline); err != nil {
+					errs[k] = fmt.Errorf("%s: %w; last log lines:\n%s", r.Name, err, r.logTail(30))
+					return
+				}
+			}
+			b.Logf("%s answers %s after it started (%s after the objects began to be created)",
+				r.Name, time.Since(r.started).Round(100*time.Millisecond), time.Since(start).Round(time.Second))
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// sbsStatusTimeout bounds the wait for the routers' status writes.
+const sbsStatusTimeout = 75 * time.Minute
+
+// waitStatusesWritten waits (at most sbsStatusTimeout) until every route of
+// ns that a router serves (r0 for the 1-route routers, all for the others)
+// carries an Admitted=True status.ingress entry under the router's name,
+// and logs when each router's were all there, counted from its start.
+func waitStatusesWritten(b *testing.B, ctx context.Context, c *kubetest.Cluster, ns string, routers []*sbsRouter) {
+	b.Helper()
+	deadline := time.Now().Add(sbsStatusTimeout)
+	done := map[string]bool{}
+	lastProgress := time.Now()
+	for {
+		admitted, err := admittedByRouter(ctx, c, ns)
+		if err != nil {
+			b.Fatalf("listing routes for their status: %v", err)
+		}
+		for _, r := range routers {
+			if !done[r.Name] && admitted[r.Name] >= r.Routes {
+				done[r.Name] = true
+				b.Logf("%s: all %d of its routes admitted in their status %s after it started",
+					r.Name, r.Routes, time.Since(r.started).Round(time.Second))
+			}
+		}
+		if len(done) == len(routers) {
+			return
+		}
+		if time.Since(lastProgress) >= 2*time.Minute {
+			lastProgress = time.Now()
+			b.Logf("route status written so far (Admitted entries per router name): %v", admitted)
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			b.Errorf("not every route status written after %s (Admitted entries per router name: %v); measuring anyway", sbsStatusTimeout, admitted)
+			return
+		}
+		sleepCtx(ctx, 10*time.Second)
+	}
+}
+
+// admittedByRouter counts, per router name, the routes of ns whose status
+// has an Admitted=True entry under that name.
+func admittedByRouter(ctx context.Context, c *kubetest.Cluster, ns string) (map[string]int, error) {
+	out := map[string]int{}
+	opts := metav1.ListOptions{Limit: 2000}
+	for {
+		list, err := c.Routes.RouteV1().Routes(ns).List(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		for _, rt := range list.Items {
+			for _, in := range rt.Status.Ingress {
+				for _, cond := range in.Conditions {
+					if cond.Type == routev1.RouteAdmitted && cond.Status == corev1.ConditionTrue {
+						out[in.RouterName]++
+					}
+				}
+			}
+		}
+		if list.Continue == "" {
+			return out, nil
+		}
+		opts.Continue = list.Continue
+	}
+}
+
+// reportPairedRatios reports, for ours and the other router, the median
+// over the rounds of N-route req/s / 1-route req/s within the same round:
+// the two run one right after the other in every round, so load from
+// elsewhere on the machine that drifts between rounds cancels out more than
+// in the ratio of the two medians.
+func reportPairedRatios(b *testing.B, routers []*sbsRouter, n int) {
+	b.Helper()
+	byName := map[string]*sbsRouter{}
+	for _, r := range routers {
+		byName[r.Name] = r
+	}
+	for _, who := range []string{"ours", "other"} {
+		one, many := byName[who+"-1"], byName[fmt.Sprintf("%s-%d", who, n)]
+		if one == nil || many == nil || len(one.rounds) != len(many.rounds) || len(one.rounds) == 0 {
+			continue
+		}
+		ratios := make([]float64, 0, len(one.rounds))
+		for k := range one.rounds {
+			if one.rounds[k].RPS > 0 {
+				ratios = append(ratios, many.rounds[k].RPS/one.rounds[k].RPS)
+			}
+		}
+		if len(ratios) == 0 {
+			continue
+		}
+		in := append([]float64(nil), ratios...)
+		sort.Float64s(ratios)
+		med := ratios[(len(ratios)-1)/2]
+		b.ReportMetric(med, fmt.Sprintf("%s-paired-ratio-%d/1", who, n))
+		b.Logf("%s: %d routes / 1 route within each round: %.3f; median %.3f", who, n, in, med)
 	}
 }
 
