@@ -265,7 +265,9 @@ func (r *router) haproxyPIDs() []int {
 		if err != nil {
 			continue
 		}
-		if bytes.Contains(cmdline, []byte("haproxy")) && bytes.Contains(cmdline, []byte(r.WorkingDir)) {
+		// A configuration check (haproxy -c) serves nothing.
+		if bytes.Contains(cmdline, []byte("haproxy")) && bytes.Contains(cmdline, []byte(r.WorkingDir)) &&
+			!bytes.Contains(cmdline, []byte("\x00-c\x00")) {
 			pids = append(pids, pid)
 		}
 	}

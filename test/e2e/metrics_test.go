@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -593,6 +594,45 @@ func (c *metricsClient) mustValue(t *testing.T, name string, want map[string]str
 	must(t, err)
 	v, err := s.value(name, want)
 	must(t, err)
+	return v
+}
+
+// reloadReasons lists the router's reloads by reason
+// (template_router_reloads_total), for failure messages.
+func (c *metricsClient) reloadReasons() string {
+	s, err := c.get()
+	if err != nil {
+		return err.Error()
+	}
+	var out []string
+	for _, m := range s.families["template_router_reloads_total"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "reason" {
+				out = append(out, fmt.Sprintf("%s=%v", l.GetValue(), m.GetCounter().GetValue()))
+			}
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, " ")
+}
+
+// settledReloads waits until the router's reload count
+// (template_router_reload_seconds_count) has stayed the same for two
+// seconds (a reload already asked for has happened) and returns it.
+func (c *metricsClient) settledReloads(t *testing.T) float64 {
+	t.Helper()
+	last, since := -1.0, time.Now()
+	var v float64
+	eventually(t, 30*time.Second, "the reload count to settle", func() error {
+		v = c.mustValue(t, "template_router_reload_seconds_count", nil)
+		if v != last {
+			last, since = v, time.Now()
+		}
+		if time.Since(since) < 2*time.Second {
+			return fmt.Errorf("reloads %v (%s), last changed %v ago", v, c.reloadReasons(), time.Since(since))
+		}
+		return nil
+	})
 	return v
 }
 
