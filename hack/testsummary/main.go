@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -36,7 +37,7 @@ func main() {
 func run(in *bufio.Scanner, out *os.File) int {
 	in.Buffer(make([]byte, 1<<20), 16<<20)
 	buf := map[key][]string{}
-	var skipped []string
+	var skipped, failures []string
 	passed, failed, pkgFailed := 0, 0, 0
 	for in.Scan() {
 		line := in.Bytes()
@@ -69,6 +70,7 @@ func run(in *bufio.Scanner, out *os.File) int {
 			if e.Test != "" {
 				failed++
 				fmt.Fprint(out, strings.Join(buf[k], ""))
+				failures = append(failures, failureLines(e.Package, e.Test, buf[k])...)
 			} else {
 				pkgFailed++
 				// The package's own output: a panic, TestMain's message, FAIL.
@@ -86,6 +88,13 @@ func run(in *bufio.Scanner, out *os.File) int {
 		fmt.Fprintf(out, "\nskipped tests (%d):\n", len(skipped))
 		for _, s := range skipped {
 			fmt.Fprintln(out, "  "+s)
+		}
+	}
+	if len(failures) > 0 {
+		// Again at the end, where a log's tail shows them.
+		fmt.Fprintf(out, "\nfailures:\n")
+		for _, f := range failures {
+			fmt.Fprintln(out, "  "+f)
 		}
 	}
 	fmt.Fprintf(out, "\n%d passed, %d failed, %d skipped\n", passed, failed, len(skipped))
@@ -128,4 +137,29 @@ func skipReason(lines []string) string {
 		reason = append(reason[:3], "…")
 	}
 	return strings.Join(reason, " ")
+}
+
+// assertion matches the first line of a test's t.Error, t.Fatal or t.Log
+// message: "    file_test.go:123: ...".
+var assertion = regexp.MustCompile(`^\s+\S+_test\.go:\d+: `)
+
+// failureLines are a failed test's message lines, without the logs it
+// printed: "pkg Test: file_test.go:123: message", the last 10, each cut
+// at 400 bytes.
+func failureLines(pkg, test string, lines []string) []string {
+	var out []string
+	for _, l := range lines {
+		if !assertion.MatchString(l) {
+			continue
+		}
+		l = strings.TrimSpace(l)
+		if len(l) > 400 {
+			l = l[:400] + "…"
+		}
+		out = append(out, fmt.Sprintf("%s %s: %s", pkg, test, l))
+	}
+	if len(out) > 10 {
+		out = append([]string{"…"}, out[len(out)-10:]...)
+	}
+	return out
 }
