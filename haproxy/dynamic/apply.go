@@ -76,6 +76,14 @@ func accepted(c Command, reply string) bool {
 		return strings.HasPrefix(r, "New server registered")
 	case "del":
 		return strings.HasPrefix(r, "Server deleted")
+	case "ssl-new":
+		return strings.HasPrefix(r, "New empty certificate store")
+	case "crt-list-add":
+		return strings.HasSuffix(r, "Success!")
+	case "crt-list-del":
+		return strings.HasPrefix(r, "Entry '") && strings.HasSuffix(r, "!") && strings.Contains(r, " deleted in crtlist ")
+	case "ssl-del":
+		return strings.HasPrefix(r, "Certificate '") && strings.HasSuffix(r, "' deleted!")
 	}
 	return r == ""
 }

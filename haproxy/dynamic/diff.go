@@ -45,14 +45,30 @@ const (
 // Config is a parsed haproxy.config, as far as Diff needs it.
 type Config struct {
 	sections []section
-	// byHeader indexes sections by header (see index); nil until used.
-	byHeader map[string]int
+	// crt is what HAProxy runs of the crt-lists where it differs from
+	// the files (see crtEntry), by certificate file.
+	crt map[string]crtEntry
+	// byHeader indexes sections by header (see index), byName by the
+	// name HAProxy runs them as (see runtimeIndex); nil until used.
+	byHeader, byName map[string]int
 }
 
 type section struct {
 	header string
-	// others hashes the section's lines other than server lines.
-	others  [sha256.Size]byte
+	// runsAs is the name HAProxy knows the backend by when it is not the
+	// header's: a backend HAProxy loaded for a route since removed, taken
+	// over at runtime by a new route whose section is the same but for
+	// its name (see Diff).
+	runsAs string
+	// orphan: the section is no longer in the configuration, but the
+	// running HAProxy still has the backend (no map entry leads to it, its
+	// servers are in maintenance) until a reload; a new backend with the
+	// same shape can take it over.
+	orphan bool
+	// others hashes the section's lines other than server lines; shape
+	// hashes them without the dynamic-cookie-key's value (which the
+	// runtime API sets).
+	others, shape [sha256.Size]byte
 	servers []server
 	// staticLB is set when the section's balance algorithm does not
 	// allow servers to be added at runtime (static-rr, or a hash without
@@ -106,11 +122,12 @@ func Parse(data []byte) *Config {
 	c := &Config{}
 	p := serverParser{options: map[string]string{}}
 	var cur *section
-	h := sha256.New()
+	h, shape := sha256.New(), sha256.New()
 	balance, hashType, cookieKey := "", "", ""
 	flush := func() {
 		if cur != nil {
 			copy(cur.others[:], h.Sum(nil))
+			copy(cur.shape[:], shape.Sum(nil))
 			cur.staticLB = staticBalance(balance, hashType)
 			cur.cookieKey = cookieKey
 			cur.lastID = uint32(len(cur.servers))
@@ -120,6 +137,7 @@ func Parse(data []byte) *Config {
 			c.sections = append(c.sections, *cur)
 		}
 		h.Reset()
+		shape.Reset()
 		balance, hashType, cookieKey = "", "", ""
 	}
 	for len(data) > 0 {
@@ -154,6 +172,7 @@ func Parse(data []byte) *Config {
 				continue
 			}
 		}
+		shapeLine := trimmed
 		if f := strings.Fields(string(trimmed)); len(f) >= 2 {
 			switch f[0] {
 			case "balance":
@@ -162,10 +181,13 @@ func Parse(data []byte) *Config {
 				hashType = f[1]
 			case "dynamic-cookie-key":
 				cookieKey = f[1]
+				shapeLine = []byte(f[0])
 			}
 		}
 		h.Write(trimmed)
 		h.Write([]byte{'\n'})
+		shape.Write(shapeLine)
+		shape.Write([]byte{'\n'})
 	}
 	flush()
 	p.finish(c)
@@ -294,9 +316,10 @@ type Command struct {
 	Text string
 	// Kind is "addr", "weight" or "state" (set server), "add" (add
 	// server), "cookie-key" (set dynamic-cookie-key), "del" (del server),
-	// "ssl-set" or "ssl-commit" (certificates).
+	// "ssl-new", "ssl-set", "ssl-commit" or "ssl-del" (certificates),
+	// "map" (add, set or del map), "crt-list-add" or "crt-list-del".
 	Kind string
-	// Payload is the multi-line payload of an "ssl-set" command.
+	// Payload is the payload of an "ssl-set" or "crt-list-add" command.
 	Payload string
 }
 
@@ -319,11 +342,11 @@ type Change struct {
 // Diff compares two parsed configurations: old as HAProxy runs it (a
 // Change's Running, or the file it loaded), new as rendered.
 func Diff(old, new *Config) Change {
-	if len(old.sections) != len(new.sections) {
-		return Change{Reload: true, Reason: ReasonConfig, Where: "sections added or removed"}
+	if !sameHeaders(old, new) {
+		return diffBackends(old, new)
 	}
 	var all sectionCommands
-	running := &Config{sections: make([]section, len(new.sections))}
+	running := &Config{sections: make([]section, len(new.sections)), crt: old.crt}
 	for i := range new.sections {
 		run, d, reload := diffSection(&old.sections[i], &new.sections[i])
 		if reload != nil {
@@ -350,6 +373,11 @@ func DiffSections(old, part *Config) Change {
 	for i := range part.sections {
 		n := &part.sections[i]
 		j, ok := idx[n.header]
+		if !ok && isBackend(n.header) {
+			// A backend renamed (a route's TLS termination changed): Diff
+			// on the whole configuration sees the one that goes too.
+			return Change{Reload: true, Reason: ReasonBackends, Where: n.header}
+		}
 		if !ok || j < 0 || seen[n.header] {
 			return Change{Reload: true, Reason: ReasonConfig, Where: n.header}
 		}
@@ -434,17 +462,31 @@ func (c sectionCommands) ordered() []Command {
 // section as rendered (n): what runs once the commands are applied, the
 // commands, or the change that says why a reload is needed.
 func diffSection(o, n *section) (section, sectionCommands, *Change) {
+	reload := func(reason, where string) (section, sectionCommands, *Change) {
+		return section{}, sectionCommands{}, &Change{Reload: true, Reason: reason, Where: where}
+	}
+	if o.header != n.header || o.others != n.others || o.orphan {
+		return reload(ReasonConfig, n.header)
+	}
+	return diffServers(o, n)
+}
+
+// diffServers compares the servers of a section as HAProxy runs it (o)
+// with those of a section as rendered (n) that HAProxy runs as o (the
+// same section, or a new one taking o over: see Diff).
+func diffServers(o, n *section) (section, sectionCommands, *Change) {
 	var d sectionCommands
 	reload := func(reason, where string) (section, sectionCommands, *Change) {
 		return section{}, sectionCommands{}, &Change{Reload: true, Reason: reason, Where: where}
 	}
-	if o.header != n.header || o.others != n.others {
-		return reload(ReasonConfig, n.header)
-	}
 	run := *n
+	run.runsAs, run.orphan = o.runsAs, false
+	if n.header != o.header && o.runsAs == "" {
+		run.runsAs = backendName(o.header)
+	}
 	run.servers = append([]server(nil), n.servers...)
 	run.lastID = max(o.lastID, uint32(len(o.servers)))
-	backend := backendName(n.header)
+	backend := run.name()
 	var enables []Command
 	oldByName := make(map[string]*server, len(o.servers))
 	for j := range o.servers {
@@ -505,14 +547,13 @@ func diffSection(o, n *section) (section, sectionCommands, *Change) {
 		}
 		d.cmds = append(d.cmds, c...)
 	}
-	if len(enables) > 0 || len(d.adds) > 0 {
-		if n.cookieKey != "" {
-			// Setting the key again gives every server of the backend its
-			// dynamic cookie, the added ones included, before they serve.
-			d.adds = append(d.adds, Command{Kind: "cookie-key", Text: "set dynamic-cookie-key backend " + backend + " " + n.cookieKey})
-		}
-		d.adds = append(d.adds, enables...)
+	if n.cookieKey != "" && (len(enables) > 0 || len(d.adds) > 0 || o.cookieKey != n.cookieKey) {
+		// Setting the key (again) gives every server of the backend its
+		// dynamic cookie, the added ones included, before they serve; a
+		// backend taken over by another route gets that route's key.
+		d.adds = append(d.adds, Command{Kind: "cookie-key", Text: "set dynamic-cookie-key backend " + backend + " " + n.cookieKey})
 	}
+	d.adds = append(d.adds, enables...)
 	for j := range o.servers {
 		so := o.servers[j]
 		if newNames[so.name()] {

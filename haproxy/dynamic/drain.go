@@ -25,7 +25,7 @@ func (c *Config) Removed() []ServerRef {
 		s := &c.sections[i]
 		for j := range s.servers {
 			if s.servers[j].removed {
-				out = append(out, ServerRef{Backend: backendName(s.header), Name: s.servers[j].name()})
+				out = append(out, ServerRef{Backend: s.name(), Name: s.servers[j].name()})
 			}
 		}
 	}
@@ -55,18 +55,38 @@ func (c *Config) Forget(r ServerRef) bool {
 }
 
 func (c *Config) removed(r ServerRef) (section, server int, ok bool) {
-	for _, header := range []string{"backend " + r.Backend, "listen " + r.Backend} {
-		i, found := c.index()[header]
-		if !found || i < 0 {
-			continue
-		}
-		for j := range c.sections[i].servers {
-			if sv := &c.sections[i].servers[j]; sv.name() == r.Name {
-				return i, j, sv.removed
-			}
+	i, found := c.runtimeIndex()[r.Backend]
+	if !found || i < 0 {
+		return 0, 0, false
+	}
+	for j := range c.sections[i].servers {
+		if sv := &c.sections[i].servers[j]; sv.name() == r.Name {
+			return i, j, sv.removed
 		}
 	}
 	return 0, 0, false
+}
+
+// runtimeIndex maps the names HAProxy runs c's backend and listen sections
+// as to their positions (-1: the name is there more than once), built
+// once.
+func (c *Config) runtimeIndex() map[string]int {
+	if c.byName != nil {
+		return c.byName
+	}
+	c.byName = make(map[string]int, len(c.sections))
+	for i := range c.sections {
+		name := c.sections[i].name()
+		if name == "" {
+			continue
+		}
+		if _, dup := c.byName[name]; dup {
+			c.byName[name] = -1
+			continue
+		}
+		c.byName[name] = i
+	}
+	return c.byName
 }
 
 // DeleteCommand deletes a removed server from the running HAProxy, which

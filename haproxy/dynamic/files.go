@@ -2,64 +2,162 @@ package dynamic
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/openshift-router-go/router/haproxy/layout"
 )
 
-// ReasonFiles: a file HAProxy reads only when it loads (a map, an
-// allowlist, a destination CA, a removed file) changed, or a certificate
-// too large for the runtime API.
+// ReasonFiles: a file HAProxy reads only when it loads changed (an
+// allowlist, a destination CA, a map or crt-list used in a way whose
+// entries cannot change at runtime, one whose contents HAProxy runs are
+// unknown), or a certificate too large for the runtime API.
 const ReasonFiles = "files"
+
+// Files is what FileCommands works on.
+type Files struct {
+	// WD is the working directory's layout, Config the configuration
+	// HAProxy is brought to.
+	WD     layout.Layout
+	Config []byte
+	// Changed are the paths of the files written or removed.
+	Changed []string
+	// New holds the changed files' contents by cleaned path (a removed
+	// file has none), Old the contents HAProxy runs of those it has
+	// (nil: not known; then only certificates are replaced).
+	New, Old map[string][]byte
+	// Running names the backends as HAProxy runs them once the server
+	// commands are applied (a Change's Running; nil: as configured), and
+	// keeps what HAProxy runs of the crt-lists where it differs from the
+	// files.
+	Running *Config
+	// ReadFile reads a file the configuration names (the default
+	// certificate a deleted route's crt-list line shows instead); nil:
+	// such a deletion reloads.
+	ReadFile func(string) ([]byte, error)
+}
 
 // FileChange is what FileCommands found.
 type FileChange struct {
-	// Commands replace route certificates in place.
-	Commands []Command
-	// Certificates is how many certificates Commands replace.
-	Certificates int
+	// Commands bring the files' contents to HAProxy: certificates
+	// replaced or added, map entries and crt-list lines added or set. They
+	// go after the server commands (a new backend has its servers before
+	// a map entry leads to it). Removals (map entries, crt-list lines and
+	// certificates deleted) go last.
+	Commands, Removals []Command
+	// Certificates is how many certificates Commands replace or add,
+	// Entries how many map entries and crt-list lines change.
+	Certificates, Entries int
 	// Reload is set when a file needs a reload (ReasonFiles); File names it
 	// and TooLarge says it is a certificate longer than the runtime API
 	// takes.
 	Reload   bool
 	File     string
 	TooLarge bool
+	// crt is the running state of the crt-lists once the commands are
+	// applied (Config.KeepFiles).
+	crt map[string]crtEntry
 }
 
-// FileCommands works out how HAProxy, running the configuration config
-// from the working directory wd, takes the changed files (their paths;
-// data holds the new contents by cleaned path) without a reload. A route
-// certificate (router/certs/*.pem) whose content changed while the
-// configuration did not is replaced with "set ssl cert" / "commit ssl
-// cert", unless it is longer than the runtime API takes (MaxPayload).
-// Destination CAs are not: HAProxy 2.6 accepts "commit ssl ca-file" but
-// its server connections keep verifying against the old CA. Any other
-// file (maps, allowlists, CAs, removed files) is read at load time only.
-// The configuration file itself is the caller's (Diff).
-func FileCommands(wd layout.Layout, config []byte, changed []string, data map[string][]byte) FileChange {
-	configPath := filepath.Clean(wd.Config())
-	certDir := wd.Certs() + string(filepath.Separator)
-	var out FileChange
+// KeepFiles records, once fc's commands are applied, what HAProxy runs of
+// the crt-lists (the names of certificates added at runtime, the lines of
+// deleted routes it keeps) in c, the configuration HAProxy runs.
+func (c *Config) KeepFiles(fc FileChange) {
+	if fc.crt != nil {
+		c.crt = fc.crt
+	}
+}
+
+// FileCommands works out how HAProxy takes the changed files without a
+// reload:
+//   - a map used only for exact or prefix lookups (map, map_str, map_beg:
+//     indexed, so the order of its entries does not matter) gets "add map",
+//     "set map" and "del map" for the entries that differ, each value that
+//     names a backend sent with the name HAProxy runs it as (see Diff);
+//   - a crt-list gets, for a line added, its certificate ("new ssl cert",
+//     "set ssl cert", "commit ssl cert") and "add ssl crt-list"; for a line
+//     removed, "del ssl crt-list" and "del ssl cert";
+//   - a route certificate (router/certs/*.pem) whose content changed is
+//     replaced with "set ssl cert" / "commit ssl cert";
+//   - a file removed that the configuration no longer names needs nothing
+//     (a backend HAProxy keeps until the next reload read it at load).
+//
+// Anything else needs a reload: another file added or changed (HAProxy
+// reads allowlists and destination CAs at load; "commit ssl ca-file" does
+// not reach the server connections of 2.6), a map used otherwise (map_reg
+// matches in list order), a crt-list line changed in place, contents not
+// known, a certificate longer than the runtime API takes (MaxPayload). The
+// configuration file itself is the caller's (Diff).
+func FileCommands(in Files) FileChange {
+	configPath := filepath.Clean(in.WD.Config())
+	certDir := in.WD.Certs() + string(filepath.Separator)
+	isCert := func(p string) bool { return strings.HasPrefix(p, certDir) && strings.HasSuffix(p, ".pem") }
 	maxPayload := 0
+	fits := func(p string, pem []byte) bool {
+		if maxPayload == 0 {
+			maxPayload = MaxPayload(in.Config)
+		}
+		return len(pem)+len(p)+len("set ssl cert  <<\n\n") <= maxPayload
+	}
+	changed := make([]string, 0, len(in.Changed))
+	for _, p := range in.Changed {
+		changed = append(changed, filepath.Clean(p))
+	}
+	slices.Sort(changed)
+	var out FileChange
+	lists := newCrtListChange(in.Running)
+	var certs []string
 	for _, p := range changed {
-		p = filepath.Clean(p)
 		if p == configPath {
 			continue
 		}
-		pem := data[p]
-		if pem == nil || !strings.HasPrefix(p, certDir) || !strings.HasSuffix(p, ".pem") {
+		if isCert(p) {
+			certs = append(certs, p)
+			continue
+		}
+		_, written := in.New[p]
+		switch fileUse(in.Config, p) {
+		case usedNowhere:
+			if !written {
+				continue // removed, and nothing loads it again
+			}
+			return FileChange{Reload: true, File: p}
+		case usedAsMap:
+			cmds, ok := mapCommands(p, in)
+			if !ok {
+				return FileChange{Reload: true, File: p}
+			}
+			out.Commands = append(out.Commands, cmds.adds...)
+			out.Removals = append(out.Removals, cmds.dels...)
+			out.Entries += len(cmds.adds) + len(cmds.dels)
+		case usedAsCrtList:
+			if !lists.add(p, in, fits) {
+				return FileChange{Reload: true, File: p}
+			}
+		default:
 			return FileChange{Reload: true, File: p}
 		}
-		if maxPayload == 0 {
-			maxPayload = MaxPayload(config)
-		}
-		if len(pem)+len(p)+len("set ssl cert  <<\n\n") > maxPayload {
+	}
+	for _, p := range certs {
+		pem, written := in.New[p]
+		switch {
+		case lists.handled[p]:
+			// Added, created again or deleted with its crt-list line.
+		case !written:
+			return FileChange{Reload: true, File: p}
+		case !fits(p, pem):
 			// HAProxy would drop it unanswered: a limit of the runtime
 			// API, not a fault of the route.
 			return FileChange{Reload: true, File: p, TooLarge: true}
+		default:
+			out.Commands = append(out.Commands, CertificateCommands(lists.name(p), pem)...)
+			out.Certificates++
 		}
-		out.Commands = append(out.Commands, CertificateCommands(p, pem)...)
-		out.Certificates++
 	}
+	out.Commands = append(append(out.Commands, lists.certs...), lists.adds...)
+	out.Removals = append(out.Removals, lists.dels...)
+	out.Certificates += lists.count
+	out.Entries += len(lists.adds) + len(lists.dels)
+	out.crt = lists.entries
 	return out
 }

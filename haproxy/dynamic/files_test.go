@@ -29,7 +29,7 @@ func TestFileCommandsReplaceCertificatesAndReloadTheRest(t *testing.T) {
 		{"a certificate longer than tune.bufsize allows reloads", []string{cert}, map[string][]byte{cert: []byte(strings.Repeat("x", 4096))}, true, true, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := FileCommands(wd, config, c.changed, c.data)
+			got := FileCommands(Files{WD: wd, Config: config, Changed: c.changed, New: c.data})
 			if got.Reload != c.reload || got.TooLarge != c.tooLarge || got.Certificates != c.certs {
 				t.Fatalf("got %+v", got)
 			}

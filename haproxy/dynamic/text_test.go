@@ -46,8 +46,11 @@ func TestSectionsOfAPartialRenderReplaceTheirOwn(t *testing.T) {
 		{name: "another line of the backend: reload",
 			part:   "backend be_http:ns:a\n  balance roundrobin\n  server s1 10.0.0.1:80 weight 1\n  server _dynamic-pod-1 127.0.0.1:1 weight 0 disabled\n",
 			reload: ReasonConfig},
-		{name: "a section the running configuration does not have: reload",
+		{name: "a backend the running configuration does not have: reload",
 			part:   "backend be_http:ns:c\n  server s1 10.0.0.1:80\n",
+			reload: ReasonBackends},
+		{name: "another section the running configuration does not have: reload",
+			part:   "frontend f\n  mode http\n",
 			reload: ReasonConfig},
 	}
 	for _, tt := range tests {

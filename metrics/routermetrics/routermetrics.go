@@ -114,6 +114,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	// Present from the start (at 0), so queries and alerts see the series.
 	m.avoided.WithLabelValues("endpoints")
 	m.avoided.WithLabelValues("certificate")
+	m.avoided.WithLabelValues("routes")
 	for _, c := range []prometheus.Collector{m.writeConfig, m.reload, m.reloadFailure, m.reloadFailures, m.avoided,
 		m.reloadReasons, m.runtimeErrors, m.restarts, m.applyFailing, m.overLimit, m.unchecked, routesCollector{m}, buildInfo()} {
 		if err := reg.Register(c); err != nil {

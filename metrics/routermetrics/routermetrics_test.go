@@ -81,7 +81,7 @@ func TestRuntimeChanges(t *testing.T) {
 		}
 		return out
 	}
-	if got := avoided(); len(got) != 2 || got["endpoints"] != 0 || got["certificate"] != 0 {
+	if got := avoided(); len(got) != 3 || got["endpoints"] != 0 || got["certificate"] != 0 || got["routes"] != 0 {
 		t.Fatalf("before any change: %v", got)
 	}
 	m.ObserveRuntimeChange("endpoints")

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -20,10 +21,8 @@ import (
 type commitRun struct {
 	allowReload bool
 	// routes is the route changes worked out without a full render (used
-	// by the first round only); reloadRoutes is set when they add or
-	// remove backends (a reload is certain).
-	routes       *pipeline.Output
-	reloadRoutes bool
+	// by the first round only).
+	routes *pipeline.Output
 	// lastBefore is the last pass's output, kept when the change is
 	// deferred.
 	lastBefore *pipeline.Output
@@ -52,10 +51,7 @@ func (c *Controller) commit(ctx context.Context, allowReload, endpoints bool) (o
 			return out, nil
 		}
 	}
-	run, deferred := c.startCommit(allowReload)
-	if deferred {
-		return outcome{deferred: true}, nil
-	}
+	run := c.startCommit(allowReload)
 	for {
 		res, err := c.commitRound(ctx, run)
 		if err != nil || !res.again {
@@ -65,30 +61,18 @@ func (c *Controller) commit(ctx context.Context, allowReload, endpoints bool) (o
 }
 
 // startCommit works the route changes out without a full render where it
-// can: routes added or removed, for a reload; other route changes
-// following what runs, for the runtime API first. It reports a change
-// that is certain to need a reload while reloads wait (deferred, found on
-// admission alone: no full pass to find it out).
-func (c *Controller) startCommit(allowReload bool) (*commitRun, bool) {
+// can, following what runs, for the runtime API first.
+func (c *Controller) startCommit(allowReload bool) *commitRun {
 	c.mu.RLock()
 	run := &commitRun{allowReload: allowReload, lastBefore: c.last}
 	c.mu.RUnlock()
-	if allowReload {
-		run.routes, run.reloadRoutes = c.passRoutes(routesForReload, run.lastBefore)
-	} else {
-		var full string
-		run.routes, full = c.passRoutesFollowing(run.lastBefore)
-		if full == pipeline.FullBackendChange {
-			c.o.Logger.V(2).Info("routes added or removed; waiting for the reload interval")
-			return nil, true
-		}
-	}
+	run.routes = c.passRoutes(routesFollowing, run.lastBefore)
 	// The last pass's output describes what HAProxy runs until this
 	// commit changes it; a change deferred to the reload leaves it so.
 	c.mu.Lock()
 	c.last = nil
 	c.mu.Unlock()
-	return run, false
+	return run
 }
 
 // keepLast puts back the last pass's output of a deferred change.
@@ -168,10 +152,10 @@ func (c *Controller) roundOutput(run *commitRun, prevLayouts servers.Layouts, be
 	switch {
 	case run.routes != nil && run.culprits == 0 && !run.freshLayout:
 		return run.routes, nil
-	case run.routes != nil && run.freshLayout && !run.reloadRoutes:
+	case run.routes != nil && run.freshLayout:
 		// The route changes need a reload after all: every backend laid
 		// out afresh, still without a full render.
-		if out, _ := c.passRoutes(routesFresh, run.lastBefore); out != nil {
+		if out := c.passRoutes(routesFresh, run.lastBefore); out != nil {
 			return out, nil
 		}
 	}
@@ -190,17 +174,17 @@ func (c *Controller) roundReason(run *commitRun, force, incremental bool) string
 	if run.carried != "" {
 		return run.carried
 	}
-	reason := c.reloadReason(force, incremental)
-	if reason == "" && run.culprits == 0 && run.routes != nil && run.reloadRoutes {
-		return dynamic.ReasonConfig // backends added or removed
-	}
-	return reason
+	return c.reloadReason(force, incremental)
 }
 
 // commitRuntime applies a staged round through the runtime API. It returns
 // the round's result when it did, else why a reload is needed.
 func (c *Controller) commitRuntime(ctx context.Context, run *commitRun, out *pipeline.Output, running *dynamic.Config, changed []string) (roundResult, string, error) {
-	reason, parsed := c.tryRuntime(ctx, running, changed, out.Files, out.Model.WorkingDir, out.Config, out.Sections)
+	var old []files.File
+	if run.lastBefore != nil {
+		old = run.lastBefore.Files
+	}
+	reason, parsed := c.tryRuntime(ctx, running, changed, out.Files, old, out.Model.WorkingDir, out.Config, out.Sections)
 	if reason != "" {
 		return roundResult{}, reason, nil
 	}
@@ -336,7 +320,7 @@ func (c *Controller) loaded(out *pipeline.Output, start bool, reason string, cha
 // of config being as HAProxy runs it: pipeline.UpdateRoutesFollowing)
 // only those are compared with what runs (dynamic.DiffSections), not the
 // whole configuration parsed again.
-func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, changed []string, fs []files.File, workingDir string, config []byte, sections *dynamic.Config) (string, *dynamic.Config) {
+func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, changed []string, fs, old []files.File, workingDir string, config []byte, sections *dynamic.Config) (string, *dynamic.Config) {
 	var change dynamic.Change
 	if sections != nil {
 		change = dynamic.DiffSections(running, sections)
@@ -347,7 +331,15 @@ func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, ch
 		c.logNeedsReload("change needs a reload", change)
 		return change.Reason, nil
 	}
-	fc := dynamic.FileCommands(layout.New(workingDir), config, changed, changedData(fs, changed))
+	// The names HAProxy runs the backends as: the whole configuration's
+	// once the change is applied, or (sections: no backend comes or goes)
+	// those it runs now.
+	names := change.Running
+	if sections != nil {
+		names = running
+	}
+	fc := dynamic.FileCommands(dynamic.Files{WD: layout.New(workingDir), Config: config, Changed: changed,
+		New: changedData(fs, changed), Old: changedData(old, changed), Running: names, ReadFile: os.ReadFile})
 	if fc.Reload {
 		if fc.TooLarge {
 			c.o.Logger.V(1).Info("certificate too large for the runtime API; reloading", "file", fc.File)
@@ -358,13 +350,15 @@ func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, ch
 	}
 	// runs is what runs once the change is applied.
 	runs := func() *dynamic.Config {
-		if sections == nil {
-			return change.Running
+		cfg := change.Running
+		if sections != nil {
+			running.Replace(change.Running) // DiffSections' Running has the new sections only
+			cfg = running
 		}
-		running.Replace(change.Running) // DiffSections' Running has the new sections only
-		return running
+		cfg.KeepFiles(fc)
+		return cfg
 	}
-	cmds := append(change.Commands, fc.Commands...)
+	cmds := append(append(change.Commands, fc.Commands...), fc.Removals...)
 	if len(cmds) == 0 {
 		// Only comments or blank lines changed.
 		return "", runs()
@@ -380,7 +374,11 @@ func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, ch
 	if fc.Certificates > 0 {
 		c.o.Observer.ObserveRuntimeChange("certificate")
 	}
-	c.o.Logger.V(1).Info("changes applied without a reload", "serverCommands", len(change.Commands), "certificates", fc.Certificates, "took", time.Since(began).String())
+	if fc.Entries > 0 {
+		c.o.Observer.ObserveRuntimeChange("routes")
+	}
+	c.o.Logger.V(1).Info("changes applied without a reload", "serverCommands", len(change.Commands), "certificates", fc.Certificates,
+		"entries", fc.Entries, "took", time.Since(began).String())
 	c.noteRemoved(change.Running)
 	return "", runs()
 }

@@ -519,75 +519,50 @@ func (c *Controller) pass(prev servers.Layouts) (*pipeline.Output, error) {
 type routeUpdate int
 
 const (
-	// routesForReload: routes added or removed (pipeline.UpdateRoutes),
-	// for a reload; other route changes are then worked out following
+	// routesFollowing: any route change, the routes' backends following
 	// what runs (pipeline.UpdateRoutesFollowing), for the runtime API.
-	routesForReload routeUpdate = iota
-	// routesFollowing: only following what runs (reloads wait).
-	routesFollowing
+	routesFollowing routeUpdate = iota
 	// routesFresh: any route change, every backend laid out afresh
 	// (pipeline.UpdateRoutesFresh), for a reload.
 	routesFresh
 )
 
 // passRoutes works the route changes since last (the last pass's output)
-// out without a full render; nil when the full pass has to run. forReload
-// is true when routes were added or removed (a reload is certain).
-func (c *Controller) passRoutes(how routeUpdate, last *pipeline.Output) (out *pipeline.Output, forReload bool) {
-	out, forReload, _ = c.routeChanges(how, last)
-	return out, forReload
-}
-
-// passRoutesFollowing is passRoutes(routesFollowing) with the reason it
-// returned nil: pipeline.FullBackendChange when routes were added or
-// removed (known on admission alone).
-func (c *Controller) passRoutesFollowing(last *pipeline.Output) (*pipeline.Output, string) {
-	out, _, full := c.routeChanges(routesFollowing, last)
-	return out, full
-}
-
-func (c *Controller) routeChanges(how routeUpdate, last *pipeline.Output) (out *pipeline.Output, forReload bool, full string) {
+// out without a full render; nil when the full pass has to run.
+func (c *Controller) passRoutes(how routeUpdate, last *pipeline.Output) *pipeline.Output {
 	c.mu.RLock()
 	excluded := c.excluded
 	ok := last != nil && c.running != nil && !c.forceReload && !c.presync
 	c.mu.RUnlock()
 	if !ok || !c.o.Process.Running() {
-		return nil, false, ""
+		return nil
 	}
 	st := pipeline.State{Exclusions: excluded}
+	var out *pipeline.Output
+	var full string
 	var err error
-	mode := "reload"
-	switch how {
-	case routesForReload:
-		out, full, err = pipeline.UpdateRoutes(c.o.Store, c.o.Inputs, st, last)
-		if err == nil && full == pipeline.FullNoBackendChange {
-			mode = "runtime"
-			out, full, err = pipeline.UpdateRoutesFollowing(c.o.Store, c.o.Inputs, st, last)
-		}
-	case routesFollowing:
-		mode = "runtime"
-		out, full, err = pipeline.UpdateRoutesFollowing(c.o.Store, c.o.Inputs, st, last)
-	case routesFresh:
+	mode := "runtime"
+	if how == routesFresh {
+		mode = "reload"
 		out, full, err = pipeline.UpdateRoutesFresh(c.o.Store, c.o.Inputs, st, last)
+	} else {
+		out, full, err = pipeline.UpdateRoutesFollowing(c.o.Store, c.o.Inputs, st, last)
 	}
 	if err != nil {
 		c.o.Logger.Error(err, "route change not worked out alone; running a full pass")
-		return nil, false, ""
-	}
-	if full == pipeline.FullBackendChange && how == routesFollowing {
-		return nil, false, full // the caller defers it to the reload
+		return nil
 	}
 	if full != "" {
 		if full != c.loggedRouteFallback {
 			c.loggedRouteFallback = full
 			c.o.Logger.V(2).Info("route change needs a full pass", "reason", full)
 		}
-		return nil, false, full
+		return nil
 	}
 	c.loggedRouteFallback = ""
 	c.adopt(out)
 	c.o.Logger.V(1).Info("route changes worked out without a full render", "routes", len(out.Model.State), "for", mode)
-	return out, mode == "reload" && how == routesForReload, ""
+	return out
 }
 
 // adopt takes the exclusions still in force from a pass's output and logs

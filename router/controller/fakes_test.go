@@ -122,6 +122,14 @@ func (r *fakeRuntime) answer(cmd string) (string, error) {
 		return "Transaction created for certificate x!\n", nil
 	case strings.HasPrefix(cmd, "commit ssl cert"):
 		return "Committing x\nSuccess!\n", nil
+	case strings.HasPrefix(cmd, "new ssl cert"):
+		return "New empty certificate store 'x'!\n", nil
+	case strings.HasPrefix(cmd, "add ssl crt-list"):
+		return "Inserting certificate 'x' in crt-list 'y'.\nSuccess!\n", nil
+	case strings.HasPrefix(cmd, "del ssl crt-list"):
+		return "Entry 'x' deleted in crtlist 'y'!\n", nil
+	case strings.HasPrefix(cmd, "del ssl cert"):
+		return "Certificate 'x' deleted!\n", nil
 	}
 	return "", nil
 }

@@ -81,12 +81,12 @@ func UpdateRoutesFresh(src Source, in Inputs, st State, out *Output) (*Output, s
 	return updateRoutes(src, in, st, out, routesFresh)
 }
 
-// UpdateRoutesFollowing works out route changes that admit or drop no
-// route (FullNoBackendChange of UpdateRoutes) without rendering the whole
-// template, for the runtime API first: the changed routes' backends
+// UpdateRoutesFollowing works out route changes without rendering the
+// whole template, for the runtime API first: the changed routes' backends
 // follow the lines HAProxy runs (out's, with the endpoint changes applied
-// since), as a full pass on the running layouts would lay them out. Its
-// result equals such a Pass's (State.Layouts from out).
+// since), as a full pass on the running layouts would lay them out, and
+// new routes' backends are laid out afresh. Its result equals such a
+// Pass's (State.Layouts from out).
 func UpdateRoutesFollowing(src Source, in Inputs, st State, out *Output) (*Output, string, error) {
 	return updateRoutes(src, in, st, out, routesFollowing)
 }
@@ -100,9 +100,10 @@ const (
 	routesForReload routesMode = iota
 	// routesFresh: any route change, every backend laid out afresh.
 	routesFresh
-	// routesFollowing: route changes that admit or drop no route
-	// (FullBackendChange, on admission alone, otherwise), laid out against
-	// the running lines.
+	// routesFollowing: any route change, the routes rendered again laid
+	// out against their running lines (new routes afresh); with routes
+	// admitted or dropped, Output.Sections is nil (the runtime API diff
+	// then compares the whole configuration).
 	routesFollowing
 )
 
@@ -148,7 +149,13 @@ func updateRoutes(src Source, in Inputs, st State, out *Output, mode routesMode)
 		td.State[k] = cfg
 	}
 	next.Model = td
-	return spliceAndRender(in, out, next, part, modelOf(td, map[model.ServiceAliasConfigKey]bool{probe: true}), render, probe, mode)
+	res, full, err := spliceAndRender(in, out, next, part, modelOf(td, map[model.ServiceAliasConfigKey]bool{probe: true}), render, probe, mode)
+	if res != nil && ch.backends {
+		// Backends come and go: the runtime API diff compares the whole
+		// configuration (dynamic.Diff), which shows the ones that go.
+		res.Sections = nil
+	}
+	return res, full, err
 }
 
 // routeChanges are the route changes since a pass, read from the store.
@@ -158,6 +165,8 @@ type routeChanges struct {
 	affected map[model.ServiceAliasConfigKey]bool
 	rebuilt  map[model.ServiceAliasConfigKey]model.ServiceAliasConfig
 	units    map[model.ServiceUnitKey]model.ServiceUnit
+	// backends: routes were admitted or dropped.
+	backends bool
 }
 
 // readRouteChanges admits every route (next gets the decision) and
@@ -178,9 +187,8 @@ func readRouteChanges(src Source, in Inputs, st State, out, next *Output, mode r
 		var changed map[model.ServiceUnitKey]bool
 		ch.affected, changed = affectedRoutes(routes, services, out, next.Decision)
 		build, backends := routesToBuild(out.Model, next.Decision, ch.affected)
+		ch.backends = backends
 		switch {
-		case backends && mode == routesFollowing:
-			full = FullBackendChange
 		case !backends && mode == routesForReload:
 			full = FullNoBackendChange
 		case len(build) == 0 && len(ch.affected) == 0:

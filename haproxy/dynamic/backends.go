@@ -1,0 +1,188 @@
+package dynamic
+
+import (
+	"slices"
+	"strings"
+)
+
+// ReasonBackends: a backend was added that no backend HAProxy runs can
+// stand for (HAProxy creates no backend at runtime).
+const ReasonBackends = "backends"
+
+// Backends come and go with routes. HAProxy (2.6 to 3.2) creates no
+// backend at runtime, but a removed one costs nothing once no map entry
+// leads to it, and a backend is only its lines: Diff lets a configuration
+// drop backend sections (the running HAProxy keeps them as orphans, their
+// servers in maintenance, until the next reload) and add backend sections
+// that an orphan can stand for. An orphan stands for a new section whose
+// lines are the same but for its name, its servers and its
+// dynamic-cookie-key (a route deleted and created again, or another route
+// of the same kind and settings); the new section then runs under the
+// orphan's name, and the map entries that name the new backend are sent
+// with that name (RuntimeName). Sections other than backends must stay
+// as they are, in the same order.
+
+// name is the backend HAProxy runs the section as, "" when the section is
+// not a backend or listen section.
+func (s *section) name() string {
+	if s.runsAs != "" {
+		return s.runsAs
+	}
+	return backendName(s.header)
+}
+
+// isBackend reports whether a section header opens a backend section.
+func isBackend(header string) bool { return strings.HasPrefix(header, "backend ") }
+
+// sameHeaders reports whether old and new have the same sections in the
+// same order and no orphans (Diff's common case).
+func sameHeaders(old, new *Config) bool {
+	if len(old.sections) != len(new.sections) {
+		return false
+	}
+	for i := range old.sections {
+		if old.sections[i].header != new.sections[i].header || old.sections[i].orphan || old.sections[i].runsAs != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// diffBackends is Diff for configurations whose backend sections differ:
+// the other sections pair up in order, backends by header; a backend
+// section new adds takes over an orphan of old with its shape, or the
+// change needs a reload; a backend section new drops becomes an orphan.
+func diffBackends(old, new *Config) Change {
+	reload := func(reason, where string) Change { return Change{Reload: true, Reason: reason, Where: where} }
+	var oldOther, newOther []int
+	oldBackends := map[string]int{}
+	for i := range old.sections {
+		s := &old.sections[i]
+		switch {
+		case isBackend(s.header):
+			if _, dup := oldBackends[s.header]; dup {
+				return reload(ReasonConfig, s.header)
+			}
+			oldBackends[s.header] = i
+		case s.orphan:
+			return reload(ReasonConfig, s.header)
+		default:
+			oldOther = append(oldOther, i)
+		}
+	}
+	newBackends := map[string]bool{}
+	for i := range new.sections {
+		h := new.sections[i].header
+		if !isBackend(h) {
+			newOther = append(newOther, i)
+			continue
+		}
+		if newBackends[h] {
+			return reload(ReasonConfig, h)
+		}
+		newBackends[h] = true
+	}
+	if len(oldOther) != len(newOther) {
+		return reload(ReasonConfig, "sections added or removed")
+	}
+	// Orphans free to take over, by shape: the old backends new drops,
+	// and the orphans already there that new does not bring back.
+	free := map[[32]byte][]int{}
+	for h, i := range oldBackends {
+		if !newBackends[h] {
+			s := &old.sections[i]
+			free[s.shape] = append(free[s.shape], i)
+		}
+	}
+	for _, l := range free {
+		slices.Sort(l) // the same choice whatever the map's order
+	}
+	var all sectionCommands
+	running := &Config{sections: make([]section, 0, len(new.sections)+len(free)), crt: old.crt}
+	taken := map[int]bool{}
+	oi := 0
+	for i := range new.sections {
+		n := &new.sections[i]
+		var run section
+		var d sectionCommands
+		var r *Change
+		switch j, had := oldBackends[n.header]; {
+		case !isBackend(n.header):
+			run, d, r = diffSection(&old.sections[oldOther[oi]], n)
+			oi++
+		case had && !old.sections[j].orphan:
+			run, d, r = diffSection(&old.sections[j], n)
+		case had:
+			// An orphan of this very backend: its route came back.
+			taken[j] = true
+			run, d, r = takeOver(&old.sections[j], n)
+		default:
+			l := free[n.shape]
+			for len(l) > 0 && taken[l[0]] {
+				l = l[1:]
+			}
+			if len(l) == 0 {
+				return reload(ReasonBackends, n.header)
+			}
+			taken[l[0]] = true
+			free[n.shape] = l[1:]
+			run, d, r = takeOver(&old.sections[l[0]], n)
+		}
+		if r != nil {
+			return *r
+		}
+		all.append(d)
+		running.sections = append(running.sections, run)
+	}
+	// What new drops and nothing took over stays, an orphan.
+	for i := range old.sections {
+		s := &old.sections[i]
+		if !isBackend(s.header) || newBackends[s.header] || taken[i] {
+			continue
+		}
+		run, d := orphan(s)
+		all.append(d)
+		running.sections = append(running.sections, run)
+	}
+	return Change{Commands: all.ordered(), Running: running}
+}
+
+// takeOver runs the new section n as the orphan (or the removed backend) o
+// of the same shape: its servers are o's, changed to n's.
+func takeOver(o, n *section) (section, sectionCommands, *Change) {
+	if o.shape != n.shape {
+		return section{}, sectionCommands{}, &Change{Reload: true, Reason: ReasonBackends, Where: n.header}
+	}
+	return diffServers(o, n)
+}
+
+// orphan is a backend section no longer in the configuration, as HAProxy
+// keeps running it: every server in maintenance (the drain deletes them
+// once their connections are done).
+func orphan(o *section) (section, sectionCommands) {
+	var d sectionCommands
+	run := *o
+	run.orphan = true
+	if run.runsAs == "" {
+		run.runsAs = backendName(o.header)
+	}
+	run.servers = make([]server, len(o.servers))
+	for j, sv := range o.servers {
+		if !sv.disabled {
+			d.removes = append(d.removes, Command{Kind: "state", Text: "set server " + run.runsAs + "/" + sv.name() + " state maint"})
+		}
+		sv.disabled, sv.removed = true, true
+		run.servers[j] = sv
+	}
+	return run, d
+}
+
+// RuntimeName returns the name HAProxy runs the backend named name (in
+// the configuration) as: name itself unless another backend stands for it
+// (see Diff).
+func (c *Config) RuntimeName(name string) string {
+	if i, ok := c.index()["backend "+name]; ok && i >= 0 {
+		return c.sections[i].name()
+	}
+	return name
+}

@@ -1,0 +1,146 @@
+package dynamic
+
+import (
+	"bytes"
+	"strings"
+)
+
+// How a configuration uses a file (fileUse).
+type use int
+
+const (
+	usedNowhere use = iota
+	// usedAsMap: only by exact or prefix map lookups.
+	usedAsMap
+	// usedAsCrtList: only as a bind line's crt-list.
+	usedAsCrtList
+	usedOtherwise
+)
+
+// mapLookups are the converters whose lookups do not depend on the order
+// of the map's entries: exact matches and prefixes are indexed in trees
+// (measured on HAProxy 2.6: map_beg returns the longest prefix whatever
+// order the entries were added in).
+var mapLookups = []string{"map(", "map_str(", "map_beg("}
+
+// fileUse tells how config uses the file at path p.
+func fileUse(config []byte, p string) use {
+	u := usedNowhere
+	for rest, off := config, 0; ; {
+		i := bytes.Index(rest, []byte(p))
+		if i < 0 {
+			return u
+		}
+		at := off + i
+		end := at + len(p)
+		rest, off = config[end:], end
+		// The whole path, not the start of a longer one.
+		if end < len(config) && !strings.ContainsRune(" \t\n),", rune(config[end])) {
+			continue
+		}
+		before := config[:at]
+		var this use
+		switch {
+		case hasAnySuffix(before, mapLookups) && end < len(config) && (config[end] == ')' || config[end] == ','):
+			this = usedAsMap
+		case bytes.HasSuffix(before, []byte("crt-list ")):
+			this = usedAsCrtList
+		default:
+			return usedOtherwise
+		}
+		if u != usedNowhere && u != this {
+			return usedOtherwise
+		}
+		u = this
+	}
+}
+
+func hasAnySuffix(b []byte, suffixes []string) bool {
+	for _, s := range suffixes {
+		if bytes.HasSuffix(b, []byte(s)) {
+			return true
+		}
+	}
+	return false
+}
+
+// mapEntries parses a map file: key → value in file order. It reports
+// false for what the runtime API cannot take as it is: a key twice (the
+// first would win, by position), a value with blanks, a word with a
+// character the CLI gives a meaning to.
+func mapEntries(data []byte) (keys []string, values map[string]string, ok bool) {
+	values = map[string]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) != 2 || !cliWord(f[0]) || !cliWord(f[1]) {
+			return nil, nil, false
+		}
+		if _, dup := values[f[0]]; dup {
+			return nil, nil, false
+		}
+		keys = append(keys, f[0])
+		values[f[0]] = f[1]
+	}
+	return keys, values, true
+}
+
+// cliWord reports whether w can be sent as one word of a runtime API
+// command as it is: no blank, no ';' (a command separator), no quote,
+// backslash or '#', no control character.
+func cliWord(w string) bool {
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte(";\\'\"#", c) >= 0 {
+			return false
+		}
+	}
+	return w != ""
+}
+
+// entryCommands are a map's or crt-list's commands: adds (and sets) go
+// after the server commands, dels last.
+type entryCommands struct{ adds, dels []Command }
+
+// mapCommands are the commands that bring the map at p from its old to its
+// new entries.
+func mapCommands(p string, in Files) (entryCommands, bool) {
+	var out entryCommands
+	oldData, known := in.Old[p]
+	if in.Old == nil || !known {
+		return out, false
+	}
+	oldKeys, oldValues, ok := mapEntries(oldData)
+	if !ok {
+		return out, false
+	}
+	newKeys, newValues, ok := mapEntries(in.New[p])
+	if !ok {
+		return out, false
+	}
+	value := func(v string) string {
+		if in.Running != nil {
+			return in.Running.RuntimeName(v)
+		}
+		return v
+	}
+	for _, k := range newKeys {
+		v, had := oldValues[k]
+		switch {
+		case !had:
+			out.adds = append(out.adds, Command{Kind: "map", Text: "add map " + p + " " + k + " " + value(newValues[k])})
+		case v != newValues[k]:
+			out.adds = append(out.adds, Command{Kind: "map", Text: "set map " + p + " " + k + " " + value(newValues[k])})
+		}
+	}
+	for _, k := range oldKeys {
+		if _, has := newValues[k]; !has {
+			out.dels = append(out.dels, Command{Kind: "map", Text: "del map " + p + " " + k})
+		}
+	}
+	return out, true
+}
+

@@ -1,0 +1,173 @@
+package e2e
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/openshift-router-go/router/test/testcerts"
+)
+
+// TestRoutesDeletedAndCreatedAgainNeedNoReload: routes of every type —
+// unsecured with a path, edge with its own certificate and with the
+// default one, passthrough, re-encrypt — deleted and created again are
+// applied through the runtime API: deleted, their map entries and
+// certificates go ("del map", "del ssl crt-list", "del ssl cert") and
+// the host is no longer served; created again, each takes its own
+// backend back (HAProxy keeps it until the next reload) with its map
+// entries and certificate ("new ssl cert", "add ssl crt-list"). No
+// reload, no new haproxy process. A route of a new name whose backend no
+// removed one can stand for (its sticky cookie's name is its own) still
+// reloads, counted with reason "backends"; after that reload every route
+// answers as before.
+func TestRoutesDeletedAndCreatedAgainNeedNoReload(t *testing.T) {
+	routeCA, err := testcerts.NewCA("route CA", time.Hour)
+	must(t, err)
+	edgeCert, err := routeCA.Issue("edge.rr.example.com", []string{"edge.rr.example.com"}, time.Hour)
+	must(t, err)
+	backendCA, err := testcerts.NewCA("backend CA", time.Hour)
+	must(t, err)
+	backendCert, err := backendCA.Issue("backend", []string{"127.0.0.1"}, time.Hour)
+	must(t, err)
+	ptCert, err := backendCA.Issue("passthrough backend", []string{"pt.rr.example.com"}, time.Hour)
+	must(t, err)
+	plain := []*backend{startBackend(t, "rr-1"), startBackend(t, "rr-2")}
+	secure := startTLSBackend(t, "rr-secure", backendCert.CertPEM, backendCert.KeyPEM)
+	pt := startTLSBackend(t, "rr-pt", ptCert.CertPEM, ptCert.KeyPEM)
+
+	m := newManifests(t)
+	m.Write("svc.yaml", serviceYAML("rr", "plain", plain...)+"---\n"+serviceYAML("rr", "secure", secure)+"---\n"+serviceYAML("rr", "pt", pt))
+	type check struct {
+		name string
+		// served checks the route is served as created; gone that it is
+		// not served any more.
+		served, gone func() error
+	}
+	wantBackend := func(get func() (response, error), want ...string) func() error {
+		return func() error {
+			resp, err := get()
+			if err != nil {
+				return err
+			}
+			for _, w := range want {
+				if resp.backend() == w {
+					return nil
+				}
+			}
+			return fmt.Errorf("status %d from %q, want %v", resp.Status, resp.backend(), want)
+		}
+	}
+	wantStatus := func(get func() (response, error), status int) func() error {
+		return func() error {
+			resp, err := get()
+			if err != nil {
+				return err
+			}
+			if resp.Status != status || resp.backend() != "" {
+				return fmt.Errorf("status %d from %q, want %d from the router", resp.Status, resp.backend(), status)
+			}
+			return nil
+		}
+	}
+	routes := map[string]string{
+		// Anchors: routes that stay (the changes are worked out against
+		// the routes' text around them).
+		"anchor-a":  routeYAML("rr", "anchor-a", "a.rr.example.com", "", "plain", ""),
+		"anchor-z":  routeYAML("rr", "anchor-z", "z.rr.example.com", "", "plain", ""),
+		"unsecured": routeYAML("rr", "unsecured", "u.rr.example.com", "/app", "plain", ""),
+		"edge": routeYAML("rr", "edge", "edge.rr.example.com", "", "plain", tlsYAML("edge", "", map[string]string{
+			"certificate": edgeCert.CertPEM, "key": edgeCert.KeyPEM, "caCertificate": routeCA.CertPEM})),
+		"edge-default": routeYAML("rr", "edge-default", "edge-default.rr.example.com", "", "plain", tlsYAML("edge", "", nil)),
+		"passthrough":  routeYAML("rr", "passthrough", "pt.rr.example.com", "", "pt", tlsYAML("passthrough", "", nil)),
+		"reencrypt":    routeYAML("rr", "reencrypt", "re.rr.example.com", "", "secure", tlsYAML("reencrypt", "", nil)),
+	}
+	for name, y := range routes {
+		m.Write(name+".yaml", y)
+	}
+	env, ms := metricsEnv(t)
+	env["RELOAD_INTERVAL"] = "1s"
+	r := startRouter(t, m.Dir, env)
+	plainNames := backendNames(plain)
+	edgeCN := func(want bool) func() error {
+		return func() error {
+			resp, err := r.httpsGet("edge.rr.example.com", "/")
+			if err != nil {
+				return err
+			}
+			got := resp.PeerCert != nil && resp.PeerCert.Subject.CommonName == "edge.rr.example.com"
+			if got != want {
+				return fmt.Errorf("edge certificate shown: %v, want %v (status %d from %q)", got, want, resp.Status, resp.backend())
+			}
+			if want && resp.backend() != "rr-1" && resp.backend() != "rr-2" {
+				return fmt.Errorf("status %d from %q", resp.Status, resp.backend())
+			}
+			return nil
+		}
+	}
+	checks := []check{
+		{"unsecured",
+			wantBackend(func() (response, error) { return r.httpGet("u.rr.example.com", "/app/x") }, plainNames...),
+			wantStatus(func() (response, error) { return r.httpGet("u.rr.example.com", "/app/x") }, 503)},
+		{"edge", edgeCN(true), edgeCN(false)},
+		{"edge-default",
+			wantBackend(func() (response, error) { return r.httpsGet("edge-default.rr.example.com", "/") }, plainNames...),
+			wantStatus(func() (response, error) { return r.httpsGet("edge-default.rr.example.com", "/") }, 503)},
+		{"passthrough",
+			wantBackend(func() (response, error) { return r.httpsGet("pt.rr.example.com", "/") }, "rr-pt"),
+			wantStatus(func() (response, error) { return r.httpsGet("pt.rr.example.com", "/") }, 503)},
+		{"reencrypt",
+			wantBackend(func() (response, error) { return r.httpsGet("re.rr.example.com", "/") }, "rr-secure"),
+			wantStatus(func() (response, error) { return r.httpsGet("re.rr.example.com", "/") }, 503)},
+	}
+	for _, c := range checks {
+		eventually(t, loadTimeout, c.name+" served", c.served)
+	}
+	waitReady(t, ms)
+	reloads0 := ms.settledReloads(t)
+	eventually(t, 30*time.Second, "a master and one worker", func() error {
+		if pids := haproxyPIDSet(r); len(pids) != 2 {
+			return fmt.Errorf("haproxy processes %v", pids)
+		}
+		return nil
+	})
+	pids0 := haproxyPIDSet(r)
+	noReload := func(when string) {
+		t.Helper()
+		if reloads := ms.mustValue(t, "template_router_reload_seconds_count", nil); reloads != reloads0 {
+			t.Fatalf("%s: reloads %v (%s), were %v", when, reloads, ms.reloadReasons(), reloads0)
+		}
+		if pids := haproxyPIDSet(r); fmt.Sprint(pids) != fmt.Sprint(pids0) {
+			t.Fatalf("%s: haproxy processes %v, were %v", when, pids, pids0)
+		}
+	}
+	for _, c := range checks {
+		m.Remove(c.name + ".yaml")
+		eventually(t, 30*time.Second, c.name+" no longer served once deleted", c.gone)
+		noReload(c.name + " deleted")
+		m.Write(c.name+".yaml", routes[c.name])
+		eventually(t, 30*time.Second, c.name+" served again once created again", c.served)
+		noReload(c.name + " created again")
+	}
+	// The others are untouched throughout.
+	for _, c := range checks {
+		eventually(t, 5*time.Second, c.name+" served", c.served)
+	}
+	if v := ms.mustValue(t, "template_router_reloads_avoided_total", map[string]string{"kind": "routes"}); v < float64(2*len(checks)) {
+		t.Errorf("reloads avoided for routes: %v, want at least %d", v, 2*len(checks))
+	}
+
+	// A route of a new name: its backend's cookie is its own, no removed
+	// backend can stand for it.
+	backends := map[string]string{"reason": "backends"}
+	backends0 := ms.mustValue(t, "template_router_reloads_total", backends)
+	m.Write("new.yaml", routeYAML("rr", "new", "new.rr.example.com", "", "plain", ""))
+	expectExactly(t, 30*time.Second, r, "new.rr.example.com", plainNames...)
+	if v := ms.mustValue(t, "template_router_reloads_total", backends); v != backends0+1 {
+		t.Errorf("reloads for backends: %v (%s), want %v", v, ms.reloadReasons(), backends0+1)
+	}
+	// After that reload (every backend laid out afresh, the orphans gone)
+	// every route answers as before.
+	for _, c := range checks {
+		eventually(t, 30*time.Second, c.name+" served after the reload", c.served)
+	}
+}
