@@ -69,7 +69,7 @@ type section struct {
 	// hashes them without the dynamic-cookie-key's value (which the
 	// runtime API sets).
 	others, shape [sha256.Size]byte
-	servers []server
+	servers       []server
 	// staticLB is set when the section's balance algorithm does not
 	// allow servers to be added at runtime (static-rr, or a hash without
 	// "hash-type consistent").

@@ -143,4 +143,3 @@ func mapCommands(p string, in Files) (entryCommands, bool) {
 	}
 	return out, true
 }
-
