@@ -106,5 +106,22 @@ bench-router: haproxy
 	$(ROUTER_BENCH) -scenario dataplane -dataplane-routes 10000 -wrk-args "-t2 -c32 -d10s"
 	@echo "results (JSON lines): $(BENCH_JSON)"
 
+# The pipeline diagram: docs/*.dot → docs/*.svg with Graphviz's dot
+# (hack/diagrams; its test fails while an SVG is older than its source).
+.PHONY: diagrams plots
+diagrams:
+	@command -v dot >/dev/null 2>&1 || { \
+	  echo "installing graphviz (apt-get)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz >/dev/null; }
+	$(GO) run ./hack/diagrams -dir docs
+
+# The side-by-side benchmark's plots: docs/performance/*.svg from the JSON
+# results committed beside them (hack/benchplot; its test fails while a plot
+# differs from what the JSON gives). New results: run
+# BenchmarkDataPlaneSideBySide with ROUTER_BENCH_SIDEBYSIDE_JSON=FILE, copy
+# FILE over docs/performance/sidebyside.json, then make plots.
+plots:
+	$(GO) run ./hack/benchplot -in docs/performance/sidebyside.json -out docs/performance
+
 clean:
 	rm -rf $(BIN)
