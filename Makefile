@@ -7,6 +7,8 @@ DEMO_DIR  ?= /tmp/openshift-router-demo
 HTTP_PORT ?= 8080
 HTTPS_PORT?= 8443
 STATS_PORT?= 1936
+# apt-get runs through sudo unless make runs as root.
+SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all build test test-deps unit e2e vet fmt run haproxy kube-apiserver clean
 
@@ -50,24 +52,26 @@ vet:
 haproxy:
 	@command -v haproxy >/dev/null 2>&1 || { \
 	  echo "installing haproxy (apt-get)"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy >/dev/null; }
+	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy >/dev/null; }
 
 # Build and cache kube-apiserver for the end-to-end tests against a real API
 # server (test/kubetest); a no-op once cached (see hack/kube-apiserver.sh).
 kube-apiserver:
 	@hack/kube-apiserver.sh
 
-# The demo: demo backends on loopback and the router on examples/, HTTP on
-# $(HTTP_PORT) and HTTPS on $(HTTPS_PORT). Ctrl-C stops everything.
+# The demo: demo backends on loopback (ports 9001-9003, 9443, 9444) and the
+# router on examples/, HAProxy's HTTP on $(HTTP_PORT) and HTTPS on
+# $(HTTPS_PORT) (every interface), /metrics and /healthz without
+# authentication on 127.0.0.1:$(STATS_PORT). Ctrl-C stops everything.
 run: build haproxy
 	@mkdir -p $(DEMO_DIR)
 	@$(BIN)/demo-backends --tls-dir examples/tls & backends=$$!; \
 	trap "kill $$backends 2>/dev/null" EXIT INT TERM; \
 	ROUTER_SERVICE_HTTP_PORT=$(HTTP_PORT) ROUTER_SERVICE_HTTPS_PORT=$(HTTPS_PORT) RELOAD_INTERVAL=1s \
-	  ROUTER_METRICS_TYPE=haproxy STATS_PORT=$(STATS_PORT) ROUTER_GRACEFUL_SHUTDOWN_DELAY=0s \
+	  ROUTER_METRICS_TYPE=haproxy ROUTER_LISTEN_ADDR=127.0.0.1:$(STATS_PORT) ROUTER_GRACEFUL_SHUTDOWN_DELAY=0s \
 	  $(BIN)/openshift-router --manifests examples --working-dir $(DEMO_DIR)
 
-# Benchmarks (numbers in README.md): render + write of 1,000 / 10,000 /
+# Benchmarks (numbers in docs/performance.md): render + write of 1,000 / 10,000 /
 # 50,000 routes, then the real router with real haproxy and wrk
 # (cmd/router-bench): cold start of 1,000 and 10,000 routes, endpoint churn,
 # route churn, memory at 10,000 routes, data plane 1 vs 10,000 routes.
@@ -94,7 +98,7 @@ bench:
 bench-router: haproxy
 	@command -v wrk >/dev/null 2>&1 || { \
 	  echo "installing wrk (apt-get)"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
+	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
 	$(GO) build -o $(BIN)/openshift-router ./cmd/openshift-router
 	$(GO) build -o $(BIN)/router-bench ./cmd/router-bench
 	@rm -f $(BENCH_JSON)
@@ -105,6 +109,23 @@ bench-router: haproxy
 	$(ROUTER_BENCH) -scenario memory -routes 10000
 	$(ROUTER_BENCH) -scenario dataplane -dataplane-routes 10000 -wrk-args "-t2 -c32 -d10s"
 	@echo "results (JSON lines): $(BENCH_JSON)"
+
+# The pipeline diagram: docs/*.dot → docs/*.svg with Graphviz's dot
+# (hack/diagrams; its test fails while an SVG is older than its source).
+.PHONY: diagrams plots
+diagrams:
+	@command -v dot >/dev/null 2>&1 || { \
+	  echo "installing graphviz (apt-get)"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz >/dev/null; }
+	$(GO) run ./hack/diagrams -dir docs
+
+# The side-by-side benchmark's plots: docs/performance/*.svg from the JSON
+# results committed beside them (hack/benchplot; its test fails while a plot
+# differs from what the JSON gives). New results: run
+# BenchmarkDataPlaneSideBySide with ROUTER_BENCH_SIDEBYSIDE_JSON=FILE, copy
+# FILE over docs/performance/sidebyside.json, then make plots.
+plots:
+	$(GO) run ./hack/benchplot -in docs/performance/sidebyside.json -out docs/performance
 
 clean:
 	rm -rf $(BIN)

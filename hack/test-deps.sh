@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # Installs what `make test` needs and is missing, saying what it does:
-# haproxy, etcd (etcd-server), wrk, ip (iproute2) and openssl from Debian's
-# packages,
+# haproxy, etcd (etcd-server), wrk, ip (iproute2), openssl and dot (graphviz,
+# for the test that the diagrams in docs/ are current) from Debian's packages,
 # and the cached kube-apiserver build (hack/kube-apiserver.sh: about 5
 # minutes on 2 cores the first time, a no-op afterwards). Needs root (or
 # password-less sudo) only when a package is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-declare -A pkg=([haproxy]=haproxy [etcd]=etcd-server [wrk]=wrk [ip]=iproute2 [openssl]=openssl)
+declare -A pkg=([haproxy]=haproxy [etcd]=etcd-server [wrk]=wrk [ip]=iproute2 [openssl]=openssl [dot]=graphviz)
 need=()
-for bin in haproxy etcd wrk ip openssl; do
+for bin in haproxy etcd wrk ip openssl dot; do
   command -v "$bin" >/dev/null 2>&1 || need+=("${pkg[$bin]}")
 done
 if [ ${#need[@]} -gt 0 ]; then

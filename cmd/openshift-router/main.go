@@ -45,7 +45,7 @@ func newRoot() (*cobra.Command, *runFlags) {
 		Long: `openshift-router watches Routes, Services, EndpointSlices (or Endpoints) and
 Namespaces, admits routes as OpenShift's router does, renders haproxy.config from
 a Go template and runs HAProxy. It is configured by OpenShift's router
-environment variables (see README.md).
+environment variables (see docs/env.md).
 
 Without a cluster it reads the objects from a directory of YAML manifests
 (--manifests), watching it for changes.`,

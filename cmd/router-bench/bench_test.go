@@ -15,7 +15,7 @@ import (
 // TestScenarios runs every scenario with small numbers through the same
 // code as the full benchmark (real router binary, real haproxy, real wrk)
 // and checks that the results are sane. It measures nothing worth keeping:
-// the numbers are in README.md's Performance section (make bench).
+// the numbers are in docs/performance.md (make bench).
 func TestScenarios(t *testing.T) {
 	for _, bin := range []string{"haproxy", "wrk"} {
 		prereq.NeedBinary(t, bin)

@@ -46,7 +46,7 @@ spec:
 // router renders at most servers.MaxEndpointsPerService of them, so the
 // check costs what 1,000 servers cost whatever the service's size (without
 // the limit HAProxy 2.6 checks one backend in time growing with the square
-// of its servers: README, Limits).
+// of its servers: docs/performance.md).
 func BenchmarkHAProxyCheckOneService(b *testing.B) {
 	prereq.NeedBinary(b, "haproxy")
 	dir := b.TempDir()

@@ -28,6 +28,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/openshift-router-go/router/haproxy/layout"
+	"github.com/openshift-router-go/router/test/benchreport"
 	"github.com/openshift-router-go/router/test/freeport"
 	"github.com/openshift-router-go/router/test/kubetest"
 	"github.com/openshift-router-go/router/test/prereq"
@@ -48,6 +49,8 @@ import (
 //	ROUTER_BENCH_OTHER_ROUTER         another router binary to measure the same way (OpenShift's)
 //	ROUTER_BENCH_OTHER_TEMPLATE       its TEMPLATE_FILE (the .http error pages beside it are copied too)
 //	ROUTER_BENCH_OTHER_RELOAD_SCRIPT  its RELOAD_SCRIPT
+//	ROUTER_BENCH_SIDEBYSIDE_JSON      if set: write the results to this file (test/benchreport's
+//	                                  JSON; docs/performance/sidebyside.json, drawn by make plots)
 const (
 	sbsLabel        = "router-bench-sidebyside"
 	sbsLabelValue   = "one"
@@ -90,6 +93,9 @@ type sbsRouter struct {
 
 	rounds       []wrkStats
 	spreadRounds []wrkStats // ROUTER_BENCH_SIDEBYSIDE_SPREAD: every route in turn
+
+	// report is what ROUTER_BENCH_SIDEBYSIDE_JSON gets of this router.
+	report benchreport.Router
 }
 
 // BenchmarkDataPlaneSideBySide measures the data plane with many routes
@@ -149,7 +155,8 @@ func BenchmarkDataPlaneSideBySide(b *testing.B) {
 			b.Fatalf("building openshift-router: %v\n%s", err, out)
 		}
 	}
-	logHAProxyVersion(b, haproxyBin)
+	haproxyVersion := logHAProxyVersion(b, haproxyBin)
+	runDate := time.Now().UTC().Format(time.DateOnly)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Hour)
 	defer cancel()
@@ -205,6 +212,7 @@ func BenchmarkDataPlaneSideBySide(b *testing.B) {
 				b.Fatal(err)
 			}
 			r.started = t0
+			r.report = benchreport.Router{Name: r.Name, Who: who, Routes: count}
 			routers = append(routers, r)
 			if err := waitListening(ctx, r, deadline); err != nil {
 				b.Fatalf("%s: %v; last log lines:\n%s", r.Name, err, r.logTail(30))
@@ -246,6 +254,7 @@ func BenchmarkDataPlaneSideBySide(b *testing.B) {
 		sort.Float64s(rps)
 		med := rps[(len(rps)-1)/2]
 		medians[r.Name] = med
+		r.report.RoundsRPS, r.report.MedianRPS = rps, med
 		b.Logf("%s: median %.0f req/s of %v; non-2xx %d, socket errors %d", r.Name, med, rps, non2xx, sockErrs)
 		if non2xx > 0 {
 			b.Errorf("%s: %d non-2xx answers through r0", r.Name, non2xx)
@@ -259,7 +268,13 @@ func BenchmarkDataPlaneSideBySide(b *testing.B) {
 			b.Logf("%s: %d routes / 1 route = %.3f", who, n, many/one)
 		}
 	}
-	reportPairedRatios(b, routers, n)
+	for who, ratio := range reportPairedRatios(b, routers, n) {
+		for _, r := range routers {
+			if r.report.Who == who && r.Routes == n {
+				r.report.PairedRatio = ratio
+			}
+		}
+	}
 	for _, r := range routers {
 		if len(r.spreadRounds) == 0 {
 			continue
@@ -277,6 +292,29 @@ func BenchmarkDataPlaneSideBySide(b *testing.B) {
 			b.Errorf("%s: %d non-2xx answers with every route in turn", r.Name, non2xx)
 		}
 		b.ReportMetric(med, r.Name+"-spread-req/s")
+	}
+	if path := os.Getenv("ROUTER_BENCH_SIDEBYSIDE_JSON"); path != "" {
+		rep := &benchreport.SideBySide{
+			Benchmark:    "BenchmarkDataPlaneSideBySide",
+			Provenance:   "written by BenchmarkDataPlaneSideBySide (cmd/router-bench) at the end of its run",
+			Date:         runDate,
+			HAProxy:      haproxyVersion,
+			Routes:       n,
+			UpdateStatus: true,
+			WrkArgs:      strings.Join(wrkArgs, " "),
+			Rounds:       rounds,
+		}
+		if other != nil {
+			rep.OtherRouter = other.Bin
+		}
+		for _, r := range routers {
+			rep.Routers = append(rep.Routers, r.report)
+		}
+		if err := benchreport.Write(path, rep); err != nil {
+			b.Errorf("ROUTER_BENCH_SIDEBYSIDE_JSON: %v", err)
+		} else {
+			b.Logf("results written to %s", path)
+		}
 	}
 }
 
@@ -303,6 +341,7 @@ func waitRoutersAnswer(b *testing.B, ctx context.Context, routers []*sbsRouter, 
 					return
 				}
 			}
+			r.report.AnsweredSeconds = time.Since(r.started).Round(100 * time.Millisecond).Seconds()
 			b.Logf("%s answers %s after it started (%s after the objects began to be created)",
 				r.Name, time.Since(r.started).Round(100*time.Millisecond), time.Since(start).Round(time.Second))
 		}()
@@ -335,6 +374,7 @@ func waitStatusesWritten(b *testing.B, ctx context.Context, c *kubetest.Cluster,
 		for _, r := range routers {
 			if !done[r.Name] && admitted[r.Name] >= r.Routes {
 				done[r.Name] = true
+				r.report.StatusesSeconds = time.Since(r.started).Round(time.Second).Seconds()
 				b.Logf("%s: all %d of its routes admitted in their status %s after it started",
 					r.Name, r.Routes, time.Since(r.started).Round(time.Second))
 			}
@@ -385,8 +425,9 @@ func admittedByRouter(ctx context.Context, c *kubetest.Cluster, ns string) (map[
 // the two run one right after the other in every round, so load from
 // elsewhere on the machine that drifts between rounds cancels out more than
 // in the ratio of the two medians.
-func reportPairedRatios(b *testing.B, routers []*sbsRouter, n int) {
+func reportPairedRatios(b *testing.B, routers []*sbsRouter, n int) map[string]float64 {
 	b.Helper()
+	out := map[string]float64{}
 	byName := map[string]*sbsRouter{}
 	for _, r := range routers {
 		byName[r.Name] = r
@@ -410,7 +451,9 @@ func reportPairedRatios(b *testing.B, routers []*sbsRouter, n int) {
 		med := ratios[(len(ratios)-1)/2]
 		b.ReportMetric(med, fmt.Sprintf("%s-paired-ratio-%d/1", who, n))
 		b.Logf("%s: %d routes / 1 route within each round: %.3f; median %.3f", who, n, in, med)
+		out[who] = med
 	}
+	return out
 }
 
 // alternate is the order of the routers in round: as given in even rounds,
@@ -833,9 +876,6 @@ func waitRouteAnswers(ctx context.Context, r *sbsRouter, host, want string, dead
 	}
 }
 
-// waitRoutersIdle waits (at most 5 minutes) until the routers and their
-// haproxy processes together use less than a tenth of a core over 5 s: the
-// loading and reloads that follow it are over.
 // reportMemory reports the resident memory of router r and of its HAProxy
 // processes (summed), every route loaded and the router idle: the
 // router's own memory in cluster mode, with its informers.
@@ -854,8 +894,19 @@ func reportMemory(b *testing.B, r *sbsRouter) {
 	}
 	b.Logf("%s: router RSS %s (%s of it its binary's pages), haproxy RSS %s", r.Name, mib(m.RSSKiB), mib(m.RSSFileKiB), mib(haproxy))
 	b.ReportMetric(float64(m.RSSKiB)/1024, r.Name+"-rss-MiB")
+	r.report.RouterRSSMiB = roundMiB(m.RSSKiB)
+	r.report.RouterFileMiB = roundMiB(m.RSSFileKiB)
+	r.report.HAProxyRSSMiB = roundMiB(haproxy)
 }
 
+// roundMiB is KiB in MiB with one decimal.
+func roundMiB(kib int64) float64 {
+	return float64(kib*10/1024) / 10
+}
+
+// waitRoutersIdle waits (at most 5 minutes) until the routers and their
+// haproxy processes together use less than a tenth of a core over 5 s: the
+// loading and reloads that follow it are over.
 func waitRoutersIdle(b *testing.B, ctx context.Context, routers []*sbsRouter) {
 	b.Helper()
 	total := func() float64 {
@@ -942,11 +993,12 @@ func logConfigSummary(b *testing.B, r *sbsRouter, ns string) {
 		r.Name, r.ConfigPath, backends, servers, checks, strings.Join(procs, ", "), strings.Join(out, "\n"))
 }
 
-func logHAProxyVersion(b *testing.B, haproxyBin string) {
+func logHAProxyVersion(b *testing.B, haproxyBin string) string {
 	if haproxyBin == "" {
 		haproxyBin = "haproxy"
 	}
 	out, err := exec.Command(haproxyBin, "-v").CombinedOutput()
 	first, _, _ := strings.Cut(string(out), "\n")
 	b.Logf("haproxy for every router: %s: %s %v", haproxyBin, first, err)
+	return first
 }

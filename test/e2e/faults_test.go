@@ -1,7 +1,7 @@
 package e2e
 
 // Faults (issue 13): each fault with its own test, the real binary and
-// HAProxy, and a figure logged as "FIGURE <name>: <value>" for the README.
+// HAProxy, and a figure logged as "FIGURE <name>: <value>" for docs/performance.md.
 // TestKubeAPIOutage (kube_test.go) is the API server fault.
 
 import (

@@ -207,14 +207,23 @@ func TestInsecureEdgeTerminationPolicies(t *testing.T) {
 		})
 	}
 	for _, host := range []string{"redirect.example.com", "pt-redirect.example.com"} {
-		t.Run("Redirect answers 302 to https for "+host, func(t *testing.T) {
-			resp, err := r.httpGet(host, "/some/path?x=1")
-			must(t, err)
-			loc := resp.Header.Get("Location")
-			if resp.Status != 302 || loc != "https://"+host+"/some/path?x=1" {
-				t.Fatalf("got %d Location %q", resp.Status, loc)
-			}
-		})
+		// As OpenShift's template: https on the host without a port (443).
+		// A Host naming a port (the client reached the router's HTTP port
+		// directly) is sent to the HTTPS port served, never to the HTTP port
+		// with https.
+		for _, c := range []struct{ hostHeader, want string }{
+			{host, "https://" + host + "/some/path?x=1"},
+			{fmt.Sprintf("%s:%d", host, r.HTTPPort), fmt.Sprintf("https://%s:%d/some/path?x=1", host, r.HTTPSPort)},
+		} {
+			t.Run("Redirect answers 302 to https for Host "+c.hostHeader, func(t *testing.T) {
+				resp, err := r.httpGet(c.hostHeader, "/some/path?x=1")
+				must(t, err)
+				loc := resp.Header.Get("Location")
+				if resp.Status != 302 || loc != c.want {
+					t.Fatalf("got %d Location %q, want %q", resp.Status, loc, c.want)
+				}
+			})
+		}
 	}
 	t.Run("edge routes still serve HTTPS", func(t *testing.T) {
 		for _, host := range []string{"none.example.com", "redirect.example.com"} {

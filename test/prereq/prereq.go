@@ -25,6 +25,7 @@ var install = map[string]string{
 	"etcd":           "apt-get install etcd-server",
 	"ip":             "apt-get install iproute2",
 	"openssl":        "apt-get install openssl",
+	"dot":            "apt-get install graphviz",
 	"kube-apiserver": "hack/kube-apiserver.sh (builds and caches it, about 5 minutes the first time)",
 	"root":           "run the tests as root (sudo make test)",
 }
