@@ -2,6 +2,7 @@ package dynamic
 
 import (
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -37,5 +38,139 @@ func TestFileCommandsReplaceCertificatesAndReloadTheRest(t *testing.T) {
 				t.Fatalf("commands %+v", got.Commands)
 			}
 		})
+	}
+}
+
+// TestFileCommandsChangeMapEntries: a map used only for exact and prefix
+// lookups gets its entries added, set and deleted (values that name a
+// backend running under another name sent with that name); a map used
+// with map_reg, with a key twice or with a word the CLI reads otherwise,
+// or whose contents HAProxy runs are not known, reloads.
+func TestFileCommandsChangeMapEntries(t *testing.T) {
+	wd := layout.New("/wd")
+	m := filepath.Join(wd.Conf(), "route_http.map")
+	config := []byte("frontend f\n  http-request set-var(txn.backend) var(txn.route_key),map_beg(" + m + ")\n")
+	old := "a.example.com/ be_http:ns:a\nb.example.com/ be_http:ns:b\n"
+	running := Parse([]byte("backend be_http:ns:b\n  balance random\nbackend be_http:ns:a\n  balance random\n"))
+	running = Diff(running, Parse([]byte("backend be_http:ns:c\n  balance random\n"))).Running // c runs as a or b
+	if running.RuntimeName("be_http:ns:c") == "be_http:ns:c" {
+		t.Fatal("be_http:ns:c does not run as an orphan")
+	}
+	for _, c := range []struct {
+		name   string
+		config []byte
+		new    string
+		old    map[string][]byte
+		want   []string
+		reload bool
+	}{
+		{name: "entries added, set and deleted", config: config,
+			new:  "b.example.com/ @redirect\nc.example.com/x/ be_http:ns:c\n",
+			want: []string{"set map " + m + " b.example.com/ @redirect", "add map " + m + " c.example.com/x/ be_http:ns:" + running.RuntimeName("be_http:ns:c")[len("be_http:ns:"):], "del map " + m + " a.example.com/"}},
+		{name: "a map used with map_reg reloads", config: []byte("frontend f\n  use_backend %[path,map_reg(" + m + ")]\n"), new: old + "c.example.com/ x\n", reload: true},
+		{name: "a map used as a map and otherwise reloads", config: append(append([]byte{}, config...), "  acl x path -f "+m+"\n"...), new: old + "c.example.com/ x\n", reload: true},
+		{name: "a key twice reloads", config: config, new: old + "a.example.com/ y\n", reload: true},
+		{name: "a word with a semicolon reloads", config: config, new: old + "c.example.com/;show ssl cert x\n", reload: true},
+		{name: "contents not known reload", config: config, new: old + "c.example.com/ x\n", old: map[string][]byte{}, reload: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			oldFiles := c.old
+			if oldFiles == nil {
+				oldFiles = map[string][]byte{m: []byte(old)}
+			}
+			got := FileCommands(Files{WD: wd, Config: c.config, Changed: []string{m}, New: map[string][]byte{m: []byte(c.new)}, Old: oldFiles, Running: running})
+			if got.Reload != c.reload {
+				t.Fatalf("reload %v, want %v (%+v)", got.Reload, c.reload, got)
+			}
+			var texts []string
+			for _, cmd := range append(got.Commands, got.Removals...) {
+				texts = append(texts, cmd.Text)
+			}
+			if !c.reload && !reflect.DeepEqual(texts, c.want) {
+				t.Fatalf("commands\n got  %q\n want %q", texts, c.want)
+			}
+		})
+	}
+}
+
+// TestFileCommandsAddAndDeleteCrtListLines: a route's certificate added
+// at runtime gets a name without a colon (HAProxy 2.6 cannot delete a
+// crt-list line whose name has one) and its line; deleted later, its line
+// and certificate go. A line HAProxy loaded from the file (a colon in its
+// name) stays when its route is deleted, showing the bind line's default
+// certificate (a tombstone), and gets the route's certificate back when
+// the route is created again; with strict-sni it reloads instead. A line
+// changed in place reloads.
+func TestFileCommandsAddAndDeleteCrtListLines(t *testing.T) {
+	wd := layout.New("/wd")
+	list := filepath.Join(wd.Conf(), "cert_config.map")
+	loaded := filepath.Join(wd.Certs(), "ns:loaded.pem")
+	added := filepath.Join(wd.Certs(), "ns:added.pem")
+	bind := "frontend f\n  bind :443 ssl crt /wd/default.pem crt-list " + list + "\n"
+	pem := []byte("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")
+	def := []byte("default certificate\n")
+	read := func(p string) ([]byte, error) {
+		if p != "/wd/default.pem" {
+			t.Fatalf("read %s", p)
+		}
+		return def, nil
+	}
+	loadedLine := loaded + " [alpn h2,http/1.1] loaded.example.com\n"
+	addedLine := added + " [alpn h2,http/1.1] added.example.com\n"
+	step := func(running *Config, config, oldList, newList string, files map[string][]byte) (FileChange, []string) {
+		t.Helper()
+		newFiles := map[string][]byte{list: []byte(newList)}
+		changed := []string{list}
+		for p, d := range files {
+			changed = append(changed, p)
+			if d != nil {
+				newFiles[p] = d
+			}
+		}
+		fc := FileCommands(Files{WD: wd, Config: []byte(config), Changed: changed, New: newFiles,
+			Old: map[string][]byte{list: []byte(oldList)}, Running: running, ReadFile: read})
+		var texts []string
+		for _, c := range append(fc.Commands, fc.Removals...) {
+			texts = append(texts, c.Text+map[bool]string{true: " <<" + strings.TrimSpace(c.Payload), false: ""}[c.Payload != "" && c.Kind == "crt-list-add"])
+		}
+		return fc, texts
+	}
+	running := Parse([]byte(bind))
+
+	fc, got := step(running, bind, loadedLine, loadedLine+addedLine, map[string][]byte{added: pem})
+	name := "/wd/router/certs/rt.ns_added.pem"
+	want := []string{"new ssl cert " + name, "set ssl cert " + name, "commit ssl cert " + name,
+		"add ssl crt-list " + list + " <<" + name + " [alpn h2,http/1.1] added.example.com"}
+	if fc.Reload || !reflect.DeepEqual(got, want) {
+		t.Fatalf("line added: reload %v\n got  %q\n want %q", fc.Reload, got, want)
+	}
+	running.KeepFiles(fc)
+
+	fc, got = step(running, bind, loadedLine+addedLine, loadedLine, map[string][]byte{added: nil})
+	want = []string{"del ssl crt-list " + list + " " + name, "del ssl cert " + name}
+	if fc.Reload || !reflect.DeepEqual(got, want) {
+		t.Fatalf("added line deleted: reload %v\n got  %q\n want %q", fc.Reload, got, want)
+	}
+	running.KeepFiles(fc)
+
+	fc, got = step(running, bind, loadedLine, "", map[string][]byte{loaded: nil})
+	want = []string{"set ssl cert " + loaded, "commit ssl cert " + loaded}
+	if fc.Reload || !reflect.DeepEqual(got, want) || string(fc.Commands[0].Payload) != string(def) {
+		t.Fatalf("loaded line deleted: reload %v\n got  %q\n want %q", fc.Reload, got, want)
+	}
+	running.KeepFiles(fc)
+
+	fc, got = step(running, bind, "", loadedLine, map[string][]byte{loaded: pem})
+	if fc.Reload || !reflect.DeepEqual(got, want) || string(fc.Commands[0].Payload) != string(pem) {
+		t.Fatalf("loaded line created again: reload %v\n got  %q\n want %q", fc.Reload, got, want)
+	}
+
+	strict := strings.Replace(bind, list, list+" strict-sni", 1)
+	if fc, _ := step(Parse([]byte(strict)), strict, loadedLine, "", map[string][]byte{loaded: nil}); !fc.Reload {
+		t.Error("a loaded line deleted under strict-sni did not reload")
+	}
+	changed := strings.Replace(loadedLine, "[alpn h2,http/1.1] ", "", 1)
+	if fc, _ := step(Parse([]byte(bind)), bind, loadedLine, changed, nil); !fc.Reload {
+		t.Error("a line changed in place did not reload")
 	}
 }

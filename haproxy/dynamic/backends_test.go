@@ -1,0 +1,109 @@
+package dynamic
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+const backendsBase = `global
+  maxconn 100
+frontend fe
+  use_backend %[var(txn.backend)]
+backend openshift_default
+  mode http
+`
+
+// route is a route backend's section as the default template writes it,
+// named be_http:ns:NAME with cookie key KEY.
+func routeSection(name, key string, servers ...string) string {
+	var b strings.Builder
+	b.WriteString("backend be_http:ns:" + name + "\n  balance random\n  cookie c insert indirect nocache dynamic\n  dynamic-cookie-key " + key + "\n")
+	for _, s := range servers {
+		b.WriteString("  server " + s + " weight 1\n")
+	}
+	return b.String()
+}
+
+// TestDiffLetsBackendsGoAndTakesThemOver: a backend dropped stays in
+// HAProxy as an orphan, its servers in maintenance (and drained then
+// deleted); a new backend of the same shape takes it over — the same one
+// created again, or another whose lines differ only in its name, servers
+// and dynamic-cookie-key — running under the orphan's name; a new backend
+// no orphan can stand for, or any other section changed, needs a reload.
+func TestDiffLetsBackendsGoAndTakesThemOver(t *testing.T) {
+	a := routeSection("a", "ka", "pod:x 10.0.0.1:80")
+	b := routeSection("b", "kb", "pod:y 10.0.0.2:80")
+	both := Parse([]byte(backendsBase + a + b))
+
+	gone := Diff(both, Parse([]byte(backendsBase+b)))
+	if gone.Reload {
+		t.Fatalf("backend dropped: reload %s at %s", gone.Reason, gone.Where)
+	}
+	if want := []string{"set server be_http:ns:a/pod:x state maint"}; !reflect.DeepEqual(commands(gone), want) {
+		t.Fatalf("backend dropped: commands %q, want %q", commands(gone), want)
+	}
+	if got := gone.Running.Removed(); len(got) != 1 || got[0] != (ServerRef{Backend: "be_http:ns:a", Name: "pod:x"}) {
+		t.Fatalf("removed servers %v", got)
+	}
+	// Dropped again (nothing new): nothing to send.
+	if again := Diff(gone.Running, Parse([]byte(backendsBase+b))); again.Reload || len(again.Commands) != 0 {
+		t.Fatalf("orphan kept: %+v", again)
+	}
+
+	t.Run("the same backend back takes its orphan", func(t *testing.T) {
+		back := Diff(gone.Running, Parse([]byte(backendsBase+a+b)))
+		if back.Reload {
+			t.Fatalf("reload %s at %s", back.Reason, back.Where)
+		}
+		if want := []string{"set server be_http:ns:a/pod:x state ready"}; !reflect.DeepEqual(commands(back), want) {
+			t.Fatalf("commands %q, want %q", commands(back), want)
+		}
+		if back.Running.RuntimeName("be_http:ns:a") != "be_http:ns:a" || len(back.Running.Removed()) != 0 {
+			t.Fatalf("running %+v", back.Running)
+		}
+	})
+	t.Run("another backend of the same shape runs as the orphan", func(t *testing.T) {
+		c := routeSection("c", "kc", "pod:z 10.0.0.3:80")
+		took := Diff(gone.Running, Parse([]byte(backendsBase+b+c)))
+		if took.Reload {
+			t.Fatalf("reload %s at %s", took.Reason, took.Where)
+		}
+		want := []string{
+			"add server be_http:ns:a/pod:z 10.0.0.3:80 weight 1 id 2",
+			"set dynamic-cookie-key backend be_http:ns:a kc",
+			"enable server be_http:ns:a/pod:z",
+		}
+		if !reflect.DeepEqual(commands(took), want) {
+			t.Fatalf("commands\n got  %q\n want %q", commands(took), want)
+		}
+		if got := took.Running.RuntimeName("be_http:ns:c"); got != "be_http:ns:a" {
+			t.Fatalf("be_http:ns:c runs as %q", got)
+		}
+		// Its old server drains under the name HAProxy knows.
+		r := ServerRef{Backend: "be_http:ns:a", Name: "pod:x"}
+		if !took.Running.IsRemoved(r) || !took.Running.Forget(r) || took.Running.IsRemoved(r) {
+			t.Fatal("the orphan's server is not drained under its running name")
+		}
+		// Changed later, it is still sent under that name.
+		moved := Diff(took.Running, Parse([]byte(backendsBase+b+strings.Replace(c, "10.0.0.3", "10.0.0.4", 1))))
+		if moved.Reload || len(moved.Commands) == 0 || !strings.Contains(moved.Commands[0].Text, "be_http:ns:a/pod:z") {
+			t.Fatalf("later change: %+v", moved)
+		}
+	})
+	for _, tc := range []struct {
+		name, next, reason string
+	}{
+		{"a backend of another shape", backendsBase + b + strings.Replace(routeSection("c", "kc"), "balance random", "balance leastconn", 1), ReasonBackends},
+		{"two backends for one orphan", backendsBase + b + routeSection("c", "kc") + routeSection("d", "kd"), ReasonBackends},
+		{"another section changed too", strings.Replace(backendsBase, "maxconn 100", "maxconn 101", 1) + b + routeSection("c", "kc"), ReasonConfig},
+		{"a section other than a backend added", backendsBase + "frontend f2\n  mode http\n" + b, ReasonConfig},
+	} {
+		t.Run(tc.name+" reloads", func(t *testing.T) {
+			got := Diff(gone.Running, Parse([]byte(tc.next)))
+			if !got.Reload || got.Reason != tc.reason {
+				t.Fatalf("got reload=%v %q at %s, want %q", got.Reload, got.Reason, got.Where, tc.reason)
+			}
+		})
+	}
+}
