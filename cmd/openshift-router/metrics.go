@@ -43,6 +43,9 @@ type readiness interface {
 	Ready() bool
 	// DynamicServer resolves a spare server slot to its endpoint.
 	DynamicServer(namespace, route, slot string) (string, bool)
+	// Backend resolves the name HAProxy runs a backend as to the route
+	// backend it stands for (false: a deleted route's, left out).
+	Backend(proxy string) (string, bool)
 	// Restarts counts HAProxy restarts after unexpected exits.
 	Restarts() int
 	// Restarting is true from an unexpected exit of HAProxy until it runs
@@ -94,6 +97,7 @@ func startMetrics(ctx context.Context, cfg *config.Config, log logr.Logger, ctrl
 			Columns:            mc.HAProxyExported,
 			Logger:             log.WithName("haproxy"),
 			DynamicServer:      ctrl.DynamicServer,
+			Backend:            ctrl.Backend,
 		})
 		if err != nil {
 			return fmt.Errorf("ROUTER_METRICS_HAPROXY_EXPORTED: %w", err)

@@ -144,7 +144,42 @@ func diffBackends(old, new *Config) Change {
 		all.append(d)
 		running.sections = append(running.sections, run)
 	}
+	running.aliases = aliases(running)
 	return Change{Commands: all.ordered(), Running: running}
+}
+
+// aliases maps the names HAProxy runs c's backends as to the backends of
+// the configuration they stand for ("" for an orphan), where they differ.
+func aliases(c *Config) map[string]string {
+	var out map[string]string
+	for i := range c.sections {
+		s := &c.sections[i]
+		if s.runsAs == "" {
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		if s.orphan {
+			if _, taken := out[s.runsAs]; !taken {
+				out[s.runsAs] = ""
+			}
+			continue
+		}
+		out[s.runsAs] = backendName(s.header)
+	}
+	return out
+}
+
+// Backend returns the backend of the configuration that the backend
+// HAProxy runs as proxy stands for: proxy itself but for a backend taken
+// over (see Diff); false for an orphan.
+func (c *Config) Backend(proxy string) (string, bool) {
+	name, ok := c.aliases[proxy]
+	if !ok {
+		return proxy, true
+	}
+	return name, name != ""
 }
 
 // takeOver runs the new section n as the orphan (or the removed backend) o

@@ -48,6 +48,10 @@ type Config struct {
 	// crt is what HAProxy runs of the crt-lists where it differs from
 	// the files (see crtEntry), by certificate file.
 	crt map[string]crtEntry
+	// aliases maps the names HAProxy runs backends as to the backends
+	// they stand for, where they differ ("" for an orphan; see Backend).
+	// Set once, never changed.
+	aliases map[string]string
 	// byHeader indexes sections by header (see index), byName by the
 	// name HAProxy runs them as (see runtimeIndex); nil until used.
 	byHeader, byName map[string]int

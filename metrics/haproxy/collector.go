@@ -76,6 +76,12 @@ type Options struct {
 	// is left out of the metrics and the server count. Nil reports slots
 	// under their own names.
 	DynamicServer func(namespace, route, slot string) (string, bool)
+	// Backend resolves the name HAProxy runs a backend as to the backend
+	// of the configuration it stands for (a route's backend may run under
+	// the name of a removed one until the next reload); false for a
+	// backend the configuration no longer has, which is left out. Nil
+	// reports backends under their own names.
+	Backend func(proxy string) (string, bool)
 }
 
 // MaxConnFrontend is the frontend whose session limit (column 6, slim) is
@@ -289,6 +295,9 @@ func (c *Collector) scrape(now time.Time) {
 		// First pass: count the rows and servers (free spare slots left
 		// out) to know which columns to export; nothing is kept.
 		bad, err = eachRow(reply, c.minCols, func(r Row) {
+			if !c.backendName(&r) {
+				return
+			}
 			switch {
 			case r.Type == typeServer:
 				if _, ok := c.serverName(r); !ok {
@@ -332,6 +341,17 @@ func (c *Collector) scrape(now time.Time) {
 		log.V(1).Info("some HAProxy statistics could not be parsed and were skipped", "failures", len(bad), "first", bad[0].Error())
 	}
 	c.nextInterval = time.Duration(float64(c.o.BaseScrapeInterval) * (1 + float64(rows)/1000))
+}
+
+// backendName puts in a backend or server row the name of the backend it
+// is reported under (Options.Backend); false for a backend left out.
+func (c *Collector) backendName(r *Row) bool {
+	if c.o.Backend == nil || (r.Type != typeBackend && r.Type != typeServer) {
+		return true
+	}
+	name, ok := c.o.Backend(r.Proxy)
+	r.Proxy = name
+	return ok
 }
 
 // serverName is the name a server row is reported under: an occupied
@@ -391,6 +411,9 @@ func (b *seriesBuilder) add(r Row) {
 		}
 		k, usage = serverKind, 'S'
 	default:
+		return
+	}
+	if k != frontendKind && !b.c.backendName(&r) {
 		return
 	}
 	proxy, server := r.Proxy, r.Server

@@ -3,6 +3,7 @@ package haproxy
 import (
 	"bytes"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -242,3 +243,35 @@ func BenchmarkScrape10000Routes(b *testing.B) {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// TestBackendsTakenOverAreReportedUnderTheirRoute: a backend HAProxy runs
+// under the name of a deleted route's backend (Options.Backend) is
+// reported with the labels of the route it serves; a deleted route's
+// backend HAProxy still keeps is left out.
+func TestBackendsTakenOverAreReportedUnderTheirRoute(t *testing.T) {
+	reply := bigReply(t, 3, 0) // be_http:bench:r0, r1, r2
+	c, err := New(Options{Source: &replies{texts: []string{reply}}, Backend: func(proxy string) (string, bool) {
+		switch proxy {
+		case "be_http:bench:r0":
+			return "be_http:bench:new", true // r0 deleted, "new" runs in its backend
+		case "be_http:bench:r1":
+			return "", false // r1 deleted, its backend kept until a reload
+		}
+		return proxy, true
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := gather(t, c)
+	routes := map[string]bool{}
+	for _, name := range []string{"haproxy_backend_up", "haproxy_server_up"} {
+		for _, m := range g.find(name, nil) {
+			if r := labelsOf(m)["route"]; r != "" {
+				routes[r] = true
+			}
+		}
+	}
+	if !reflect.DeepEqual(routes, map[string]bool{"new": true, "r2": true}) {
+		t.Fatalf("routes reported %v, want new and r2", routes)
+	}
+}

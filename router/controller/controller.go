@@ -751,6 +751,21 @@ func (c *Controller) supervise(ctx context.Context, p exitWatcher) {
 	}
 }
 
+// Backend resolves the name HAProxy runs a backend as to the backend of
+// the configuration it stands for: a route added since the last reload
+// may run in the backend of a route deleted before it (haproxy/dynamic,
+// Diff); false for such a deleted route's backend, which HAProxy keeps
+// until the next reload. For the metrics.
+func (c *Controller) Backend(proxy string) (string, bool) {
+	c.mu.RLock()
+	running := c.running
+	c.mu.RUnlock()
+	if running == nil {
+		return proxy, true
+	}
+	return running.Backend(proxy)
+}
+
 // DynamicServer returns the endpoint (its ID) that the spare server slot
 // named slot of route namespace/route serves in the running configuration;
 // false when the slot is free or unknown. Safe for concurrent use (metrics).
