@@ -1,0 +1,199 @@
+package e2e
+
+import (
+	"fmt"
+	"math/rand"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openshift-router-go/router/test/testcerts"
+)
+
+// TestRandomRouteChangesServeWhatAFreshStartServes: after a random
+// sequence of routes created and deleted — names that come back, with
+// another type or the same, unsecured (with and without sticky cookies,
+// with a path), edge (default and own certificate), re-encrypt and
+// passthrough — applied through the runtime API where HAProxy can take
+// them (a deleted route's backend taken over, map entries, crt-list
+// lines) and reloaded where it cannot, at whatever moment that falls,
+// HAProxy answers every host as a router started afresh on the same
+// manifests does: the same status, the same endpoints, the same
+// certificate.
+func TestRandomRouteChangesServeWhatAFreshStartServes(t *testing.T) {
+	seed := time.Now().UnixNano()
+	if v := os.Getenv("ROUTER_TEST_SEED"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		must(t, err)
+		seed = n
+	}
+	t.Logf("seed %d (ROUTER_TEST_SEED repeats it)", seed)
+	rng := rand.New(rand.NewSource(seed))
+
+	routeCA, err := testcerts.NewCA("route CA", time.Hour)
+	must(t, err)
+	backendCA, err := testcerts.NewCA("backend CA", time.Hour)
+	must(t, err)
+	backendCert, err := backendCA.Issue("backend", []string{"127.0.0.1"}, time.Hour)
+	must(t, err)
+	ptCert, err := backendCA.Issue("passthrough backend", []string{"*.rq.example.com"}, time.Hour)
+	must(t, err)
+	plain := []*backend{startBackend(t, "rq-1"), startBackend(t, "rq-2")}
+	secure := startTLSBackend(t, "rq-secure", backendCert.CertPEM, backendCert.KeyPEM)
+	pt := startTLSBackend(t, "rq-pt", ptCert.CertPEM, ptCert.KeyPEM)
+
+	const names = 6
+	host := func(i int) string { return fmt.Sprintf("r%d.rq.example.com", i) }
+	certs := map[int][2]string{}
+	for i := 0; i < names; i++ {
+		c, err := routeCA.Issue(host(i), []string{host(i)}, time.Hour)
+		must(t, err)
+		certs[i] = [2]string{c.CertPEM, c.KeyPEM}
+	}
+	noCookies := "  annotations:\n    haproxy.router.openshift.io/disable_cookies: \"true\"\n"
+	kinds := []string{"unsecured", "unsecured-no-cookies", "unsecured-path", "edge", "edge-own", "reencrypt", "passthrough"}
+	yaml := func(i int, kind string) string {
+		name := fmt.Sprintf("r%d", i)
+		switch kind {
+		case "unsecured":
+			return routeYAML("rq", name, host(i), "", "plain", "")
+		case "unsecured-no-cookies":
+			return strings.Replace(routeYAML("rq", name, host(i), "", "plain", ""), "  namespace: rq\n", "  namespace: rq\n"+noCookies, 1)
+		case "unsecured-path":
+			return routeYAML("rq", name, host(i), "/p", "plain", "")
+		case "edge":
+			return routeYAML("rq", name, host(i), "", "plain", tlsYAML("edge", "", nil))
+		case "edge-own":
+			return routeYAML("rq", name, host(i), "", "plain", tlsYAML("edge", "", map[string]string{"certificate": certs[i][0], "key": certs[i][1]}))
+		case "reencrypt":
+			return routeYAML("rq", name, host(i), "", "secure", tlsYAML("reencrypt", "", nil))
+		case "passthrough":
+			return routeYAML("rq", name, host(i), "", "pt", tlsYAML("passthrough", "", nil))
+		}
+		panic(kind)
+	}
+	m := newManifests(t)
+	m.Write("svc.yaml", serviceYAML("rq", "plain", plain...)+"---\n"+serviceYAML("rq", "secure", secure)+"---\n"+serviceYAML("rq", "pt", pt))
+	// Anchors that stay: the changes are worked out against the text
+	// around the routes' sections.
+	m.Write("anchor-a.yaml", routeYAML("rq", "anchor-a", "a.anchor.example.com", "", "plain", ""))
+	m.Write("anchor-z.yaml", routeYAML("rq", "anchor-z", "z.anchor.example.com", "", "plain", ""))
+	current := map[int]string{} // name index -> kind
+	for i := 0; i < names; i += 2 {
+		current[i] = kinds[rng.Intn(len(kinds))]
+		m.Write(fmt.Sprintf("r%d.yaml", i), yaml(i, current[i]))
+	}
+	env, ms := metricsEnv(t)
+	env["RELOAD_INTERVAL"] = "2s"
+	r := startRouter(t, m.Dir, env)
+	expectExactly(t, loadTimeout, r, "a.anchor.example.com", backendNames(plain)...)
+	waitReady(t, ms)
+	reloads0 := ms.settledReloads(t)
+
+	wantAnswer := func(i int) string {
+		kind, ok := current[i]
+		if !ok {
+			kind = "none"
+		}
+		return expectedAnswer(kind, host(i))
+	}
+	for step := 0; step < 16; step++ {
+		i := rng.Intn(names)
+		if _, ok := current[i]; ok && rng.Intn(2) == 0 {
+			delete(current, i)
+			m.Remove(fmt.Sprintf("r%d.yaml", i))
+			t.Logf("step %d: r%d deleted", step, i)
+		} else {
+			current[i] = kinds[rng.Intn(len(kinds))]
+			m.Write(fmt.Sprintf("r%d.yaml", i), yaml(i, current[i]))
+			t.Logf("step %d: r%d is %s", step, i, current[i])
+		}
+		want := wantAnswer(i)
+		eventually(t, 30*time.Second, fmt.Sprintf("step %d: r%d answers %s", step, i, want), func() error {
+			if got := answerOf(r, host(i)); got != want {
+				return fmt.Errorf("answers %s", got)
+			}
+			return nil
+		})
+	}
+	reloads := ms.mustValue(t, "template_router_reload_seconds_count", nil)
+	t.Logf("reloads during the changes: %v (%s)", reloads-reloads0, ms.reloadReasons())
+
+	fresh := startRouter(t, m.Dir, nil)
+	expectExactly(t, loadTimeout, fresh, "a.anchor.example.com", backendNames(plain)...)
+	for i := 0; i < names; i++ {
+		want := wantAnswer(i)
+		eventually(t, 30*time.Second, fmt.Sprintf("r%d answers %s after a fresh start", i, want), func() error {
+			if got := answerOf(fresh, host(i)); got != want {
+				return fmt.Errorf("answers %s", got)
+			}
+			return nil
+		})
+		if got := answerOf(r, host(i)); got != want {
+			t.Errorf("r%d (%s) answers %s after the changes, %s after a fresh start", i, current[i], got, want)
+		}
+	}
+}
+
+// expectedAnswer is what answerOf returns for a route of kind (or "none")
+// at host, with the test's backends.
+func expectedAnswer(kind, host string) string {
+	plain, none := "200 rq-1,rq-2", "503 -"
+	switch kind {
+	case "unsecured", "unsecured-no-cookies":
+		return "http " + plain + " | http /p " + plain + " | https " + none + " default"
+	case "unsecured-path":
+		return "http " + none + " | http /p " + plain + " | https " + none + " default"
+	case "edge":
+		return "http " + none + " | http /p " + none + " | https " + plain + " default"
+	case "edge-own":
+		return "http " + none + " | http /p " + none + " | https " + plain + " " + host
+	case "reencrypt":
+		return "http " + none + " | http /p " + none + " | https 200 rq-secure default"
+	case "passthrough":
+		return "http " + none + " | http /p " + none + " | https 200 rq-pt passthrough backend"
+	}
+	return "http " + none + " | http /p " + none + " | https " + none + " default"
+}
+
+// answerOf is how the router answers host: over HTTP at / and /p/x, and
+// over HTTPS with SNI host at / (the status, the endpoints reached in a
+// few requests, the certificate shown: "default" for any not issued for
+// a route).
+func answerOf(r *router, host string) string {
+	part := func(get func() (response, error)) (string, string) {
+		status, cn := "", ""
+		seen := map[string]bool{}
+		for n := 0; n < 16; n++ {
+			resp, err := get()
+			if err != nil {
+				return "error " + err.Error(), ""
+			}
+			status = strconv.Itoa(resp.Status)
+			b := resp.backend()
+			if b == "" {
+				b = "-"
+			}
+			seen[b] = true
+			if resp.PeerCert != nil {
+				cn = resp.PeerCert.Subject.CommonName
+			}
+		}
+		var bs []string
+		for b := range seen {
+			bs = append(bs, b)
+		}
+		sort.Strings(bs)
+		if cn != "" && cn != host && cn != "passthrough backend" {
+			cn = "default"
+		}
+		return status + " " + strings.Join(bs, ","), cn
+	}
+	h, _ := part(func() (response, error) { return r.httpGet(host, "/") })
+	hp, _ := part(func() (response, error) { return r.httpGet(host, "/p/x") })
+	s, cn := part(func() (response, error) { return r.httpsGet(host, "/") })
+	return "http " + h + " | http /p " + hp + " | https " + s + " " + cn
+}
