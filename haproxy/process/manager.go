@@ -6,9 +6,11 @@
 //
 // HAProxy is started as
 //
-//	haproxy -W -S <RunDir>/master.sock,mode,600 -f <ConfigPath> -p <RunDir>/haproxy.pid
+//	haproxy -W -db -S <RunDir>/master.sock,mode,600 -f <ConfigPath> -p <RunDir>/haproxy.pid
 //
-// without -D, so the master stays in the foreground as a direct child of the
+// without -D and with -db (which overrides a "daemon" keyword of the
+// configuration; see keywords.go for every process keyword a template may
+// carry), so the master stays in the foreground as a direct child of the
 // router (which reaps it and sees it exit) and forks the worker that serves
 // traffic. The master runs in its own process group (so a terminal's Ctrl-C
 // does not reach it and Stop can, as a last resort, kill the whole group) and
@@ -28,7 +30,7 @@
 // arguments and forks a new worker. Verified with HAProxy 2.6.12 by reading
 // /proc/<new worker>/cmdline after a reload:
 //
-//	haproxy -sf <old worker PIDs> -x sockpair@3 -W -S ... -f ... -p ...
+//	haproxy -sf <old worker PIDs> -x sockpair@3 -W -db -S ... -f ... -p ...
 //
 // So in master-worker mode HAProxy 2.6 passes -x by itself, and not with the
 // stats socket but with "sockpair@<fd>": the master's end of the internal
@@ -154,6 +156,9 @@ type Manager struct {
 	run *run // the last started master, nil before the first Start
 	// idleExited is what Exited returns before the first Start.
 	idleExited chan error
+	// keywordSummary is what was last logged about the configuration's
+	// process keywords (guarded by opMu).
+	keywordSummary string
 }
 
 // run is one started master process.
@@ -326,8 +331,11 @@ func (m *Manager) Start(ctx context.Context) error {
 		}
 	}
 
+	m.prepareProcessKeywords()
+	// -db: a configuration that says "daemon" (OpenShift's template does)
+	// must not send the master into the background (keywords.go).
 	args := []string{
-		"-W",
+		"-W", "-db",
 		"-S", m.MasterSocketPath() + ",mode,600",
 		"-f", m.opts.ConfigPath,
 		"-p", m.PIDFilePath(),
@@ -572,6 +580,7 @@ func (m *Manager) Reload(ctx context.Context) error {
 		oldWorkers[e.PID] = true
 	}
 
+	m.prepareProcessKeywords()
 	seq := r.out.seq()
 	started := time.Now()
 	if err := r.cmd.Process.Signal(syscall.SIGUSR2); err != nil {
