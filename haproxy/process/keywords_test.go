@@ -248,3 +248,31 @@ func TestDaemonConfigurationWithoutDBLeavesTheForeground(t *testing.T) {
 		t.Fatalf("the pid file names the exited process %d", pid)
 	}
 }
+
+// TestStopDuringAReloadSoftStopsTheNewWorker: a stop that comes while a
+// reload is under way (the router shutting down right after a route change)
+// soft-stops the worker the reload just forked too, so HAProxy exits at once
+// rather than after StopTimeout. Signalled through the master alone, a
+// worker forked moments before the SIGUSR1 missed it and served until the
+// SIGTERM.
+func TestStopDuringAReloadSoftStopsTheNewWorker(t *testing.T) {
+	requireHAProxy(t)
+	for round := 0; round < 4; round++ {
+		f := newFixture(t)
+		f.writeConfig(t, 0, "")
+		m := f.manager(t, Options{StopTimeout: 8 * time.Second})
+		if err := m.Start(ctxFor(t, 30*time.Second)); err != nil {
+			t.Fatalf("Start: %v", err)
+		}
+		reloadCtx, cancel := context.WithTimeout(context.Background(), time.Duration(20+round*40)*time.Millisecond)
+		_ = m.Reload(reloadCtx) // cut short while the new worker starts
+		cancel()
+		started := time.Now()
+		if err := m.Stop(ctxFor(t, 30*time.Second)); err != nil {
+			t.Fatalf("Stop: %v", err)
+		}
+		if d := time.Since(started); d > 4*time.Second {
+			t.Fatalf("round %d: Stop during a reload took %v: a worker missed the soft stop", round, d.Round(time.Millisecond))
+		}
+	}
+}

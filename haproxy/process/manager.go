@@ -101,8 +101,11 @@ const (
 
 	// hardStopTimeout bounds each of the SIGTERM and SIGKILL steps of Stop.
 	hardStopTimeout = 5 * time.Second
-	pollInterval    = 50 * time.Millisecond
-	cliTimeout      = 2 * time.Second
+	// softStopRepeat is how often the soft stop (SIGUSR1) is sent again to
+	// the master while it runs.
+	softStopRepeat = 250 * time.Millisecond
+	pollInterval   = 50 * time.Millisecond
+	cliTimeout     = 2 * time.Second
 	// maxUnixPath is the longest usable unix socket path on Linux
 	// (sizeof(sun_path) - 1).
 	maxUnixPath = 107
@@ -701,6 +704,15 @@ func (m *Manager) stopRun(ctx context.Context, r *run, soft bool) error {
 		{syscall.SIGKILL, true, hardStopTimeout},
 	}
 	if soft {
+		// The soft stop is repeated while it runs: a stop that comes
+		// during a reload (the router shutting down right after a route
+		// change) would otherwise miss the worker the re-executing master
+		// forks moments later, which then serves until the SIGTERM
+		// (TestStopDuringAReloadSoftStopsTheNewWorker). The master passes
+		// each SIGUSR1 on to the workers it knows; a second one changes
+		// nothing for a process already stopping. Not to the group: a
+		// worker still initialising can crash on it (HAProxy 2.6.12,
+		// exit status 139).
 		steps = append([]step{{syscall.SIGUSR1, false, m.opts.StopTimeout}}, steps...)
 	}
 	started := time.Now()
@@ -724,10 +736,23 @@ func (m *Manager) stopRun(ctx context.Context, r *run, soft bool) error {
 		if s.sig == syscall.SIGUSR1 {
 			ctxDone = ctx.Done() // only the grace period yields to ctx
 		}
-		select {
-		case <-r.done:
-		case <-t.C:
-		case <-ctxDone:
+		var again <-chan time.Time
+		if s.sig == syscall.SIGUSR1 {
+			tick := time.NewTicker(softStopRepeat)
+			defer tick.Stop()
+			again = tick.C
+		}
+	wait:
+		for {
+			select {
+			case <-r.done:
+			case <-t.C:
+			case <-ctxDone:
+			case <-again:
+				_ = r.cmd.Process.Signal(s.sig)
+				continue
+			}
+			break wait
 		}
 		t.Stop()
 		if r.isDone() {
