@@ -14,8 +14,13 @@ SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 all: build
 
+# -buildvcs=true: the binary names its commit (`openshift-router version`)
+# even where GOFLAGS says -buildvcs=false. Go stamps a checkout whose .git is
+# a directory; a git worktree (.git is a file) builds without the stamp.
+VCS_FLAG  ?= -buildvcs=true
+
 build:
-	$(GO) build -o $(BIN)/openshift-router ./cmd/openshift-router
+	$(GO) build $(VCS_FLAG) -o $(BIN)/openshift-router ./cmd/openshift-router
 	$(GO) build -o $(BIN)/demo-backends ./cmd/demo-backends
 
 # The README's test command: installs what is missing (hack/test-deps.sh:

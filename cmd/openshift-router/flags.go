@@ -311,6 +311,12 @@ func newVersionCommand() *cobra.Command {
 }
 
 // versionString formats build information like OpenShift's version.String().
+// OpenShift fills these fields with -ldflags -X at build time; here they come
+// from what Go records in every build (runtime/debug.ReadBuildInfo): the
+// commit (vcs.revision), its time (vcs.time) and whether the tree had local
+// changes (vcs.modified). Go records them when it builds in a git checkout
+// with -buildvcs=auto or true (the Makefile passes true); built otherwise,
+// the fields are empty.
 func versionString(info *debug.BuildInfo, ok bool) string {
 	version, commit, state, date := "unknown", "", "", ""
 	if ok {

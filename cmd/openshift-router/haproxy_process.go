@@ -47,13 +47,41 @@ func newHAProxyProcess(cfg *config.Config, binary, configPath, runDir string, lo
 		})
 		return s, s.Problem
 	}
-	return process.New(process.Options{
-		Binary:       binary,
-		ConfigPath:   configPath,
-		RunDir:       runDir,
-		Logger:       log,
-		ReloadScript: cfg.ReloadScript,
-	}), nil
+	return process.New(embeddedOptions(cfg, binary, configPath, runDir, log)), nil
+}
+
+// embeddedOptions are the options of the HAProxy the router runs itself.
+func embeddedOptions(cfg *config.Config, binary, configPath, runDir string, log logr.Logger) process.Options {
+	return process.Options{
+		Binary:        binary,
+		ConfigPath:    configPath,
+		RunDir:        runDir,
+		Logger:        log,
+		ReloadScript:  cfg.ReloadScript,
+		ReloadTimeout: reloadWait(cfg.Process.MaxReloadWaitTime),
+		StopTimeout:   softStopTimeout(cfg.Process.MaxShutdownTimeout),
+	}
+}
+
+// reloadWait is MAX_RELOAD_WAIT_TIME as the Manager's ReloadTimeout: 0
+// (OpenShift's script then checks once) is one second here, the shortest
+// wait that sees a new worker reliably.
+func reloadWait(d time.Duration) time.Duration {
+	return max(d, time.Second)
+}
+
+// softStopTimeout is ROUTER_MAX_SHUTDOWN_TIMEOUT as the Manager's
+// StopTimeout: 0 stops HAProxy hard at once, as OpenShift's script does
+// with 0 (the Manager reads 0 as its default, hence a nanosecond).
+func softStopTimeout(d time.Duration) time.Duration {
+	return max(d, time.Nanosecond)
+}
+
+// stopBound bounds the whole of stopping HAProxy at exit: the soft stop
+// (ROUTER_MAX_SHUTDOWN_TIMEOUT) and the Manager's SIGTERM and SIGKILL steps
+// (5 s each).
+func stopBound(cfg *config.Config) time.Duration {
+	return cfg.Process.MaxShutdownTimeout + 15*time.Second
 }
 
 // processGate adds to the controller's readiness what the process knows:

@@ -13,6 +13,7 @@ import (
 )
 
 func main() {
+	applyOnPanic(os.Getenv(onPanicEnv), klog.NewKlogr().WithName("router"))
 	stopProfile, err := startProfile(os.Getenv(profileEnv))
 	if err != nil {
 		// As OpenShift's router: a profile that cannot be taken does not

@@ -10,7 +10,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/openshift-router-go/router/haproxy/runtimeapi"
 	haproxymetrics "github.com/openshift-router-go/router/metrics/haproxy"
 	"github.com/openshift-router-go/router/metrics/routermetrics"
 	"github.com/openshift-router-go/router/metrics/server"
@@ -90,7 +89,7 @@ func startMetrics(ctx context.Context, cfg *config.Config, log logr.Logger, ctrl
 	var streams []server.FamilyStreamer
 	if mc.Type == config.MetricsTypeHAProxy {
 		collector, err := haproxymetrics.New(haproxymetrics.Options{
-			Source:             &runtimeapi.Client{Path: haproxySocket, Timeout: mc.HAProxyTimeout},
+			Source:             statsSource(mc.HAProxyScrapeURI, haproxySocket, mc.HAProxyTimeout),
 			Timeout:            mc.HAProxyTimeout,
 			BaseScrapeInterval: mc.HAProxyBaseScrapeInterval,
 			ServerThreshold:    mc.HAProxyServerThreshold,
@@ -138,6 +137,10 @@ func startMetrics(ctx context.Context, cfg *config.Config, log logr.Logger, ctrl
 		}
 		return nil
 	}}
+	ready := []server.Check{processRunningCheck(ctrl), synced, {Name: "haproxy", Run: haproxyAnswers}}
+	if mc.ReadyHTTPURL != "" {
+		ready = append(ready, readyHTTPCheck(mc.ReadyHTTPURL, cfg.HAProxy.UseProxyProtocol))
+	}
 	var authz server.Authorizer
 	if deps.kube != nil {
 		authz = &server.KubeAuthorizer{Client: deps.kube, RouterName: cfg.Kube.RouterName, Logger: log.WithName("authz")}
@@ -157,7 +160,7 @@ func startMetrics(ctx context.Context, cfg *config.Config, log logr.Logger, ctrl
 		TLSCipherSuites: mc.TLSCipherSuites,
 		TLSCurves:       mc.TLSCurves,
 		Live:            []server.Check{live},
-		Ready:           []server.Check{processRunningCheck(ctrl), synced, {Name: "haproxy", Run: haproxyAnswers}},
+		Ready:           ready,
 		Logger:          log,
 	})
 	switch {

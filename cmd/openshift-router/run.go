@@ -146,7 +146,7 @@ func run(ctx context.Context, f runFlags) error {
 	}
 	stop()
 	cancelRun()
-	stopCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	stopCtx, cancel := context.WithTimeout(context.Background(), stopBound(cfg))
 	defer cancel()
 	if proc.Running() {
 		if err := proc.Stop(stopCtx); err != nil {

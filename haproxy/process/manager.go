@@ -6,9 +6,11 @@
 //
 // HAProxy is started as
 //
-//	haproxy -W -S <RunDir>/master.sock,mode,600 -f <ConfigPath> -p <RunDir>/haproxy.pid
+//	haproxy -W -db -S <RunDir>/master.sock,mode,600 -f <ConfigPath> -p <RunDir>/haproxy.pid
 //
-// without -D, so the master stays in the foreground as a direct child of the
+// without -D and with -db (which overrides a "daemon" keyword of the
+// configuration; see keywords.go for every process keyword a template may
+// carry), so the master stays in the foreground as a direct child of the
 // router (which reaps it and sees it exit) and forks the worker that serves
 // traffic. The master runs in its own process group (so a terminal's Ctrl-C
 // does not reach it and Stop can, as a last resort, kill the whole group) and
@@ -28,7 +30,7 @@
 // arguments and forks a new worker. Verified with HAProxy 2.6.12 by reading
 // /proc/<new worker>/cmdline after a reload:
 //
-//	haproxy -sf <old worker PIDs> -x sockpair@3 -W -S ... -f ... -p ...
+//	haproxy -sf <old worker PIDs> -x sockpair@3 -W -db -S ... -f ... -p ...
 //
 // So in master-worker mode HAProxy 2.6 passes -x by itself, and not with the
 // stats socket but with "sockpair@<fd>": the master's end of the internal
@@ -99,8 +101,11 @@ const (
 
 	// hardStopTimeout bounds each of the SIGTERM and SIGKILL steps of Stop.
 	hardStopTimeout = 5 * time.Second
-	pollInterval    = 50 * time.Millisecond
-	cliTimeout      = 2 * time.Second
+	// softStopRepeat is how often the soft stop (SIGUSR1) is sent again to
+	// the master while it runs.
+	softStopRepeat = 250 * time.Millisecond
+	pollInterval   = 50 * time.Millisecond
+	cliTimeout     = 2 * time.Second
 	// maxUnixPath is the longest usable unix socket path on Linux
 	// (sizeof(sun_path) - 1).
 	maxUnixPath = 107
@@ -154,6 +159,9 @@ type Manager struct {
 	run *run // the last started master, nil before the first Start
 	// idleExited is what Exited returns before the first Start.
 	idleExited chan error
+	// keywordSummary is what was last logged about the configuration's
+	// process keywords (guarded by opMu).
+	keywordSummary string
 }
 
 // run is one started master process.
@@ -326,8 +334,11 @@ func (m *Manager) Start(ctx context.Context) error {
 		}
 	}
 
+	m.prepareProcessKeywords()
+	// -db: a configuration that says "daemon" (OpenShift's template does)
+	// must not send the master into the background (keywords.go).
 	args := []string{
-		"-W",
+		"-W", "-db",
 		"-S", m.MasterSocketPath() + ",mode,600",
 		"-f", m.opts.ConfigPath,
 		"-p", m.PIDFilePath(),
@@ -572,6 +583,7 @@ func (m *Manager) Reload(ctx context.Context) error {
 		oldWorkers[e.PID] = true
 	}
 
+	m.prepareProcessKeywords()
 	seq := r.out.seq()
 	started := time.Now()
 	if err := r.cmd.Process.Signal(syscall.SIGUSR2); err != nil {
@@ -692,6 +704,15 @@ func (m *Manager) stopRun(ctx context.Context, r *run, soft bool) error {
 		{syscall.SIGKILL, true, hardStopTimeout},
 	}
 	if soft {
+		// The soft stop is repeated while it runs: a stop that comes
+		// during a reload (the router shutting down right after a route
+		// change) would otherwise miss the worker the re-executing master
+		// forks moments later, which then serves until the SIGTERM
+		// (TestStopDuringAReloadSoftStopsTheNewWorker). The master passes
+		// each SIGUSR1 on to the workers it knows; a second one changes
+		// nothing for a process already stopping. Not to the group: a
+		// worker still initialising can crash on it (HAProxy 2.6.12,
+		// exit status 139).
 		steps = append([]step{{syscall.SIGUSR1, false, m.opts.StopTimeout}}, steps...)
 	}
 	started := time.Now()
@@ -715,10 +736,23 @@ func (m *Manager) stopRun(ctx context.Context, r *run, soft bool) error {
 		if s.sig == syscall.SIGUSR1 {
 			ctxDone = ctx.Done() // only the grace period yields to ctx
 		}
-		select {
-		case <-r.done:
-		case <-t.C:
-		case <-ctxDone:
+		var again <-chan time.Time
+		if s.sig == syscall.SIGUSR1 {
+			tick := time.NewTicker(softStopRepeat)
+			defer tick.Stop()
+			again = tick.C
+		}
+	wait:
+		for {
+			select {
+			case <-r.done:
+			case <-t.C:
+			case <-ctxDone:
+			case <-again:
+				_ = r.cmd.Process.Signal(s.sig)
+				continue
+			}
+			break wait
 		}
 		t.Stop()
 		if r.isDone() {

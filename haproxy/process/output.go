@@ -72,6 +72,8 @@ func (o *outputLog) drain(r io.Reader, log logr.Logger) {
 		}
 		o.add(line)
 		switch {
+		case knownHarmless(line):
+			log.Info("haproxy output: the configuration's pidfile is ignored, the router's -p wins", "output", line)
 		case strings.Contains(line, "[ALERT]"):
 			log.Error(nil, "haproxy alert", "output", line)
 		case strings.Contains(line, "[WARNING]"):
@@ -92,7 +94,7 @@ func (o *outputLog) drain(r io.Reader, log logr.Logger) {
 func diagnostics(lines []string) string {
 	var picked []string
 	for _, l := range lines {
-		if strings.Contains(l, "[ALERT]") || strings.Contains(l, "[WARNING]") {
+		if (strings.Contains(l, "[ALERT]") || strings.Contains(l, "[WARNING]")) && !knownHarmless(l) {
 			picked = append(picked, l)
 		}
 	}

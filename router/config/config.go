@@ -100,6 +100,7 @@ var withoutEffect = []struct{ name, why string }{
 	{"COMMIT_INTERVAL", dcmWhy},
 	{"ROUTER_BIND_PORTS_BEFORE_SYNC", "OpenShift's router uses it only to leave its admin-socket check out of /healthz; this router's /healthz has no such check"},
 	{"UPGRADE_VALIDATION", "OpenShift's upgrade validation flags routes a future HAProxy version could not serve; this router validates against the HAProxy it runs (haproxy -c)"},
+	{"HAPROXY_MAX_SHUTDOWN_TIMEOUT", "OpenShift's HAProxy container entrypoint (start-haproxy, for HAProxy run as a sidecar) reads it to bound HAProxy's soft stop; the router never stops a sidecar HAProxy, and the HAProxy it runs itself is bounded by ROUTER_MAX_SHUTDOWN_TIMEOUT, as OpenShift's reload script bounds it"},
 	{"DEBUG_UPGRADE_VALIDATION_FORCE_ADD_CONDITION", "a testing switch of OpenShift's upgrade validation, which this router does not have"},
 	{"DEBUG_UPGRADE_VALIDATION_FORCE_REMOVE_CONDITION", "a testing switch of OpenShift's upgrade validation, which this router does not have"},
 }

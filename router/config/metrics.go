@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -49,6 +50,17 @@ type Metrics struct {
 	// HAProxyTimeout is ROUTER_METRICS_HAPROXY_TIMEOUT: the bound on one
 	// request for statistics.
 	HAProxyTimeout time.Duration
+	// HAProxyScrapeURI is ROUTER_METRICS_HAPROXY_SCRAPE_URI: where HAProxy's
+	// statistics are read, "unix:///path/to/stats.sock" (the runtime API's
+	// "show stat") or an http(s) URL answering HAProxy's CSV (a stats page
+	// with ";csv"); "" is the router's own runtime socket (OpenShift's
+	// default, unix:///var/lib/haproxy/run/haproxy.sock).
+	HAProxyScrapeURI string
+	// ReadyHTTPURL is ROUTER_METRICS_READY_HTTP_URL: when set, readiness
+	// also GETs this URL ("backend-http", 2 s, any 2xx or 3xx answer is
+	// ready; with ROUTER_USE_PROXY_PROTOCOL a PROXY header first, as
+	// OpenShift's "backend-proxy-http"). "": no such check.
+	ReadyHTTPURL string
 	// HAProxyPIDFile is ROUTER_METRICS_HAPROXY_PID_FILE: HAProxy's pid file
 	// for the haproxy_process_* metrics; "" means <working dir>/run/haproxy.pid.
 	HAProxyPIDFile string
@@ -83,6 +95,8 @@ func (p *parser) metrics() Metrics {
 		HAProxyBaseScrapeInterval: p.positiveDuration("ROUTER_METRICS_HAPROXY_BASE_SCRAPE_INTERVAL", haproxy.DefaultBaseScrapeInterval),
 		HAProxyTimeout:            p.positiveDuration("ROUTER_METRICS_HAPROXY_TIMEOUT", haproxy.DefaultTimeout),
 		HAProxyPIDFile:            p.str("ROUTER_METRICS_HAPROXY_PID_FILE", ""),
+		HAProxyScrapeURI:          p.scrapeURI("ROUTER_METRICS_HAPROXY_SCRAPE_URI"),
+		ReadyHTTPURL:              p.httpURL("ROUTER_METRICS_READY_HTTP_URL"),
 		TLSCertFile:               p.str("ROUTER_METRICS_TLS_CERT_FILE", ""),
 		TLSKeyFile:                p.str("ROUTER_METRICS_TLS_KEY_FILE", ""),
 		TLSCipherSuites:           p.tlsCipherSuites("ROUTER_METRICS_TLS_CIPHERS"),
@@ -369,4 +383,40 @@ func (p *parser) tlsCurves(name string) []tls.CurveID {
 		return nil
 	}
 	return out
+}
+
+// scrapeURI reads a statistics source as OpenShift's collector accepts it:
+// unix://<absolute path> or an http(s) URL with a host. OpenShift refuses to
+// start on anything else; here it is a warning and the router's own socket.
+func (p *parser) scrapeURI(name string) string {
+	v, ok := p.getenv(name)
+	v = strings.TrimSpace(v)
+	if !ok || v == "" {
+		return ""
+	}
+	u, err := url.Parse(v)
+	switch {
+	case err != nil:
+	case u.Scheme == "unix" && strings.HasPrefix(u.Path, "/") && u.Host == "":
+		return v
+	case (u.Scheme == "http" || u.Scheme == "https") && u.Host != "":
+		return v
+	}
+	p.ignore(name, v, "unix:///<absolute socket path> or an http(s) URL of HAProxy's CSV statistics", "the router's runtime socket")
+	return ""
+}
+
+// httpURL reads an http(s) URL with a host; anything else is a warning and
+// none (OpenShift refuses to start on a URL that does not parse).
+func (p *parser) httpURL(name string) string {
+	v, ok := p.getenv(name)
+	v = strings.TrimSpace(v)
+	if !ok || v == "" {
+		return ""
+	}
+	if u, err := url.Parse(v); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+		return v
+	}
+	p.ignore(name, v, "an http(s) URL", "no HTTP readiness check")
+	return ""
 }

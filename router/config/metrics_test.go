@@ -252,3 +252,43 @@ func TestMetricsMalformedValuesNameTheVariable(t *testing.T) {
 		t.Errorf("errors not reported together: %v", err)
 	}
 }
+
+func TestScrapeURIAndReadyHTTPURLAreCheckedAndABadOneIsAWarning(t *testing.T) {
+	tests := []struct {
+		name, value string
+		want        string
+	}{
+		{"ROUTER_METRICS_HAPROXY_SCRAPE_URI", "", ""},
+		{"ROUTER_METRICS_HAPROXY_SCRAPE_URI", "unix:///var/lib/haproxy/run/haproxy.sock", "unix:///var/lib/haproxy/run/haproxy.sock"},
+		{"ROUTER_METRICS_HAPROXY_SCRAPE_URI", "http://admin:pw@127.0.0.1:1936/;csv", "http://admin:pw@127.0.0.1:1936/;csv"},
+		{"ROUTER_METRICS_HAPROXY_SCRAPE_URI", "https://stats.example.com/haproxy?stats;csv", "https://stats.example.com/haproxy?stats;csv"},
+		{"ROUTER_METRICS_HAPROXY_SCRAPE_URI", "/var/lib/haproxy/run/haproxy.sock", ""},
+		{"ROUTER_METRICS_HAPROXY_SCRAPE_URI", "unix://relative.sock", ""},
+		{"ROUTER_METRICS_HAPROXY_SCRAPE_URI", "file:///tmp/stats.csv", ""},
+		{"ROUTER_METRICS_HAPROXY_SCRAPE_URI", "http://%zz", ""},
+		{"ROUTER_METRICS_READY_HTTP_URL", "", ""},
+		{"ROUTER_METRICS_READY_HTTP_URL", "http://localhost:80/_______internal_router_healthz", "http://localhost:80/_______internal_router_healthz"},
+		{"ROUTER_METRICS_READY_HTTP_URL", "localhost:80/healthz", ""},
+		{"ROUTER_METRICS_READY_HTTP_URL", "ftp://localhost/x", ""},
+	}
+	for _, tc := range tests {
+		c, err := FromEnv(env(map[string]string{tc.name: tc.value}))
+		if err != nil {
+			t.Fatalf("%s=%q: refused: %v", tc.name, tc.value, err)
+		}
+		got := c.Metrics.HAProxyScrapeURI
+		if tc.name == "ROUTER_METRICS_READY_HTTP_URL" {
+			got = c.Metrics.ReadyHTTPURL
+		}
+		if got != tc.want {
+			t.Errorf("%s=%q: %q, want %q", tc.name, tc.value, got, tc.want)
+		}
+		warned := false
+		for _, w := range c.Warnings {
+			warned = warned || strings.HasPrefix(w, tc.name+"=")
+		}
+		if wantWarn := tc.value != "" && tc.want == ""; warned != wantWarn {
+			t.Errorf("%s=%q: warned %v, want %v (%q)", tc.name, tc.value, warned, wantWarn, c.Warnings)
+		}
+	}
+}

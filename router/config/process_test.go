@@ -69,3 +69,69 @@ func TestHAProxyAdminSocketSelectsSidecarMode(t *testing.T) {
 }
 
 func delayValue(s string) *string { return &s }
+
+func TestReloadWaitAndShutdownTimeoutParseLikeOpenShiftsReloadScript(t *testing.T) {
+	tests := []struct {
+		name         string
+		env          map[string]string
+		wantReload   time.Duration
+		wantShutdown time.Duration
+		wantWarned   []string
+	}{
+		{name: "unset: 30 s each", wantReload: 30 * time.Second, wantShutdown: 30 * time.Second},
+		{name: "empty: the defaults", env: map[string]string{"MAX_RELOAD_WAIT_TIME": "", "ROUTER_MAX_SHUTDOWN_TIMEOUT": ""},
+			wantReload: 30 * time.Second, wantShutdown: 30 * time.Second},
+		{name: "the shutdown timeout follows MAX_RELOAD_WAIT_TIME", env: map[string]string{"MAX_RELOAD_WAIT_TIME": "5"},
+			wantReload: 5 * time.Second, wantShutdown: 5 * time.Second},
+		{name: "each set", env: map[string]string{"MAX_RELOAD_WAIT_TIME": "12", "ROUTER_MAX_SHUTDOWN_TIMEOUT": "90"},
+			wantReload: 12 * time.Second, wantShutdown: 90 * time.Second},
+		{name: "zero is a number", env: map[string]string{"MAX_RELOAD_WAIT_TIME": "0", "ROUTER_MAX_SHUTDOWN_TIMEOUT": "0"}},
+		{name: "a duration is not seconds: warning and 30", env: map[string]string{"MAX_RELOAD_WAIT_TIME": "5s"},
+			wantReload: 30 * time.Second, wantShutdown: 30 * time.Second, wantWarned: []string{"MAX_RELOAD_WAIT_TIME"}},
+		{name: "a bad shutdown timeout falls back to the reload wait", env: map[string]string{"MAX_RELOAD_WAIT_TIME": "4", "ROUTER_MAX_SHUTDOWN_TIMEOUT": "-1"},
+			wantReload: 4 * time.Second, wantShutdown: 4 * time.Second, wantWarned: []string{"ROUTER_MAX_SHUTDOWN_TIMEOUT"}},
+		{name: "both bad", env: map[string]string{"MAX_RELOAD_WAIT_TIME": " 7", "ROUTER_MAX_SHUTDOWN_TIMEOUT": "soon"},
+			wantReload: 30 * time.Second, wantShutdown: 30 * time.Second, wantWarned: []string{"MAX_RELOAD_WAIT_TIME", "ROUTER_MAX_SHUTDOWN_TIMEOUT"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := FromEnv(env(tt.env))
+			if err != nil {
+				t.Fatalf("FromEnv: %v", err)
+			}
+			if c.Process.MaxReloadWaitTime != tt.wantReload || c.Process.MaxShutdownTimeout != tt.wantShutdown {
+				t.Errorf("reload wait %v, shutdown timeout %v; want %v, %v", c.Process.MaxReloadWaitTime, c.Process.MaxShutdownTimeout, tt.wantReload, tt.wantShutdown)
+			}
+			var warned []string
+			for _, w := range c.Warnings {
+				for _, name := range []string{"MAX_RELOAD_WAIT_TIME", "ROUTER_MAX_SHUTDOWN_TIMEOUT"} {
+					if strings.HasPrefix(w, name+"=") {
+						warned = append(warned, name)
+					}
+				}
+			}
+			if strings.Join(warned, ",") != strings.Join(tt.wantWarned, ",") {
+				t.Errorf("warned about %v, want %v (warnings %q)", warned, tt.wantWarned, c.Warnings)
+			}
+		})
+	}
+}
+
+func TestHAProxyMaxShutdownTimeoutIsAcceptedWithANotice(t *testing.T) {
+	c, err := FromEnv(env(map[string]string{"HAPROXY_MAX_SHUTDOWN_TIMEOUT": "45"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notice string
+	for _, n := range c.Notices {
+		if strings.HasPrefix(n, `HAPROXY_MAX_SHUTDOWN_TIMEOUT="45"`) {
+			notice = n
+		}
+	}
+	if !strings.Contains(notice, "ROUTER_MAX_SHUTDOWN_TIMEOUT") {
+		t.Errorf("notices %q: none for HAPROXY_MAX_SHUTDOWN_TIMEOUT naming ROUTER_MAX_SHUTDOWN_TIMEOUT", c.Notices)
+	}
+	if c.Process.MaxShutdownTimeout != 30*time.Second {
+		t.Errorf("shutdown timeout %v, want OpenShift's 30s", c.Process.MaxShutdownTimeout)
+	}
+}

@@ -155,6 +155,9 @@ func startRouterWrapped(t *testing.T, wrap func(argv []string) []string, manifes
 		"RELOAD_INTERVAL=1s",
 		// No load balancer to drain from; tests of the delay set their own.
 		"ROUTER_GRACEFUL_SHUTDOWN_DELAY=0s",
+		// HAProxy's soft stop within Stop's 20 s (OpenShift's default is
+		// 30 s); tests of the timeout set their own.
+		"ROUTER_MAX_SHUTDOWN_TIMEOUT=10",
 	)
 	// Metrics mode by default, as OpenShift's deployments run: the router's
 	// own metrics and health server on a port of its own (outside metrics
