@@ -373,6 +373,15 @@ func (p *parser) h1AdjustCase() {
 	}
 }
 
+// PoolSizeOr is the number of spare server slots the route asks for: its
+// pool-size, or def (the router-wide default) when it has none.
+func (r Route) PoolSizeOr(def int) int {
+	if r.PoolSize != nil {
+		return *r.PoolSize
+	}
+	return def
+}
+
 // RewriteTargetTrimmed is RewriteTarget without its trailing "/", the
 // prefix put in front of the rest of a path that continues with "/".
 func (r Route) RewriteTargetTrimmed() string { return strings.TrimSuffix(r.RewriteTarget, "/") }
