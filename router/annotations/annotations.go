@@ -128,170 +128,258 @@ var (
 
 // Parse validates the annotations of one route.
 func Parse(ann map[string]string, in Input) (Route, []Problem) {
-	var r Route
-	var problems []Problem
-	bad := func(name, reason string) {
-		problems = append(problems, Problem{Annotation: name, Value: truncate(ann[name]), Reason: reason})
-	}
-	get := func(name string) (string, bool) {
-		v, ok := ann[name]
-		return v, ok
-	}
+	p := &parser{ann: ann, in: in}
+	p.oneOf(Balance, &p.r.Balance, "source", "roundrobin", "leastconn", "random")
+	p.flag(DisableCookies, &p.r.DisableCookies)
+	p.cookieName()
+	p.oneOfAnyCase(CookieSameSite, &p.r.CookieSameSite, "Lax", "Strict", "None")
+	p.number(PodConcurrentConnections, &p.r.PodConcurrentConnections)
+	p.poolSize()
+	p.rateLimits()
+	p.timeout(Timeout, &p.r.Timeout)
+	p.timeout(TimeoutTunnel, &p.r.TimeoutTunnel)
+	p.timeout(HealthCheckInterval, &p.r.HealthCheckInterval)
+	p.allowlist()
+	p.hsts()
+	p.rewriteTarget()
+	p.oneOf(SetForwardedHeaders, &p.r.ForwardedHeaders, "append", "replace", "never", "if-none")
+	p.h1AdjustCase()
+	return p.r, p.problems
+}
 
-	if v, ok := get(Balance); ok {
-		switch v {
-		case "source", "roundrobin", "leastconn", "random":
-			r.Balance = v
-		default:
-			bad(Balance, "not one of source, roundrobin, leastconn, random")
+// parser is one run of Parse: the route's annotations and what it knows
+// about the route, the values read so far and the problems found.
+type parser struct {
+	ann      map[string]string
+	in       Input
+	r        Route
+	problems []Problem
+}
+
+// bad reports that annotation name is ignored, for reason.
+func (p *parser) bad(name, reason string) {
+	p.problems = append(p.problems, Problem{Annotation: name, Value: truncate(p.ann[name]), Reason: reason})
+}
+
+// partly reports that a part of annotation name is ignored, for reason.
+func (p *parser) partly(name, reason string) {
+	p.problems = append(p.problems, Problem{Annotation: name, Value: truncate(p.ann[name]), Reason: reason, Partly: true})
+}
+
+// notHTTP is why an annotation about HTTP is ignored on a passthrough
+// route.
+const notHTTP = "passthrough routes are not HTTP"
+
+// http reports whether the router sees the route's HTTP requests (it is
+// not a passthrough route).
+func (in Input) http() bool { return in.Termination != "passthrough" }
+
+// terminatesTLS reports whether the router answers the route's clients
+// over TLS itself (edge and re-encrypt routes).
+func (in Input) terminatesTLS() bool {
+	return in.Termination == "edge" || in.Termination == "reencrypt"
+}
+
+// flag sets *dst to whether annotation name is true (isTrue), when it is
+// set.
+func (p *parser) flag(name string, dst *bool) {
+	if v, ok := p.ann[name]; ok {
+		*dst = isTrue(v)
+	}
+}
+
+// oneOf sets *dst to annotation name when it is one of values, and reports
+// it otherwise.
+func (p *parser) oneOf(name string, dst *string, values ...string) {
+	p.choose(name, dst, func(s string) string { return s }, values)
+}
+
+// oneOfAnyCase sets *dst to the one of values that annotation name is,
+// whatever the case of its letters, and reports it when there is none.
+func (p *parser) oneOfAnyCase(name string, dst *string, values ...string) {
+	p.choose(name, dst, strings.ToLower, values)
+}
+
+// choose sets *dst to the one of values that annotation name is once both
+// are passed through fold, and reports it when there is none.
+func (p *parser) choose(name string, dst *string, fold func(string) string, values []string) {
+	v, ok := p.ann[name]
+	if !ok {
+		return
+	}
+	for _, c := range values {
+		if fold(v) == fold(c) {
+			*dst = c
+			return
 		}
 	}
-	if v, ok := get(DisableCookies); ok {
-		r.DisableCookies = isTrue(v)
-	}
+	p.bad(name, "not one of "+strings.Join(values, ", "))
+}
+
+// cookieName reads the sticky cookie's name: cookie_name, or else
+// haproxy.router.openshift.io/cookie_name; each invalid one is reported.
+func (p *parser) cookieName() {
 	for _, name := range []string{CookieName, HAProxyCookieName} {
-		v, ok := get(name)
+		v, ok := p.ann[name]
 		if !ok {
 			continue
 		}
 		if !cookieNamePattern.MatchString(v) {
-			bad(name, "a cookie name is 1-256 letters, digits, '_' or '-'")
+			p.bad(name, "a cookie name is 1-256 letters, digits, '_' or '-'")
 			continue
 		}
-		if r.CookieName == "" {
-			r.CookieName = v
+		if p.r.CookieName == "" {
+			p.r.CookieName = v
 		}
 	}
-	if v, ok := get(CookieSameSite); ok {
-		switch strings.ToLower(v) {
-		case "lax":
-			r.CookieSameSite = "Lax"
-		case "strict":
-			r.CookieSameSite = "Strict"
-		case "none":
-			r.CookieSameSite = "None"
-		default:
-			bad(CookieSameSite, "not one of Lax, Strict, None")
-		}
+}
+
+// number sets *dst to annotation name, a whole number from 0 to
+// math.MaxInt32, when it is set and valid, and reports it when it is not
+// valid.
+func (p *parser) number(name string, dst *int) {
+	v, ok := p.ann[name]
+	if !ok {
+		return
 	}
-	if v, ok := get(PodConcurrentConnections); ok {
-		if n, err := nonNegative(v); err != nil {
-			bad(PodConcurrentConnections, err.Error())
-		} else {
-			r.PodConcurrentConnections = n
-		}
+	n, err := wholeNumber(v, math.MaxInt32)
+	if err != nil {
+		p.bad(name, err.Error())
+		return
 	}
-	if v, ok := get(PoolSize); ok {
-		if n, err := strconv.Atoi(strings.TrimSpace(v)); err != nil || n < 0 || n > MaxPoolSize {
-			bad(PoolSize, fmt.Sprintf("not a whole number between 0 and %d", MaxPoolSize))
-		} else {
-			r.PoolSize = &n
-		}
+	*dst = n
+}
+
+// poolSize reads pool-size, a whole number from 0 to MaxPoolSize (blanks
+// around it allowed).
+func (p *parser) poolSize() {
+	v, ok := p.ann[PoolSize]
+	if !ok {
+		return
 	}
-	if v, ok := get(RateLimit); ok {
-		r.RateLimit = isTrue(v)
+	n, err := wholeNumber(strings.TrimSpace(v), MaxPoolSize)
+	if err != nil {
+		p.bad(PoolSize, err.Error())
+		return
 	}
-	for _, l := range []struct {
-		name string
-		dst  *int
-	}{{RateLimitConcurrentTCP, &r.RateLimitConcurrentTCP}, {RateLimitRateHTTP, &r.RateLimitRateHTTP}, {RateLimitRateTCP, &r.RateLimitRateTCP}} {
-		v, ok := get(l.name)
-		if !ok {
-			continue
-		}
-		n, err := nonNegative(v)
-		if err != nil {
-			bad(l.name, err.Error())
-			continue
-		}
-		*l.dst = n
+	p.r.PoolSize = &n
+}
+
+// rateLimits reads rate-limit-connections and its three limits; the limits
+// stay 0 when rate limiting is not on.
+func (p *parser) rateLimits() {
+	p.flag(RateLimit, &p.r.RateLimit)
+	p.number(RateLimitConcurrentTCP, &p.r.RateLimitConcurrentTCP)
+	p.number(RateLimitRateHTTP, &p.r.RateLimitRateHTTP)
+	p.number(RateLimitRateTCP, &p.r.RateLimitRateTCP)
+	if !p.r.RateLimit {
+		p.r.RateLimitConcurrentTCP, p.r.RateLimitRateHTTP, p.r.RateLimitRateTCP = 0, 0, 0
 	}
-	if !r.RateLimit {
-		r.RateLimitConcurrentTCP, r.RateLimitRateHTTP, r.RateLimitRateTCP = 0, 0, 0
+}
+
+// timeout sets *dst to annotation name, an HAProxy time value clipped to
+// syntax.MaxTimeout, when it is set and valid, and reports it when it is
+// not valid.
+func (p *parser) timeout(name string, dst *string) {
+	v, ok := p.ann[name]
+	if !ok {
+		return
 	}
-	for _, t := range []struct {
-		name string
-		dst  *string
-	}{{Timeout, &r.Timeout}, {TimeoutTunnel, &r.TimeoutTunnel}, {HealthCheckInterval, &r.HealthCheckInterval}} {
-		v, ok := get(t.name)
-		if !ok {
-			continue
-		}
-		d, _, err := syntax.ClipTimeout(v)
-		if err != nil {
-			bad(t.name, err.Error())
-			continue
-		}
-		*t.dst = d
+	d, _, err := syntax.ClipTimeout(v)
+	if err != nil {
+		p.bad(name, err.Error())
+		return
 	}
+	*dst = d
+}
+
+// allowlist reads ip_allowlist, or else ip_whitelist: a list with no valid
+// entry is ignored, the invalid entries of a list are left out; each is
+// reported.
+func (p *parser) allowlist() {
 	for _, name := range []string{IPAllowlist, IPWhitelist} {
-		v, ok := get(name)
+		v, ok := p.ann[name]
 		if !ok {
 			continue
 		}
 		list, invalid, err := ParseIPList(v)
 		if err != nil {
-			bad(name, err.Error())
+			p.bad(name, err.Error())
 			continue
 		}
 		if len(list) == 0 {
-			bad(name, "no entry is an IP address or CIDR")
+			p.bad(name, "no entry is an IP address or CIDR")
 			continue
 		}
 		if len(invalid) > 0 {
-			problems = append(problems, Problem{Annotation: name, Value: truncate(v), Partly: true,
-				Reason: fmt.Sprintf("%d entries are not an IP address or CIDR and are left out (first %q), as in OpenShift", len(invalid), truncate(invalid[0]))})
+			p.partly(name, fmt.Sprintf("%d entries are not an IP address or CIDR and are left out (first %q), as in OpenShift", len(invalid), truncate(invalid[0])))
 		}
-		if r.Allowlist == nil {
-			r.Allowlist = list
-		}
-	}
-	if v, ok := get(HSTSHeader); ok {
-		switch {
-		case in.Termination != "edge" && in.Termination != "reencrypt":
-			bad(HSTSHeader, "only edge and reencrypt routes send Strict-Transport-Security")
-		default:
-			h, err := ParseHSTS(v)
-			if err != nil {
-				bad(HSTSHeader, err.Error())
-			} else {
-				r.HSTSHeader = h
-			}
+		if p.r.Allowlist == nil {
+			p.r.Allowlist = list
 		}
 	}
-	if v, ok := get(RewriteTarget); ok {
-		prefix := strings.TrimSuffix(in.Path, "/")
-		switch {
-		case in.Termination == "passthrough":
-			bad(RewriteTarget, "passthrough routes are not HTTP")
-		case !safePathPattern.MatchString(v):
-			bad(RewriteTarget, "must be a path starting with '/' of letters, digits and /._~!*+,;=:@-")
-		case prefix != "" && !safePathPattern.MatchString(prefix):
-			bad(RewriteTarget, "the route's path has characters rewrite-target cannot match safely")
-		default:
-			r.RewriteTarget = v
-			r.RewritePrefix = prefix
-		}
+}
+
+// hsts reads hsts_header (ParseHSTS), on edge and re-encrypt routes only.
+func (p *parser) hsts() {
+	v, ok := p.ann[HSTSHeader]
+	if !ok {
+		return
 	}
-	if v, ok := get(SetForwardedHeaders); ok {
-		switch v {
-		case "append", "replace", "never", "if-none":
-			r.ForwardedHeaders = v
-		default:
-			bad(SetForwardedHeaders, "not one of append, replace, never, if-none")
-		}
+	if !p.in.terminatesTLS() {
+		p.bad(HSTSHeader, "only edge and reencrypt routes send Strict-Transport-Security")
+		return
 	}
-	if v, ok := get(H1AdjustCase); ok {
-		switch {
-		case in.Termination == "passthrough":
-			if isTrue(v) {
-				bad(H1AdjustCase, "passthrough routes are not HTTP")
-			}
-		default:
-			r.H1AdjustCase = isTrue(v)
-		}
+	h, err := ParseHSTS(v)
+	if err != nil {
+		p.bad(HSTSHeader, err.Error())
+		return
 	}
-	return r, problems
+	p.r.HSTSHeader = h
+}
+
+// rewriteTarget reads rewrite-target: a safe path (safePathPattern), on an
+// HTTP route whose own path is safe too (it becomes RewritePrefix).
+func (p *parser) rewriteTarget() {
+	v, ok := p.ann[RewriteTarget]
+	if !ok {
+		return
+	}
+	prefix := strings.TrimSuffix(p.in.Path, "/")
+	switch {
+	case !p.in.http():
+		p.bad(RewriteTarget, notHTTP)
+	case !safePathPattern.MatchString(v):
+		p.bad(RewriteTarget, "must be a path starting with '/' of letters, digits and /._~!*+,;=:@-")
+	case prefix != "" && !safePathPattern.MatchString(prefix):
+		p.bad(RewriteTarget, "the route's path has characters rewrite-target cannot match safely")
+	default:
+		p.r.RewriteTarget = v
+		p.r.RewritePrefix = prefix
+	}
+}
+
+// h1AdjustCase reads h1-adjust-case; on a passthrough route it stays off,
+// and is reported when it asks for it.
+func (p *parser) h1AdjustCase() {
+	v, ok := p.ann[H1AdjustCase]
+	if !ok {
+		return
+	}
+	if p.in.http() {
+		p.r.H1AdjustCase = isTrue(v)
+	} else if isTrue(v) {
+		p.bad(H1AdjustCase, notHTTP)
+	}
+}
+
+// PoolSizeOr is the number of spare server slots the route asks for: its
+// pool-size, or def (the router-wide default) when it has none.
+func (r Route) PoolSizeOr(def int) int {
+	if r.PoolSize != nil {
+		return *r.PoolSize
+	}
+	return def
 }
 
 // RewriteTargetTrimmed is RewriteTarget without its trailing "/", the
@@ -302,12 +390,14 @@ func (r Route) RewriteTargetTrimmed() string { return strings.TrimSuffix(r.Rewri
 // replaces.
 func (r Route) RewritePrefixLen() int { return len(r.RewritePrefix) }
 
+// isTrue reports whether a boolean annotation is on: "true" or "TRUE".
 func isTrue(v string) bool { return v == "true" || v == "TRUE" }
 
-func nonNegative(v string) (int, error) {
+// wholeNumber parses v, a whole number from 0 to limit.
+func wholeNumber(v string, limit int) (int, error) {
 	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 || n > math.MaxInt32 {
-		return 0, fmt.Errorf("not a whole number between 0 and %d", math.MaxInt32)
+	if err != nil || n < 0 || n > limit {
+		return 0, fmt.Errorf("not a whole number between 0 and %d", limit)
 	}
 	return n, nil
 }

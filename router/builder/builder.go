@@ -110,6 +110,8 @@ func setEnvironmentData(td *model.TemplateData, h model.HAProxySettings) {
 	td.HTTPResponseHeaders = headerActions(h.HTTPResponseHeaderActions)
 }
 
+// headerActions returns the router-wide header actions in OpenShift's
+// form, their names and values quoted for HAProxy.
 func headerActions(in []model.HeaderAction) []model.HTTPHeader {
 	var out []model.HTTPHeader
 	for _, a := range in {
@@ -139,12 +141,46 @@ func routeHeaderActions(in []routev1.RouteHTTPHeader) []model.HTTPHeader {
 	return out
 }
 
+// buildAlias returns the model entry of route r: its host, path, TLS and
+// annotations, and its services (built into td.ServiceUnits when td has
+// them not yet) with their weights and endpoints.
 func buildAlias(v store.View, td *model.TemplateData, r *routev1.Route, o Options) model.ServiceAliasConfig {
+	cfg := newAlias(r)
+	if h := r.Spec.HTTPHeaders; h != nil && !passthrough(r) {
+		cfg.HTTPRequestHeaders = routeHeaderActions(h.Actions.Request)
+		cfg.HTTPResponseHeaders = routeHeaderActions(h.Actions.Response)
+	}
+	if tls := r.Spec.TLS; tls != nil {
+		setTLS(&cfg, tls, o.DefaultDestinationCA)
+	}
+	var problems []annotations.Problem
+	cfg.Settings, problems = annotations.Parse(cfg.Annotations, annotations.Input{Termination: string(cfg.TLSTermination), Path: cfg.Path})
+	// The controller logs them (once per change); building stays pure.
+	for _, p := range problems {
+		cfg.AnnotationProblems = append(cfg.AnnotationProblems, p.String())
+	}
+	counts := addBackends(v, td, &cfg, r, o)
+	for suKey := range cfg.ServiceUnits {
+		cfg.EndpointTable[suKey] = cfg.EndpointsOf(td.ServiceUnits[suKey])
+	}
+	cfg.ServiceUnitNames = endpointWeights(cfg.ServiceUnits, counts)
+	for k, w := range cfg.ServiceUnitNames {
+		if w > 0 && counts[k] > 0 {
+			cfg.ActiveServiceUnits++
+			cfg.ActiveEndpoints += counts[k]
+		}
+	}
+	return cfg
+}
+
+// newAlias returns the model entry of route r with what the route alone
+// says: names, host, path, routing key and empty service tables.
+func newAlias(r *routev1.Route) model.ServiceAliasConfig {
 	key := model.NewServiceAliasConfigKey(r.Namespace, r.Name)
 	// OpenShift hashes "<termination> <key>" before it knows the
 	// termination: the same cookie name for the same route.
 	sum := md5.Sum([]byte(" " + string(key)))
-	cfg := model.ServiceAliasConfig{
+	return model.ServiceAliasConfig{
 		Name:           r.Name,
 		Namespace:      r.Namespace,
 		Host:           strings.ToLower(r.Spec.Host),
@@ -162,45 +198,56 @@ func buildAlias(v store.View, td *model.TemplateData, r *routev1.Route, o Option
 
 		PrimaryServiceUnitKey: model.NewServiceUnitKey(r.Namespace, r.Spec.To.Name),
 	}
-	if h := r.Spec.HTTPHeaders; h != nil && (r.Spec.TLS == nil || r.Spec.TLS.Termination != routev1.TLSTerminationPassthrough) {
-		cfg.HTTPRequestHeaders = routeHeaderActions(h.Actions.Request)
-		cfg.HTTPResponseHeaders = routeHeaderActions(h.Actions.Response)
-	}
-	if tls := r.Spec.TLS; tls != nil {
-		cfg.TLSTermination = tls.Termination
-		cfg.InsecureEdgeTerminationPolicy = tls.InsecureEdgeTerminationPolicy
-		if tls.Termination != routev1.TLSTerminationPassthrough {
-			if tls.Certificate != "" || tls.CACertificate != "" || tls.DestinationCACertificate != "" {
-				cfg.Certificates = map[string]model.Certificate{}
-			}
-			if tls.Certificate != "" {
-				cfg.Certificates[cfg.Host] = model.Certificate{ID: string(key), Contents: tls.Certificate, PrivateKey: tls.Key}
-			}
-			if tls.CACertificate != "" {
-				cfg.Certificates[cfg.Host+model.CACertPostfix] = model.Certificate{ID: string(key) + model.CACertPostfix, Contents: tls.CACertificate}
-			}
-			if tls.DestinationCACertificate != "" {
-				cfg.Certificates[cfg.Host+model.DestCACertPostfix] = model.Certificate{ID: string(key) + model.DestCACertPostfix, Contents: tls.DestinationCACertificate}
-			} else if tls.Termination == routev1.TLSTerminationReencrypt && o.DefaultDestinationCA != "" {
-				cfg.VerifyServiceHostname = true
-			}
-		}
-	}
+}
 
-	var problems []annotations.Problem
-	cfg.Settings, problems = annotations.Parse(cfg.Annotations, annotations.Input{Termination: string(cfg.TLSTermination), Path: cfg.Path})
-	// The controller logs them (once per change); building stays pure.
-	for _, p := range problems {
-		cfg.AnnotationProblems = append(cfg.AnnotationProblems, p.String())
-	}
+// passthrough reports whether r is a passthrough route.
+func passthrough(r *routev1.Route) bool {
+	return r.Spec.TLS != nil && r.Spec.TLS.Termination == routev1.TLSTerminationPassthrough
+}
 
-	backends := append([]routev1.RouteTargetReference{r.Spec.To}, r.Spec.AlternateBackends...)
+// setTLS sets cfg's termination and, unless the route is passthrough, its
+// certificates; a re-encrypt route without a destination CA verifies its
+// service's hostname when the router has a default destination CA.
+func setTLS(cfg *model.ServiceAliasConfig, tls *routev1.TLSConfig, defaultDestinationCA string) {
+	cfg.TLSTermination = tls.Termination
+	cfg.InsecureEdgeTerminationPolicy = tls.InsecureEdgeTerminationPolicy
+	if tls.Termination == routev1.TLSTerminationPassthrough {
+		return
+	}
+	id := string(model.NewServiceAliasConfigKey(cfg.Namespace, cfg.Name))
+	if tls.Certificate != "" || tls.CACertificate != "" || tls.DestinationCACertificate != "" {
+		cfg.Certificates = map[string]model.Certificate{}
+	}
+	if tls.Certificate != "" {
+		cfg.Certificates[cfg.Host] = model.Certificate{ID: id, Contents: tls.Certificate, PrivateKey: tls.Key}
+	}
+	if tls.CACertificate != "" {
+		cfg.Certificates[cfg.Host+model.CACertPostfix] = model.Certificate{ID: id + model.CACertPostfix, Contents: tls.CACertificate}
+	}
+	if tls.DestinationCACertificate != "" {
+		cfg.Certificates[cfg.Host+model.DestCACertPostfix] = model.Certificate{ID: id + model.DestCACertPostfix, Contents: tls.DestinationCACertificate}
+	} else if tls.Termination == routev1.TLSTerminationReencrypt && defaultDestinationCA != "" {
+		cfg.VerifyServiceHostname = true
+	}
+}
+
+// routeBackends are the services route r sends to: spec.to, then its
+// alternate backends.
+func routeBackends(r *routev1.Route) []routev1.RouteTargetReference {
+	return append([]routev1.RouteTargetReference{r.Spec.To}, r.Spec.AlternateBackends...)
+}
+
+// addBackends puts the weight of every service of route r into cfg (and
+// the service into td.ServiceUnits, built from v, when td has it not
+// yet), resolves the port the route prefers from its first service, and
+// returns how many endpoints of each service serve that port.
+func addBackends(v store.View, td *model.TemplateData, cfg *model.ServiceAliasConfig, r *routev1.Route, o Options) map[model.ServiceUnitKey]int {
 	var targetPort string
 	if r.Spec.Port != nil {
 		targetPort = r.Spec.Port.TargetPort.String()
 	}
 	counts := map[model.ServiceUnitKey]int{}
-	for i, b := range backends {
+	for i, b := range routeBackends(r) {
 		weight := int32(1)
 		if b.Weight != nil {
 			weight = *b.Weight
@@ -217,17 +264,7 @@ func buildAlias(v store.View, td *model.TemplateData, r *routev1.Route, o Option
 		}
 		counts[suKey] = countEndpoints(su, cfg.PreferPort)
 	}
-	for suKey := range cfg.ServiceUnits {
-		cfg.EndpointTable[suKey] = cfg.EndpointsOf(td.ServiceUnits[suKey])
-	}
-	cfg.ServiceUnitNames = endpointWeights(cfg.ServiceUnits, counts)
-	for k, w := range cfg.ServiceUnitNames {
-		if w > 0 && counts[k] > 0 {
-			cfg.ActiveServiceUnits++
-			cfg.ActiveEndpoints += counts[k]
-		}
-	}
-	return cfg
+	return counts
 }
 
 // resolvePort returns the port the route prefers, as the endpoint port name
@@ -258,6 +295,8 @@ func resolvePort(svc *corev1.Service, su model.ServiceUnit, targetPort string) s
 	return targetPort
 }
 
+// countEndpoints is how many endpoints of su serve preferPort (all of
+// them when it is empty), by port name or number.
 func countEndpoints(su model.ServiceUnit, preferPort string) int {
 	if preferPort == "" {
 		return len(su.EndpointTable)
@@ -322,6 +361,10 @@ func endpointWeights(weights map[model.ServiceUnitKey]int32, counts map[model.Se
 	return out
 }
 
+// buildServiceUnit returns the service unit of service namespace/name with
+// its endpoints (from Endpoints when watchEndpoints, else from
+// EndpointSlices; the cluster IP of an idled service), sorted by ID and
+// limited to servers.MaxEndpointsPerService.
 func buildServiceUnit(v store.View, namespace, name string, watchEndpoints bool) model.ServiceUnit {
 	su := model.ServiceUnit{
 		Name:                     namespace + "/" + name,
@@ -333,119 +376,162 @@ func buildServiceUnit(v store.View, namespace, name string, watchEndpoints bool)
 	if len(validation.IsDNS1123Label(name)) > 0 {
 		return su
 	}
-	seen := map[string]bool{}
-	add := func(ip string, port int32, portName string, appProtocol *string, ref *corev1.ObjectReference) {
-		addr, err := netip.ParseAddr(ip)
-		// IPv6 zones (fe80::1%eth0) have no place in a server address.
-		if err != nil || addr.Zone() != "" || port < 1 || port > 65535 {
-			return
-		}
-		if portName != "" && len(validation.IsValidPortName(portName)) > 0 {
-			return
-		}
-		// As OpenShift: IPv6 addresses in brackets, ready for a
-		// server line; the ID has the bare address.
-		bare := addr.String()
-		ep := model.Endpoint{IP: bare, Port: strconv.Itoa(int(port)), PortName: portName, TargetName: bare}
-		if addr.Is6() && !addr.Is4In6() {
-			ep.IP = "[" + bare + "]"
-		}
-		if appProtocol != nil && validAppProtocol(*appProtocol) {
-			ep.AppProtocol = *appProtocol
-		}
-		// A target name that is no object name is left out (it would be
-		// part of the server name).
-		if ref != nil && len(validation.IsDNS1123Subdomain(ref.Name)) == 0 {
-			ep.TargetName = ref.Name
-			if ref.Kind == "Pod" {
-				ep.ID = fmt.Sprintf("pod:%s:%s:%s:%s:%s", ep.TargetName, name, portName, bare, ep.Port)
-			}
-		}
-		if ep.ID == "" {
-			ep.ID = fmt.Sprintf("ept:%s:%s:%s:%s", name, portName, bare, ep.Port)
-		}
-		if seen[ep.ID] {
-			return
-		}
-		seen[ep.ID] = true
-		sum := md5.Sum([]byte(ep.ID))
-		ep.IdHash = hex.EncodeToString(sum[:])
-		su.EndpointTable = append(su.EndpointTable, ep)
-	}
+	set := endpointSet{service: name, seen: map[string]bool{}}
 	// found: the service has an Endpoints object (or an EndpointSlice);
 	// ready: one of them has a ready address (whatever its ports).
-	found, ready := false, false
+	var found, ready bool
 	if watchEndpoints {
-		if eps := v.Endpoints(namespace, name); eps != nil {
-			found = true
-			for _, ss := range eps.Subsets {
-				ready = ready || len(ss.Addresses) > 0
-				for _, p := range ss.Ports {
-					if p.Protocol != "" && p.Protocol != corev1.ProtocolTCP {
-						continue
-					}
-					for i := range ss.Addresses {
-						a := ss.Addresses[i]
-						add(a.IP, p.Port, p.Name, p.AppProtocol, a.TargetRef)
-					}
-				}
-			}
-		}
+		found, ready = set.addEndpoints(v.Endpoints(namespace, name))
 	} else {
-		for _, slice := range v.EndpointSlices(namespace, name) {
-			// FQDN (and any future type) slices are skipped; the
-			// sources log them (endpointfilter).
-			found = true
-			if slice.AddressType != discoveryv1.AddressTypeIPv4 && slice.AddressType != discoveryv1.AddressTypeIPv6 {
-				continue
-			}
-			for _, e := range slice.Endpoints {
-				ready = ready || (endpointReady(e) && len(e.Addresses) > 0)
-			}
-			for _, p := range slice.Ports {
-				if p.Port == nil || (p.Protocol != nil && *p.Protocol != corev1.ProtocolTCP) {
-					continue
-				}
-				portName := ""
-				if p.Name != nil {
-					portName = *p.Name
-				}
-				for _, e := range slice.Endpoints {
-					if !endpointReady(e) {
-						continue
-					}
-					for _, a := range e.Addresses {
-						add(a, *p.Port, portName, p.AppProtocol, e.TargetRef)
-					}
-				}
-			}
-		}
+		found, ready = set.addSlices(v.EndpointSlices(namespace, name))
 	}
 	if found && !ready {
 		if svc := v.Service(namespace, name); serviceIdled(svc) {
-			// OpenShift's unidling: the idled service's cluster IP, one
-			// endpoint per service port, never health-checked (a check
-			// would wake the service up). A request reaching it makes
-			// the cluster's network plugin ask for the pods back. A
-			// restricted cluster IP (metadata, link-local, ...) never
-			// gets here: the sources drop it (endpointfilter), with a
-			// log line.
-			for _, p := range svc.Spec.Ports {
-				if p.Protocol != "" && p.Protocol != corev1.ProtocolTCP {
-					continue
-				}
-				add(svc.Spec.ClusterIP, p.Port, p.Name, p.AppProtocol, nil)
+			set.addIdled(svc)
+		}
+	}
+	sort.Slice(set.list, func(i, j int) bool { return set.list[i].ID < set.list[j].ID })
+	// One huge service would slow every configuration check and reload
+	// (router/servers); it gets a stable subset of its endpoints.
+	su.EndpointTable, su.EndpointsLeftOut = servers.Limit(set.list, servers.MaxEndpointsPerService)
+	return su
+}
+
+// endpointSet collects the endpoints of one service, each once.
+type endpointSet struct {
+	// service is the service's name (part of the endpoint IDs).
+	service string
+	// seen holds the IDs of list.
+	seen map[string]bool
+	list []model.Endpoint
+}
+
+// add adds the endpoint at ip and port unless it cannot be written into a
+// server line (newEndpoint) or its ID is in the set already.
+func (s *endpointSet) add(ip string, port int32, portName string, appProtocol *string, ref *corev1.ObjectReference) {
+	ep, ok := newEndpoint(s.service, ip, port, portName, appProtocol, ref)
+	if !ok || s.seen[ep.ID] {
+		return
+	}
+	s.seen[ep.ID] = true
+	sum := md5.Sum([]byte(ep.ID))
+	ep.IdHash = hex.EncodeToString(sum[:])
+	s.list = append(s.list, ep)
+}
+
+// newEndpoint returns the endpoint of service at ip and port in OpenShift's
+// form, and false when the address (an IPv6 zone included), the port or
+// the port name cannot be written into a server line.
+func newEndpoint(service, ip string, port int32, portName string, appProtocol *string, ref *corev1.ObjectReference) (model.Endpoint, bool) {
+	addr, err := netip.ParseAddr(ip)
+	// IPv6 zones (fe80::1%eth0) have no place in a server address.
+	if err != nil || addr.Zone() != "" || port < 1 || port > 65535 {
+		return model.Endpoint{}, false
+	}
+	if portName != "" && len(validation.IsValidPortName(portName)) > 0 {
+		return model.Endpoint{}, false
+	}
+	// As OpenShift: IPv6 addresses in brackets, ready for a server line;
+	// the ID has the bare address.
+	bare := addr.String()
+	ep := model.Endpoint{IP: bare, Port: strconv.Itoa(int(port)), PortName: portName, TargetName: bare}
+	if addr.Is6() && !addr.Is4In6() {
+		ep.IP = "[" + bare + "]"
+	}
+	if appProtocol != nil && validAppProtocol(*appProtocol) {
+		ep.AppProtocol = *appProtocol
+	}
+	// A target name that is no object name is left out (it would be
+	// part of the server name).
+	if ref != nil && len(validation.IsDNS1123Subdomain(ref.Name)) == 0 {
+		ep.TargetName = ref.Name
+		if ref.Kind == "Pod" {
+			ep.ID = fmt.Sprintf("pod:%s:%s:%s:%s:%s", ep.TargetName, service, portName, bare, ep.Port)
+		}
+	}
+	if ep.ID == "" {
+		ep.ID = fmt.Sprintf("ept:%s:%s:%s:%s", service, portName, bare, ep.Port)
+	}
+	return ep, true
+}
+
+// tcpPort reports whether a port of an Endpoints object or a service is a
+// TCP port (no protocol means TCP).
+func tcpPort(p corev1.Protocol) bool { return p == "" || p == corev1.ProtocolTCP }
+
+// addEndpoints adds the ready addresses of eps on its TCP ports; found is
+// false when there is no Endpoints object, ready when one of its subsets
+// has an address (whatever its ports).
+func (s *endpointSet) addEndpoints(eps *corev1.Endpoints) (found, ready bool) {
+	if eps == nil {
+		return false, false
+	}
+	for _, ss := range eps.Subsets {
+		ready = ready || len(ss.Addresses) > 0
+		for _, p := range ss.Ports {
+			if !tcpPort(p.Protocol) {
+				continue
 			}
-			for i := range su.EndpointTable {
-				su.EndpointTable[i].NoHealthCheck = true
+			for i := range ss.Addresses {
+				a := ss.Addresses[i]
+				s.add(a.IP, p.Port, p.Name, p.AppProtocol, a.TargetRef)
 			}
 		}
 	}
-	sort.Slice(su.EndpointTable, func(i, j int) bool { return su.EndpointTable[i].ID < su.EndpointTable[j].ID })
-	// One huge service would slow every configuration check and reload
-	// (router/servers); it gets a stable subset of its endpoints.
-	su.EndpointTable, su.EndpointsLeftOut = servers.Limit(su.EndpointTable, servers.MaxEndpointsPerService)
-	return su
+	return true, ready
+}
+
+// addSlices adds the ready endpoints of the IPv4 and IPv6 slices on their
+// TCP ports; found is false when there is no slice, ready when an endpoint
+// of an IP slice is ready and has an address (whatever its ports).
+func (s *endpointSet) addSlices(slices []*discoveryv1.EndpointSlice) (found, ready bool) {
+	for _, slice := range slices {
+		// FQDN (and any future type) slices are skipped; the sources log
+		// them (endpointfilter).
+		found = true
+		if slice.AddressType != discoveryv1.AddressTypeIPv4 && slice.AddressType != discoveryv1.AddressTypeIPv6 {
+			continue
+		}
+		for _, e := range slice.Endpoints {
+			ready = ready || (endpointReady(e) && len(e.Addresses) > 0)
+		}
+		for _, p := range slice.Ports {
+			if p.Port == nil || (p.Protocol != nil && *p.Protocol != corev1.ProtocolTCP) {
+				continue
+			}
+			portName := ""
+			if p.Name != nil {
+				portName = *p.Name
+			}
+			for _, e := range slice.Endpoints {
+				if !endpointReady(e) {
+					continue
+				}
+				for _, a := range e.Addresses {
+					s.add(a, *p.Port, portName, p.AppProtocol, e.TargetRef)
+				}
+			}
+		}
+	}
+	return found, ready
+}
+
+// addIdled adds the endpoints of idled service svc, as OpenShift's
+// unidling does: its cluster IP, one endpoint per TCP service port, never
+// health-checked (a check would wake the service up). A request reaching
+// it makes the cluster's network plugin ask for the pods back. A
+// restricted cluster IP (metadata, link-local, ...) never gets here: the
+// sources drop it (endpointfilter), with a log line.
+func (s *endpointSet) addIdled(svc *corev1.Service) {
+	for _, p := range svc.Spec.Ports {
+		if !tcpPort(p.Protocol) {
+			continue
+		}
+		s.add(svc.Spec.ClusterIP, p.Port, p.Name, p.AppProtocol, nil)
+	}
+	for i := range s.list {
+		s.list[i].NoHealthCheck = true
+	}
 }
 
 // IdledAtAnnotation marks a service the idler scaled down (OpenShift's
@@ -497,7 +583,7 @@ func endpointReady(e discoveryv1.Endpoint) bool {
 func Routes(v store.View, base *model.TemplateData, routes []*routev1.Route, changed map[model.ServiceUnitKey]bool, o Options) (map[model.ServiceAliasConfigKey]model.ServiceAliasConfig, map[model.ServiceUnitKey]model.ServiceUnit) {
 	td := &model.TemplateData{ServiceUnits: map[model.ServiceUnitKey]model.ServiceUnit{}}
 	for _, r := range routes {
-		for _, b := range append([]routev1.RouteTargetReference{r.Spec.To}, r.Spec.AlternateBackends...) {
+		for _, b := range routeBackends(r) {
 			k := model.NewServiceUnitKey(r.Namespace, b.Name)
 			if _, ok := td.ServiceUnits[k]; ok {
 				continue

@@ -10,6 +10,7 @@ import (
 	"github.com/openshift-router-go/router/router/admission"
 	"github.com/openshift-router-go/router/router/fairshare"
 	"github.com/openshift-router-go/router/router/model"
+	"github.com/openshift-router-go/router/router/servers"
 )
 
 // File descriptors are a budget per tenant, not a global side effect.
@@ -188,90 +189,111 @@ type slotPlan struct {
 // health checks. With budget < 0 there is no limit.
 func planSlots(td *model.TemplateData, want, budget int) slotPlan {
 	plan := slotPlan{pools: make(map[model.ServiceAliasConfigKey]int, len(td.State))}
-	type route struct {
-		key       model.ServiceAliasConfigKey
-		endpoints int
-		slots     int
-	}
-	byNS := map[string][]route{}
-	var namespaces []string
-	for _, k := range td.SortedStateKeys() {
-		cfg := td.State[k]
-		slots := want
-		if cfg.Settings.PoolSize != nil {
-			slots = *cfg.Settings.PoolSize
-		}
-		if slots > MaxSlotsPerRoute {
-			slots = MaxSlotsPerRoute
-			plan.capped++
-		}
-		if _, ok := byNS[cfg.Namespace]; !ok {
-			namespaces = append(namespaces, cfg.Namespace)
-		}
-		lines := endpointLines(&cfg)
-		byNS[cfg.Namespace] = append(byNS[cfg.Namespace], route{key: k, endpoints: lines, slots: slots})
-		plan.pools[k] = slots
-		plan.demand += routeDemand(lines, slots)
-	}
+	groups := plan.groupRoutes(td, want)
 	if budget < 0 {
 		return plan
 	}
 	plan.checked = make(map[model.ServiceAliasConfigKey]int, len(plan.pools))
-	// Endpoints. A backend whose only server line is its one endpoint is
-	// not health-checked (as in OpenShift): it costs nothing until it
-	// gets spare slots.
-	epDemand := make([]int, len(namespaces))
-	for i, ns := range namespaces {
-		for _, r := range byNS[ns] {
-			epDemand[i] += checkedEndpoints(r.endpoints)
+	left := plan.shareEndpoints(groups, budget)
+	plan.shareSlots(groups, left)
+	return plan
+}
+
+// slotRoute is what planSlots knows of a route: its endpoint server lines
+// and its spare slots.
+type slotRoute struct {
+	key       model.ServiceAliasConfigKey
+	endpoints int
+	slots     int
+}
+
+// groupRoutes gives every route of td its spare slots (its pool-size, or
+// want, at most MaxSlotsPerRoute) into plan.pools, counts the capped
+// routes and the demand, and returns the routes grouped by namespace, in
+// the order of td's sorted keys.
+func (plan *slotPlan) groupRoutes(td *model.TemplateData, want int) [][]slotRoute {
+	var groups [][]slotRoute
+	index := map[string]int{}
+	for _, k := range td.SortedStateKeys() {
+		cfg := td.State[k]
+		slots := cfg.Settings.PoolSizeOr(want)
+		if slots > MaxSlotsPerRoute {
+			slots = MaxSlotsPerRoute
+			plan.capped++
 		}
+		i, ok := index[cfg.Namespace]
+		if !ok {
+			i = len(groups)
+			index[cfg.Namespace] = i
+			groups = append(groups, nil)
+		}
+		lines := endpointLines(&cfg)
+		groups[i] = append(groups[i], slotRoute{key: k, endpoints: lines, slots: slots})
+		plan.pools[k] = slots
+		plan.demand += routeDemand(lines, slots)
 	}
-	epShares := fairshare.Shares(epDemand, budget)
+	return groups
+}
+
+// shareEndpoints shares budget between the health-checked endpoint lines
+// of the namespaces (groups), max-min fair. Where a namespace's lines do
+// not fit in its share, its largest routes go unchecked (into
+// plan.unchecked) until the rest fits; they are served all the same. It
+// returns what the checked lines leave of budget.
+func (plan *slotPlan) shareEndpoints(groups [][]slotRoute, budget int) int {
+	// A backend whose only server line is its one endpoint is not
+	// health-checked (as in OpenShift): it costs nothing until it gets
+	// spare slots.
+	checked := func(r slotRoute) int { return checkedEndpoints(r.endpoints) }
+	sizes, demand := perRoute(groups, checked)
+	shares := fairshare.Shares(demand, budget)
 	left := budget
-	for i, ns := range namespaces {
-		routes := byNS[ns]
-		used := epDemand[i]
-		// The namespace's largest routes go unchecked until the rest
-		// fits (they are served all the same).
-		sizes := make([]int, len(routes))
-		for j, r := range routes {
-			sizes[j] = checkedEndpoints(r.endpoints)
-		}
-		for _, j := range fairshare.LargestFirst(sizes, epShares[i]) {
-			used -= sizes[j]
+	for i, routes := range groups {
+		used := demand[i]
+		for _, j := range fairshare.LargestFirst(sizes[i], shares[i]) {
+			used -= sizes[i][j]
 			plan.unchecked = append(plan.unchecked, routes[j].key)
 		}
 		left -= used
 	}
-	// The slots' health checks: what endpoints left, fair between
-	// namespaces, then between the routes of each namespace.
-	slotDemand := make([]int, len(namespaces))
-	for i, ns := range namespaces {
-		for _, r := range byNS[ns] {
-			slotDemand[i] += r.slots
-		}
-	}
-	nsShares := fairshare.Shares(slotDemand, left)
-	for i, ns := range namespaces {
-		routes := byNS[ns]
-		if nsShares[i] >= slotDemand[i] {
+	return left
+}
+
+// shareSlots shares left (what endpoints left of the budget) between the
+// spare slots' health checks into plan.checked: max-min fair between the
+// namespaces (groups), then between the routes of each namespace; it
+// counts the routes whose slots are not all checked.
+func (plan *slotPlan) shareSlots(groups [][]slotRoute, left int) {
+	slots, demand := perRoute(groups, func(r slotRoute) int { return r.slots })
+	shares := fairshare.Shares(demand, left)
+	for i, routes := range groups {
+		if shares[i] >= demand[i] {
 			for _, r := range routes {
 				plan.checked[r.key] = r.slots
 			}
 			continue
 		}
-		demands := make([]int, len(routes))
-		for j, r := range routes {
-			demands[j] = r.slots
-		}
-		for j, got := range fairshare.Shares(demands, nsShares[i]) {
+		for j, got := range fairshare.Shares(slots[i], shares[i]) {
 			if got < routes[j].slots {
 				plan.short++
 			}
 			plan.checked[routes[j].key] = got
 		}
 	}
-	return plan
+}
+
+// perRoute returns f of every route of groups, by group, and the sum of
+// each group's.
+func perRoute(groups [][]slotRoute, f func(slotRoute) int) (values [][]int, sums []int) {
+	values, sums = make([][]int, len(groups)), make([]int, len(groups))
+	for i, routes := range groups {
+		values[i] = make([]int, len(routes))
+		for j, r := range routes {
+			values[i][j] = f(r)
+			sums[i] += values[i][j]
+		}
+	}
+	return values, sums
 }
 
 // routeDemand is how many health-checked server lines a route with
@@ -294,9 +316,10 @@ func endpointLines(cfg *model.ServiceAliasConfig) int {
 }
 
 // checkedEndpoints is how many health-checked server lines n endpoint
-// lines need: none for a single endpoint (as in OpenShift), n otherwise.
+// lines need: n when a fresh layout checks them (servers.ChecksEndpoints:
+// not a single endpoint, as in OpenShift), none otherwise.
 func checkedEndpoints(n int) int {
-	if n < 2 {
+	if !servers.ChecksEndpoints(n) {
 		return 0
 	}
 	return n

@@ -167,8 +167,14 @@ func UncheckedEndpoints(lines []model.Server) int {
 // is more than one (a single endpoint is not checked, as in OpenShift),
 // and not for an endpoint that must not be (an idled service's).
 func endpointChecked(endpoints int, ep *model.Endpoint) bool {
-	return endpoints > 1 && !ep.NoHealthCheck
+	return ChecksEndpoints(endpoints) && !ep.NoHealthCheck
 }
+
+// ChecksEndpoints reports whether a fresh layout of a backend with
+// endpoints endpoint lines health-checks them: when there is more than
+// one (a single endpoint is not checked, as in OpenShift). The open-files
+// budget (router/pipeline) counts checked lines by the same rule.
+func ChecksEndpoints(endpoints int) bool { return endpoints > 1 }
 
 // checkedSlots is how many of a route's pool spare slots are
 // health-checked in a fresh layout.
@@ -243,14 +249,13 @@ func keepLayout(have, pool int, annotated, planned bool) bool {
 	}
 }
 
+// poolSize is the number of spare slots of route k: the plan's
+// (o.Pools), or else its pool-size, or else o.PoolSize.
 func poolSize(k model.ServiceAliasConfigKey, cfg *model.ServiceAliasConfig, o Options) int {
 	if n, ok := o.Pools[k]; ok {
 		return n
 	}
-	if cfg.Settings.PoolSize != nil {
-		return *cfg.Settings.PoolSize
-	}
-	return o.PoolSize
+	return cfg.Settings.PoolSizeOr(o.PoolSize)
 }
 
 func countDynamic(lines []model.Server) int {
