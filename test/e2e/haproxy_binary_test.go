@@ -16,6 +16,8 @@ import (
 // run the haproxy named by HAPROXY (haproxy from PATH when it is unset), the
 // master and every worker, also after a reload, and that it is the version
 // that binary reports: the HAProxy 3.0 run of `make test` tests HAProxy 3.0.
+// HAProxy loads the default template's configuration without a warning
+// (HAProxy 3.0 warns about things 2.6 took silently).
 func TestRoutersRunTheHAProxyUnderTest(t *testing.T) {
 	want := os.Getenv(haproxyEnv)
 	if want == "" {
@@ -33,7 +35,9 @@ func TestRoutersRunTheHAProxyUnderTest(t *testing.T) {
 	be := startBackend(t, "one")
 	m := newManifests(t)
 	m.Write("svc.yaml", serviceYAML("apps", "one", be))
-	m.Write("routes.yaml", routeYAML("apps", "first", "first.example.com", "", "one", ""))
+	m.Write("routes.yaml", routeYAML("apps", "first", "first.example.com", "", "one", "")+"---\n"+
+		routeYAML("apps", "edge", "edge.example.com", "", "one", tlsYAML("edge", "Redirect", nil))+"---\n"+
+		routeYAML("apps", "pt", "pt.example.com", "", "one", tlsYAML("passthrough", "", nil)))
 	r := startRouter(t, m.Dir, nil)
 	expectBackend(t, loadTimeout, func() (response, error) { return r.httpGet("first.example.com", "/") }, "one")
 
@@ -64,7 +68,26 @@ func TestRoutersRunTheHAProxyUnderTest(t *testing.T) {
 	// A second route's backend is a new proxy: a reload (a new worker from
 	// the master, which re-executes itself).
 	m.Write("routes.yaml", routeYAML("apps", "first", "first.example.com", "", "one", "")+"---\n"+
+		routeYAML("apps", "edge", "edge.example.com", "", "one", tlsYAML("edge", "Redirect", nil))+"---\n"+
+		routeYAML("apps", "pt", "pt.example.com", "", "one", tlsYAML("passthrough", "", nil))+"---\n"+
 		routeYAML("apps", "second", "second.example.com", "", "one", ""))
 	expectBackend(t, loadTimeout, func() (response, error) { return r.httpGet("second.example.com", "/") }, "one")
 	t.Run("after a reload", check)
+
+	t.Run("no configuration warnings from HAProxy", func(t *testing.T) {
+		// The router checks every configuration (haproxy -c) before it
+		// loads it and logs each warning at -v 1; the tests run it at -v 2.
+		checks := 0
+		for _, l := range strings.Split(r.Log(), "\n") {
+			if strings.Contains(l, `"haproxy config check passed"`) {
+				checks++
+			}
+			if strings.Contains(l, `"haproxy config check warning"`) {
+				t.Errorf("HAProxy %s warned: %s", wantVersion, l)
+			}
+		}
+		if checks == 0 {
+			t.Errorf("no configuration check logged: cannot tell whether HAProxy warned")
+		}
+	})
 }
