@@ -10,7 +10,7 @@ STATS_PORT?= 1936
 # apt-get runs through sudo unless make runs as root.
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build test test-deps unit e2e vet fmt run haproxy kube-apiserver clean
+.PHONY: all build test test-deps unit e2e e2e-haproxy3 vet fmt run haproxy kube-apiserver clean
 
 all: build
 
@@ -24,15 +24,58 @@ build:
 	$(GO) build -o $(BIN)/demo-backends ./cmd/demo-backends
 
 # The README's test command: installs what is missing (hack/test-deps.sh:
-# haproxy, etcd, wrk, iproute2 from Debian's packages and the cached
-# kube-apiserver build), then static checks, unit tests, the end-to-end tests
-# (real haproxy, real requests, real kube-apiserver + etcd) and the benchmark
-# smoke test. Every test runs: a missing component is a failure, never a
-# skip. Prints every skipped test and "N passed, N failed, N skipped".
+# haproxy, etcd, wrk, iproute2, patchelf from Debian's packages, the cached
+# kube-apiserver build and Debian 13's HAProxy 3.0 beside the system's
+# haproxy), then static checks, unit tests, the end-to-end tests (real
+# haproxy, real requests, real kube-apiserver + etcd) and the benchmark
+# smoke test, then the core end-to-end tests again on HAProxy 3.0
+# (CORE_E2E_TESTS, HAPROXY=...). Every test runs: a missing component is a
+# failure, never a skip. Prints every skipped test and one
+# "N passed, N failed, N skipped" for both runs (the second run's own counts
+# on the line before); a failure in either fails it. The JSON of the runs:
+# $(BIN)/test.json and $(BIN)/test-haproxy3.json.
 test: test-deps vet
 	@set -o pipefail; mkdir -p $(BIN); \
-	KUBE_APISERVER="$$(hack/kube-apiserver.sh | tail -n 1)" \
-	  $(GO) test -count=1 -timeout 30m -json ./... 2>&1 | tee $(BIN)/test.json | $(GO) run ./hack/testsummary
+	kas="$$(hack/kube-apiserver.sh | tail -n 1)"; hap3="$$(hack/haproxy3.sh | tail -n 1)"; \
+	[ -x "$$hap3" ] || { echo "make test: no HAProxy 3.0 (hack/haproxy3.sh)" >&2; exit 1; }; \
+	hap3v="$$("$$hap3" -v | sed -n '1s/^HAProxy version \([^ -]*\).*/\1/p')"; \
+	{ rc=0; \
+	  KUBE_APISERVER="$$kas" $(GO) test -count=1 -timeout 30m -json ./... 2>&1 | tee $(BIN)/test.json || rc=1; \
+	  echo "testsummary-run: core e2e on HAProxy $$hap3v"; \
+	  KUBE_APISERVER="$$kas" HAPROXY="$$hap3" $(GO) test -count=1 -timeout 15m -json -run '$(CORE_E2E)' ./test/e2e/ 2>&1 \
+	    | tee $(BIN)/test-haproxy3.json || rc=1; \
+	  exit $$rc; } | $(GO) run ./hack/testsummary
+
+# The core end-to-end tests, run a second time on HAProxy 3.0 by `make test`
+# and by `make e2e-haproxy3` (about 4 minutes): the haproxy under test runs
+# every router and warns about none of our configurations; every route type
+# and path routing; edits, refused configurations, reloads and reload
+# scripts, restarts after a kill; endpoint and certificate changes through
+# the runtime API without reloads, and the fallbacks to a reload; route
+# changes under load; old processes bounded by hard-stop-after; certificate
+# forms, default certificates, client certificates and CRLs; per-route
+# metrics from HAProxy's statistics; the sidecar mode (master CLI); routes
+# and endpoint slices from a real API server.
+CORE_E2E_TESTS = \
+  TestRoutersRunTheHAProxyUnderTest \
+  TestRouteTypesAnswerFromTheRightBackend TestPathBasedRoutingTable54 \
+  TestInsecureEdgeTerminationPolicies TestAlternateBackendWeights TestAnnotations \
+  TestOpenShiftStyleTemplateServesEveryRouteType TestH2CBackendReachedOverHTTP2 \
+  TestRouteHeaderActionsReachBackendAndClient TestCheckDefaultTemplate TestEnvDefaults \
+  TestEditingManifestsChangesRouting TestRefusedConfigKeepsServing TestReloadScriptIsCalled \
+  TestHAProxyIsRestartedWhenItDies TestRoutesAddedOrRemovedAreSplicedAndReloaded \
+  TestRouteUpdatesAreWorkedOutWithoutAFullRender \
+  TestEndpointChangesNeedNoReload TestEndpointMovesLeaveNoConnectionToTheOldEndpoint \
+  TestEndpointsBeyondThePoolAreAddedAtRuntime TestRuntimeAPIFailureFallsBackToReload \
+  TestRouteChangesUnderLoadLoseNoRequests TestHardStopAfterBoundsOldProcesses \
+  TestCertificateChangesNeedNoReload TestACertificateTooLargeForTheRuntimeAPIIsReloaded \
+  TestSanitisedCertificateFormsServeOverTLS TestDefaultCertificateSources \
+  TestMutualTLSCRLsFromTheCADistributionPointsAndCAChanges \
+  TestMetricsCountTrafficPerRoute TestSidecarModeServesAndReloadsThroughTheMasterSocket \
+  TestKubeRouteLifecycle TestKubeEndpointSliceScalingNeedsNoReload
+empty :=
+space := $(empty) $(empty)
+CORE_E2E = ^($(subst $(space),|,$(strip $(CORE_E2E_TESTS))))$$
 
 test-deps:
 	@hack/test-deps.sh
@@ -47,6 +90,15 @@ unit: vet
 
 e2e:
 	$(GO) test -count=1 -timeout 30m -v ./test/e2e/
+
+# The core end-to-end tests on Debian 13's HAProxy 3.0 only (hack/haproxy3.sh
+# installs it beside the system's haproxy the first time).
+e2e-haproxy3: test-deps
+	@set -o pipefail; mkdir -p $(BIN); \
+	hap3="$$(hack/haproxy3.sh | tail -n 1)"; \
+	[ -x "$$hap3" ] || { echo "make e2e-haproxy3: no HAProxy 3.0 (hack/haproxy3.sh)" >&2; exit 1; }; \
+	KUBE_APISERVER="$$(hack/kube-apiserver.sh | tail -n 1)" HAPROXY="$$hap3" \
+	  $(GO) test -count=1 -timeout 15m -json -run '$(CORE_E2E)' ./test/e2e/ 2>&1 | tee $(BIN)/test-haproxy3.json | $(GO) run ./hack/testsummary
 
 vet:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # Installs what `make test` needs and is missing, saying what it does:
-# haproxy, etcd (etcd-server), wrk, ip (iproute2), openssl and dot (graphviz,
-# for the test that the diagrams in docs/ are current) from Debian's packages,
-# and the cached kube-apiserver build (hack/kube-apiserver.sh: about 5
-# minutes on 2 cores the first time, a no-op afterwards). Needs root (or
-# password-less sudo) only when a package is missing.
+# haproxy, etcd (etcd-server), wrk, ip (iproute2), openssl, patchelf and dot
+# (graphviz, for the test that the diagrams in docs/ are current) from
+# Debian's packages, the cached kube-apiserver build (hack/kube-apiserver.sh:
+# about 5 minutes on 2 cores the first time, a no-op afterwards) and the
+# cached HAProxy 3.0 from Debian 13 for the second e2e run
+# (hack/haproxy3.sh: a few seconds the first time, beside the system's
+# haproxy). Needs root (or password-less sudo) only when a package is
+# missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-declare -A pkg=([haproxy]=haproxy [etcd]=etcd-server [wrk]=wrk [ip]=iproute2 [openssl]=openssl [dot]=graphviz)
+declare -A pkg=([haproxy]=haproxy [etcd]=etcd-server [wrk]=wrk [ip]=iproute2 [openssl]=openssl [patchelf]=patchelf [dot]=graphviz)
 need=()
-for bin in haproxy etcd wrk ip openssl dot; do
+for bin in haproxy etcd wrk ip openssl patchelf dot; do
   command -v "$bin" >/dev/null 2>&1 || need+=("${pkg[$bin]}")
 done
 if [ ${#need[@]} -gt 0 ]; then
@@ -35,15 +38,27 @@ if [ ! -x "$kas_path" ]; then
   echo "test-deps: building kube-apiserver for the Kubernetes end-to-end tests into $kas_path" >&2
   echo "test-deps: (the first time only: about 5 minutes on 2 cores; later runs reuse it)" >&2
 fi
-kas_log=$(mktemp)
-trap 'rm -f "$kas_log"' EXIT
+dep_log=$(mktemp)
+trap 'rm -f "$dep_log"' EXIT
 began=$SECONDS
-if ! kas=$(hack/kube-apiserver.sh 2>"$kas_log" | tail -n 1); then
-  cat "$kas_log" >&2
+if ! kas=$(hack/kube-apiserver.sh 2>"$dep_log" | tail -n 1); then
+  cat "$dep_log" >&2
   echo "test-deps: building kube-apiserver failed" >&2
   exit 1
 fi
 if [ $((SECONDS - began)) -gt 2 ]; then
   echo "test-deps: built kube-apiserver in $((SECONDS - began)) s: $kas" >&2
 fi
-echo "test-deps: haproxy $(haproxy -v | sed -n '1s/^HAProxy version \([^ ]*\).*/\1/p'), $(etcd --version 2>/dev/null | sed -n 1p), $(go version | cut -d' ' -f3), kube-apiserver $kas" >&2
+if ! hack/haproxy3.sh --path >/dev/null; then
+  echo "test-deps: installing Debian 13's HAProxy 3.0 beside the system's haproxy for the second e2e run (hack/haproxy3.sh)" >&2
+fi
+began=$SECONDS
+if ! hap3=$(hack/haproxy3.sh 2>"$dep_log" | tail -n 1); then
+  cat "$dep_log" >&2
+  echo "test-deps: installing HAProxy 3.0 failed" >&2
+  exit 1
+fi
+if [ $((SECONDS - began)) -gt 2 ]; then
+  echo "test-deps: installed HAProxy 3.0 in $((SECONDS - began)) s: $hap3" >&2
+fi
+echo "test-deps: haproxy $(haproxy -v | sed -n '1s/^HAProxy version \([^ ]*\).*/\1/p'), $(etcd --version 2>/dev/null | sed -n 1p), $(go version | cut -d' ' -f3), kube-apiserver $kas, haproxy $("$hap3" -v | sed -n '1s/^HAProxy version \([^ ]*\).*/\1/p') for the second e2e run" >&2

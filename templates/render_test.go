@@ -521,6 +521,7 @@ func TestDefaultTemplateRouterSettings(t *testing.T) {
 	}
 	for _, w := range []string{
 		"\n  bind :18080 accept-proxy\n", "\n  bind :18443 accept-proxy\n", "\n  tcp-request inspect-delay 6s\n",
+		"\n  option tcplog\n",
 		"crt-list " + dir + "/conf/cert_config.map strict-sni\n",
 		"\nlisten stats\n  bind :19360\n  mode http\n  monitor-uri /healthz\n  stats enable\n  stats hide-version\n  stats realm Haproxy\\ Statistics\n  stats uri /\n  stats auth admin:s3cret\n",
 		"backend be_http:ns:plain\n  mode http\n  option redispatch\n  option forwardfor\n  balance roundrobin",
@@ -564,7 +565,9 @@ func TestDefaultTemplateRouterSettingsDefaults(t *testing.T) {
 			t.Errorf("haproxy.config lacks %q", w)
 		}
 	}
-	for _, u := range []string{"nbthread", "hard-stop-after", "\n  log ", "log-format", "compression", "strict-sni", "accept-proxy\n", "stats enable"} {
+	// No log target, no log format (option httplog, option tcplog): HAProxy
+	// 3.0 warns about one without the other.
+	for _, u := range []string{"nbthread", "hard-stop-after", "\n  log ", "log-format", "option httplog", "option tcplog", "compression", "strict-sni", "accept-proxy\n", "stats enable"} {
 		if strings.Contains(cfg, u) {
 			t.Errorf("haproxy.config has %q without the setting", u)
 		}

@@ -5,6 +5,15 @@
 // package failed, or when the input holds no test at all.
 //
 //	go test -json ./... | go run ./hack/testsummary
+//
+// Several runs can share one summary: a line "testsummary-run: NAME" between
+// them starts a run named NAME. Its packages are reported as "pkg [NAME]"
+// (so a test that ran in two runs is counted twice, once for each), it gets
+// a line of its own counts before the closing line, which counts all runs,
+// and a named run without any test is a failure (a -run pattern that
+// matches nothing).
+//
+//	{ go test -json ./...; echo "testsummary-run: HAProxy 3.0"; HAPROXY=… go test -json -run … ./test/e2e; } | go run ./hack/testsummary
 package main
 
 import (
@@ -30,6 +39,15 @@ type event struct {
 
 type key struct{ pkg, test string }
 
+// runMarker starts a named run (see the package comment).
+const runMarker = "testsummary-run: "
+
+// counts are the results of a named run.
+type counts struct {
+	name                    string
+	passed, failed, skipped int
+}
+
 func main() {
 	os.Exit(run(bufio.NewScanner(os.Stdin), os.Stdout))
 }
@@ -39,12 +57,23 @@ func run(in *bufio.Scanner, out *os.File) int {
 	buf := map[key][]string{}
 	var skipped, failures []string
 	passed, failed, pkgFailed := 0, 0, 0
+	var runs []*counts
+	cur := &counts{} // the unnamed first run
 	for in.Scan() {
 		line := in.Bytes()
+		if name, ok := strings.CutPrefix(string(line), runMarker); ok {
+			cur = &counts{name: strings.TrimSpace(name)}
+			runs = append(runs, cur)
+			fmt.Fprintf(out, "\n# %s\n", cur.name)
+			continue
+		}
 		var e event
 		if len(line) == 0 || line[0] != '{' || json.Unmarshal(line, &e) != nil {
 			fmt.Fprintln(out, string(line)) // not an event: e.g. go vet or linker output
 			continue
+		}
+		if cur.name != "" && e.Package != "" {
+			e.Package += " [" + cur.name + "]"
 		}
 		k := key{e.Package, e.Test}
 		switch e.Action {
@@ -55,20 +84,23 @@ func run(in *bufio.Scanner, out *os.File) int {
 		case "pass":
 			if e.Test != "" {
 				passed++
+				cur.passed++
 			} else {
-				fmt.Fprint(out, pkgResult(buf[k]))
+				fmt.Fprint(out, runResult(pkgResult(buf[k]), cur.name))
 			}
 			delete(buf, k)
 		case "skip":
 			if e.Test != "" {
 				skipped = append(skipped, fmt.Sprintf("%s %s: %s", e.Package, e.Test, skipReason(buf[k])))
+				cur.skipped++
 			} else {
-				fmt.Fprint(out, pkgResult(buf[k]))
+				fmt.Fprint(out, runResult(pkgResult(buf[k]), cur.name))
 			}
 			delete(buf, k)
 		case "fail":
 			if e.Test != "" {
 				failed++
+				cur.failed++
 				fmt.Fprint(out, strings.Join(buf[k], ""))
 				failures = append(failures, failureLines(e.Package, e.Test, buf[k])...)
 			} else {
@@ -97,6 +129,16 @@ func run(in *bufio.Scanner, out *os.File) int {
 			fmt.Fprintln(out, "  "+f)
 		}
 	}
+	empty := false
+	if len(runs) > 0 {
+		fmt.Fprintln(out)
+	}
+	for _, r := range runs {
+		fmt.Fprintf(out, "of these, %s: %d passed, %d failed, %d skipped\n", r.name, r.passed, r.failed, r.skipped)
+		if r.passed+r.failed+r.skipped == 0 {
+			empty = true
+		}
+	}
 	fmt.Fprintf(out, "\n%d passed, %d failed, %d skipped\n", passed, failed, len(skipped))
 	if failed > 0 || pkgFailed > 0 {
 		return 1
@@ -105,7 +147,23 @@ func run(in *bufio.Scanner, out *os.File) int {
 		fmt.Fprintln(out, "testsummary: no test ran")
 		return 1
 	}
+	for _, r := range runs {
+		if r.passed+r.failed+r.skipped == 0 {
+			fmt.Fprintf(out, "testsummary: no test ran in %s\n", r.name)
+		}
+	}
+	if empty {
+		return 1
+	}
 	return 0
+}
+
+// runResult names the run in a package's closing line(s).
+func runResult(lines, run string) string {
+	if run == "" || lines == "" {
+		return lines
+	}
+	return strings.ReplaceAll(strings.TrimSuffix(lines, "\n"), "\n", " ["+run+"]\n") + " [" + run + "]\n"
 }
 
 // pkgResult is the package's closing line ("ok  	pkg	1.2s", "?   	pkg	[no

@@ -641,8 +641,10 @@ func TestDockerfileAgreesWithTheBinary(t *testing.T) {
 	if ep := strings.Join(rt["ENTRYPOINT"], ""); !strings.Contains(ep, "/usr/bin/openshift-router") || !strings.Contains(copies, " /usr/bin/openshift-router") {
 		t.Errorf("ENTRYPOINT %q / binary not at /usr/bin/openshift-router", ep)
 	}
-	if got := rt["FROM"]; len(got) != 1 || got[0] != "debian:bookworm-slim" {
-		t.Errorf("runtime base %v, want debian:bookworm-slim", got)
+	// Debian 13: its haproxy package is HAProxy 3.0 (Debian 12's 2.6 does
+	// not load OpenShift's current template).
+	if got := rt["FROM"]; len(got) != 1 || got[0] != "debian:trixie-slim" {
+		t.Errorf("runtime base %v, want debian:trixie-slim", got)
 	}
 	// The build stage uses the Go version of go.mod.
 	mod, err := os.ReadFile("../../go.mod")
@@ -650,7 +652,7 @@ func TestDockerfileAgreesWithTheBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	gm := regexp.MustCompile(`(?m)^go (\d+\.\d+)`).FindSubmatch(mod)
-	if gm == nil || !strings.Contains(all, "FROM golang:"+string(gm[1])+"-bookworm AS build") {
-		t.Errorf("build stage is not golang:%s-bookworm", gm[1])
+	if gm == nil || !strings.Contains(all, "FROM golang:"+string(gm[1])+"-trixie AS build") {
+		t.Errorf("build stage is not golang:%s-trixie", gm[1])
 	}
 }

@@ -31,12 +31,18 @@ import (
 var routerBin string
 
 func TestMain(m *testing.M) {
-	if _, err := prereq.Binary("haproxy"); err != nil {
-		os.Exit(prereq.MainExit(err))
-	}
 	dir, err := os.MkdirTemp("", "router-bin")
 	if err != nil {
 		panic(err)
+	}
+	if err := useHAProxyFromEnv(dir); err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	if _, err := prereq.Binary("haproxy"); err != nil {
+		os.RemoveAll(dir)
+		os.Exit(prereq.MainExit(err))
 	}
 	routerBin = filepath.Join(dir, "openshift-router")
 	build := exec.Command("go", "build", "-o", routerBin, "../../cmd/openshift-router")
@@ -48,6 +54,56 @@ func TestMain(m *testing.M) {
 	code := kubetest.Main(m)
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// haproxyEnv names another haproxy binary for every router the tests start
+// and every haproxy they run themselves (`make test` runs the core tests
+// again with HAProxy 3.0 from hack/haproxy3.sh this way). Unset: haproxy
+// from PATH.
+const haproxyEnv = "HAPROXY"
+
+// useHAProxyFromEnv puts $HAPROXY first on PATH under the name haproxy (a
+// symbolic link in dir), so the routers (--haproxy defaults to haproxy from
+// PATH, and their haproxy's master re-executes itself by that name) and the
+// tests' own exec of haproxy all run it. Nothing to do when it is unset.
+func useHAProxyFromEnv(dir string) error {
+	bin := os.Getenv(haproxyEnv)
+	if bin == "" {
+		return nil
+	}
+	abs, err := filepath.Abs(bin)
+	if err != nil {
+		return fmt.Errorf("%s=%s: %w", haproxyEnv, bin, err)
+	}
+	version, err := haproxyVersion(abs)
+	if err != nil {
+		return fmt.Errorf("%s=%s: %w", haproxyEnv, bin, err)
+	}
+	linkDir := filepath.Join(dir, "haproxy-from-env")
+	if err := os.Mkdir(linkDir, 0o755); err != nil {
+		return err
+	}
+	if err := os.Symlink(abs, filepath.Join(linkDir, "haproxy")); err != nil {
+		return err
+	}
+	if err := os.Setenv("PATH", linkDir+string(os.PathListSeparator)+os.Getenv("PATH")); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "e2e: %s=%s: HAProxy %s for every router and haproxy run\n", haproxyEnv, abs, version)
+	return nil
+}
+
+// haproxyVersion is the version `bin -v` reports (e.g. 3.0.11-1+deb13u4).
+func haproxyVersion(bin string) (string, error) {
+	out, err := exec.Command(bin, "-v").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("%s -v: %v: %s", bin, err, bytes.TrimSpace(out))
+	}
+	f := strings.Fields(string(out))
+	if len(f) < 3 || f[0] != "HAProxy" || f[1] != "version" {
+		return "", fmt.Errorf("%s -v does not tell a HAProxy version: %q", bin, bytes.TrimSpace(out))
+	}
+	return f[2], nil
 }
 
 // router is a running openshift-router under test.
