@@ -52,7 +52,8 @@ test: test-deps vet
 # and path routing; edits, refused configurations, reloads and reload
 # scripts, restarts after a kill; endpoint and certificate changes through
 # the runtime API without reloads, and the fallbacks to a reload; route
-# changes under load; old processes bounded by hard-stop-after; certificate
+# changes under load; routes deleted and created again without a reload,
+# and random route changes answered as a fresh start; old processes bounded by hard-stop-after; certificate
 # forms, default certificates, client certificates and CRLs; per-route
 # metrics from HAProxy's statistics; the sidecar mode (master CLI); routes
 # and endpoint slices from a real API server.
@@ -67,6 +68,8 @@ CORE_E2E_TESTS = \
   TestRouteUpdatesAreWorkedOutWithoutAFullRender \
   TestEndpointChangesNeedNoReload TestEndpointMovesLeaveNoConnectionToTheOldEndpoint \
   TestEndpointsBeyondThePoolAreAddedAtRuntime TestRuntimeAPIFailureFallsBackToReload \
+  TestRoutesDeletedAndCreatedAgainNeedNoReload TestARouteOfAnotherNameTakesOverADeletedRoutesBackend \
+  TestRandomRouteChangesServeWhatAFreshStartServes \
   TestRouteChangesUnderLoadLoseNoRequests TestHardStopAfterBoundsOldProcesses \
   TestCertificateChangesNeedNoReload TestACertificateTooLargeForTheRuntimeAPIIsReloaded \
   TestSanitisedCertificateFormsServeOverTLS TestDefaultCertificateSources \
