@@ -484,9 +484,9 @@ func diffServers(o, n *section) (section, sectionCommands, *Change) {
 		return section{}, sectionCommands{}, &Change{Reload: true, Reason: reason, Where: where}
 	}
 	run := *n
-	run.runsAs, run.orphan = o.runsAs, false
-	if n.header != o.header && o.runsAs == "" {
-		run.runsAs = backendName(o.header)
+	run.runsAs, run.orphan = o.name(), false
+	if run.runsAs == backendName(n.header) {
+		run.runsAs = "" // its own backend
 	}
 	run.servers = append([]server(nil), n.servers...)
 	run.lastID = max(o.lastID, uint32(len(o.servers)))
