@@ -110,6 +110,23 @@ func TestScenarios(t *testing.T) {
 		}
 	})
 
+	t.Run("route-churn-same-names", func(t *testing.T) {
+		c := cfg
+		c.RouteChurnNames = "same"
+		res, err := runRouteChurn(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Log(res.Line())
+		if res.Added != 5 || res.Deleted != 5 {
+			t.Errorf("added %d, deleted %d; want 5, 5", res.Added, res.Deleted)
+		}
+		// A route deleted and created again takes its own backend back.
+		if res.Reloads != 0 || res.ReloadsAvoided == nil || *res.ReloadsAvoided < 10 {
+			t.Errorf("reloads %v, avoided %v: a route deleted and created again needs no reload", res.Reloads, res.ReloadsAvoided)
+		}
+	})
+
 	t.Run("memory", func(t *testing.T) {
 		res, err := runMemory(ctx, cfg, cfg.Routes)
 		if err != nil {

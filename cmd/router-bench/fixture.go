@@ -312,6 +312,25 @@ func (f *fixture) startServing(ctx context.Context) (routerCounters, error) {
 	return f.Router.counters(ctx)
 }
 
+// preAdd adds rt before a measured phase, waits until it answers and the
+// reload it may take is over, and returns the counters then.
+func (f *fixture) preAdd(ctx context.Context, rt *route) (routerCounters, error) {
+	if err := f.writeFile(rt.Name+".yaml", fullRouteYAML(rt), true); err != nil {
+		return routerCounters{}, err
+	}
+	probe := newClient(f.Router.HTTPPort, 1)
+	defer probe.close()
+	deadline := time.Now().Add(f.cfg.ChangeTimeout)
+	for !probe.get(ctx, rt.Host).ok(rt.Backend) {
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return routerCounters{}, fmt.Errorf("route %s added before the phase did not answer within %s", rt.Host, f.cfg.ChangeTimeout)
+		}
+		sleepCtx(ctx, 50*time.Millisecond)
+	}
+	f.settle(ctx)
+	return f.Router.counters(ctx)
+}
+
 // settle waits cfg.Settle (bounded by ctx).
 func (f *fixture) settle(ctx context.Context) {
 	select {

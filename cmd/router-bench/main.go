@@ -59,6 +59,9 @@ type config struct {
 	RouteChurnRoutes int           // route churn: routes loaded
 	RouteChanges     int           // route churn: additions + deletions
 	RouteChangePace  time.Duration // route churn: time between two changes
+	// RouteChurnNames: "new" (each addition a route of a new name) or
+	// "same" (one route deleted and created again).
+	RouteChurnNames string
 
 	DataPlaneRoutes int           // data plane: routes loaded in the second run
 	WrkArgs         string        // data plane: wrk's load arguments
@@ -87,6 +90,7 @@ func defaultConfig() config {
 		RouteChurnRoutes: 2000,
 		RouteChanges:     200,
 		RouteChangePace:  250 * time.Millisecond,
+		RouteChurnNames:  "new",
 		DataPlaneRoutes:  10000,
 		WrkArgs:          "-t2 -c32 -d10s",
 		WrkWarmup:        2 * time.Second,
@@ -128,6 +132,7 @@ func main() {
 	fs.IntVar(&cfg.RouteChurnRoutes, "route-churn-routes", cfg.RouteChurnRoutes, "route-churn: routes carrying the load")
 	fs.IntVar(&cfg.RouteChanges, "route-changes", cfg.RouteChanges, "route-churn: route additions and deletions (alternating)")
 	fs.DurationVar(&cfg.RouteChangePace, "route-change-pace", cfg.RouteChangePace, "route-churn: time between two route changes")
+	fs.StringVar(&cfg.RouteChurnNames, "route-churn-names", cfg.RouteChurnNames, `route-churn: "new" (every addition a route of a new name, the one added before deleted) or "same" (one route deleted and created again)`)
 	fs.IntVar(&cfg.DataPlaneRoutes, "dataplane-routes", cfg.DataPlaneRoutes, "dataplane: routes loaded in the second run (the first has 1)")
 	fs.StringVar(&cfg.WrkArgs, "wrk-args", cfg.WrkArgs, "dataplane: wrk load arguments")
 	fs.DurationVar(&cfg.WrkWarmup, "wrk-warmup", cfg.WrkWarmup, "dataplane: warm-up wrk run before the first measurement of each router (0: none)")
@@ -253,6 +258,8 @@ func (c *config) check(scenarios []string) error {
 		return errors.New("-check-workers, -load-workers, -load-rate and -wrk-rounds must be positive")
 	case c.Routes < 1 || c.DataPlaneRoutes < 1:
 		return errors.New("-routes and -dataplane-routes must be positive")
+	case c.RouteChurnNames != "new" && c.RouteChurnNames != "same":
+		return fmt.Errorf("-route-churn-names: %q, want new or same", c.RouteChurnNames)
 	case c.ChurnRoutes < 2 || c.RouteChurnRoutes < 1:
 		return errors.New("-churn-routes must be at least 2, -route-churn-routes at least 1")
 	case c.ChurnChanges < 0 || c.RouteChanges < 0:

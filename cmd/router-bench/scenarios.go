@@ -378,6 +378,7 @@ func churnTargets(r *churnResult) (bool, string) {
 type routeChurnResult struct {
 	Scenario          string       `json:"scenario"`
 	Routes            int          `json:"routes"`
+	Names             string       `json:"names"` // "new" or "same" (Config.RouteChurnNames)
 	ChangesWanted     int          `json:"changes_wanted"`
 	Added             int          `json:"added"`
 	Deleted           int          `json:"deleted"`
@@ -411,8 +412,12 @@ func (r *routeChurnResult) Line() string {
 	if r.Interrupted {
 		limit = fmt.Sprintf(" (of %d: interrupted)", r.ChangesWanted)
 	}
-	return fmt.Sprintf("route-churn: %d routes under load, %d additions + %d deletions%s every %s in %s, converged %s after the last; reloads %.0f%s (failed %.0f), RELOAD_INTERVAL %s; failed requests %d of %d (misrouted %d)%s; haproxy processes at the end %d (master + %d workers + %d other), max during the phase %d, %d once the load stopped%s",
-		r.Routes, r.Added, r.Deleted, limit, seconds(secs(r.PaceSeconds)), seconds(secs(r.PhaseSeconds)), seconds(secs(r.ConvergedSeconds)),
+	names := "new names"
+	if r.Names == "same" {
+		names = "one route deleted and created again"
+	}
+	return fmt.Sprintf("route-churn (%s): %d routes under load, %d additions + %d deletions%s every %s in %s, converged %s after the last; reloads %.0f%s (failed %.0f), RELOAD_INTERVAL %s; failed requests %d of %d (misrouted %d)%s; haproxy processes at the end %d (master + %d workers + %d other), max during the phase %d, %d once the load stopped%s",
+		names, r.Routes, r.Added, r.Deleted, limit, seconds(secs(r.PaceSeconds)), seconds(secs(r.PhaseSeconds)), seconds(secs(r.ConvergedSeconds)),
 		r.Reloads, avoided, r.ReloadFailures, r.ReloadInterval, r.Load.Failed, r.Load.Requests, r.Load.Misrouted, failureNote(r.Load),
 		r.HAProxyAtEnd, len(r.HAProxyEndDetail.Workers), len(r.HAProxyEndDetail.Other), r.HAProxyMax, r.HAProxyAfterLoad, stopNote(r.StopProblem))
 }
@@ -424,7 +429,7 @@ func runRouteChurn(ctx context.Context, cfg config) (res *routeChurnResult, err 
 	if err != nil {
 		return nil, err
 	}
-	res = &routeChurnResult{Scenario: "route-churn", Routes: n, ChangesWanted: cfg.RouteChanges, PaceSeconds: cfg.RouteChangePace.Seconds(), ReloadInterval: cfg.reloadIntervalLabel()}
+	res = &routeChurnResult{Scenario: "route-churn", Routes: n, Names: cfg.RouteChurnNames, ChangesWanted: cfg.RouteChanges, PaceSeconds: cfg.RouteChangePace.Seconds(), ReloadInterval: cfg.reloadIntervalLabel()}
 	defer func() { closeFixture(f, &res.StopProblem, &err) }()
 	before, err := f.startServing(ctx)
 	if err != nil {
@@ -456,9 +461,20 @@ func runRouteChurn(ctx context.Context, cfg config) (res *routeChurnResult, err 
 
 	// Changes: add x0, then alternately add x(j) and delete x(j-1). The end
 	// state (the last one or two added routes present, every earlier one
-	// deleted) can be checked.
+	// deleted) can be checked. With the same names: x0 is there before the
+	// phase, then deleted and created again, alternately.
 	extra := func(j int) *route { return newRoute(fmt.Sprintf("x%d", j), f.Backends[j%len(f.Backends)]) }
 	present := map[int]bool{}
+	same := cfg.RouteChurnNames == "same"
+	if same {
+		if before, err = f.preAdd(ctx, extra(0)); err != nil {
+			stopSampling()
+			sampler.Wait()
+			ld.stop()
+			return res, err
+		}
+		present[0] = true
+	}
 	start := time.Now()
 	deadline := start.Add(cfg.PhaseTimeout)
 	next := 0 // next route to add
@@ -472,7 +488,21 @@ func runRouteChurn(ctx context.Context, cfg config) (res *routeChurnResult, err 
 			res.PhaseTimeLimit = true
 			break
 		}
-		if op == 0 || op%2 == 1 {
+		if same {
+			rt := extra(0)
+			if present[0] {
+				opErr = f.removeFile(rt.Name + ".yaml")
+				res.Deleted++
+			} else {
+				opErr = f.writeFile(rt.Name+".yaml", fullRouteYAML(rt), true)
+				res.Added++
+			}
+			if opErr != nil {
+				break
+			}
+			present[0] = !present[0]
+			next = 1
+		} else if op == 0 || op%2 == 1 {
 			rt := extra(next)
 			if opErr = f.writeFile(rt.Name+".yaml", fullRouteYAML(rt), true); opErr != nil {
 				break
