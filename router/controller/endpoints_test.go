@@ -447,3 +447,49 @@ func TestRouteUpdatesWithoutAFullRender(t *testing.T) {
 		t.Fatal("the annotation has no effect in haproxy.config")
 	}
 }
+
+// TestRoutesDeletedAndCreatedAgainAreAppliedAtRuntime: a route deleted is
+// applied through the runtime API — its map entry deleted, its servers in
+// maintenance (HAProxy keeps its backend) — and created again it takes
+// its backend back, also at runtime; neither reloads, and what runs then
+// is what a reload would load.
+func TestRoutesDeletedAndCreatedAgainAreAppliedAtRuntime(t *testing.T) {
+	f, _ := startedWithLogs(t, plainRoute("a", "web"), plainRoute("b", "web"), plainRoute("c", "web"), plainRoute("d", "web"))
+	ctx := context.Background()
+	setSlice(f.st, "b", "svc", "10.99.0.1")
+	if out, err := f.c.commit(ctx, true, true); err != nil || !out.runtime {
+		t.Fatalf("endpoint change: %+v %v", out, err)
+	}
+	_, reloads0 := f.proc.counts()
+	sentSince := func(n int) string { return strings.Join(f.rt.sent()[n:], "\n") }
+
+	n := len(f.rt.sent())
+	f.st.Delete(plainRoute("b", "web"))
+	if out, err := f.c.commit(ctx, true, false); err != nil || !out.runtime {
+		t.Fatalf("route deleted: %+v %v", out, err)
+	}
+	sent := sentSince(n)
+	for _, want := range []string{"del map ", " web.b.example.com/", "set server be_http:b:web/", " state maint"} {
+		if !strings.Contains(sent, want) {
+			t.Fatalf("route deleted: no %q among the commands:\n%s", want, sent)
+		}
+	}
+
+	n = len(f.rt.sent())
+	f.st.Upsert(plainRoute("b", "web"))
+	if out, err := f.c.commit(ctx, true, false); err != nil || !out.runtime {
+		t.Fatalf("route created again: %+v %v", out, err)
+	}
+	sent = sentSince(n)
+	for _, want := range []string{"add map ", "web.b.example.com/ be_http:b:web", "server be_http:b:web/", "enable server be_http:b:web/"} {
+		if !strings.Contains(sent, want) {
+			t.Fatalf("route created again: no %q among the commands:\n%s", want, sent)
+		}
+	}
+	if _, reloads := f.proc.counts(); reloads != reloads0 {
+		t.Fatalf("reloads %d, were %d", reloads, reloads0)
+	}
+	if got, want := []byte(f.config(t)), f.fullRender(t); !bytes.Equal(got, want) {
+		t.Fatalf("haproxy.config on disk is not what a full pass renders:\n%s", firstDifference(got, want))
+	}
+}
