@@ -22,7 +22,7 @@ import (
 // lines) and reloaded where it cannot, at whatever moment that falls,
 // HAProxy answers every host as a router started afresh on the same
 // manifests does: the same status, the same endpoints, the same
-// certificate.
+// certificate. Requests to a route that stays never fail meanwhile.
 func TestRandomRouteChangesServeWhatAFreshStartServes(t *testing.T) {
 	seed := time.Now().UnixNano()
 	if v := os.Getenv("ROUTER_TEST_SEED"); v != "" {
@@ -93,6 +93,30 @@ func TestRandomRouteChangesServeWhatAFreshStartServes(t *testing.T) {
 	waitReady(t, ms)
 	reloads0 := ms.settledReloads(t)
 
+	// Steady traffic to a route that stays, on a connection per request,
+	// throughout the changes: none may fail, reloads included.
+	var loadFailures []string
+	var loadRequests int
+	loadDone := make(chan struct{})
+	stopLoad := make(chan struct{})
+	go func() {
+		defer close(loadDone)
+		for {
+			select {
+			case <-stopLoad:
+				return
+			default:
+			}
+			resp, err := r.httpGet("z.anchor.example.com", "/")
+			loadRequests++
+			if err != nil || resp.Status != 200 {
+				if len(loadFailures) < 5 {
+					loadFailures = append(loadFailures, fmt.Sprintf("%d %v", resp.Status, err))
+				}
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
 	wantAnswer := func(i int) string {
 		kind, ok := current[i]
 		if !ok {
@@ -119,8 +143,13 @@ func TestRandomRouteChangesServeWhatAFreshStartServes(t *testing.T) {
 			return nil
 		})
 	}
+	close(stopLoad)
+	<-loadDone
 	reloads := ms.mustValue(t, "template_router_reload_seconds_count", nil)
-	t.Logf("reloads during the changes: %v (%s)", reloads-reloads0, ms.reloadReasons())
+	t.Logf("reloads during the changes: %v (%s); steady requests to another route: %d", reloads-reloads0, ms.reloadReasons(), loadRequests)
+	if len(loadFailures) > 0 || loadRequests < 10 {
+		t.Errorf("requests to a route that stayed failed during the changes (%d requests): %v", loadRequests, loadFailures)
+	}
 
 	fresh := startRouter(t, m.Dir, nil)
 	expectExactly(t, loadTimeout, fresh, "a.anchor.example.com", backendNames(plain)...)
