@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/openshift-router-go/router/haproxy/layout"
 	"path/filepath"
 	"sync/atomic"
 	"time"
@@ -28,7 +29,7 @@ type haproxyProcess interface {
 
 // newHAProxyProcess returns the sidecar driver when
 // ROUTER_HAPROXY_ADMIN_UNIX_SOCKET is set, else the embedded HAProxy.
-func newHAProxyProcess(cfg *config.Config, binary, configPath, runDir string, log logr.Logger) (haproxyProcess, func() error) {
+func newHAProxyProcess(cfg *config.Config, binary, configPath, sparesPath, runDir string, log logr.Logger) (haproxyProcess, func() error) {
 	if sock := cfg.Process.HAProxyAdminSocket; sock != "" {
 		if !filepath.IsAbs(sock) {
 			if abs, err := filepath.Abs(sock); err == nil {
@@ -47,7 +48,19 @@ func newHAProxyProcess(cfg *config.Config, binary, configPath, runDir string, lo
 		})
 		return s, s.Problem
 	}
-	return process.New(embeddedOptions(cfg, binary, configPath, runDir, log)), nil
+	o := embeddedOptions(cfg, binary, configPath, runDir, log)
+	o.SparesPath = sparesPath
+	return process.New(o), nil
+}
+
+// sparesPath is where the spare backends go (ROUTER_SPARE_BACKENDS), or ""
+// when there are none: with a RELOAD_SCRIPT or a sidecar HAProxy, HAProxy
+// runs with arguments of its own and would not load them.
+func sparesPath(cfg *config.Config, wd layout.Layout) string {
+	if cfg.SpareBackends == 0 || cfg.ReloadScript != "" || cfg.Process.HAProxyAdminSocket != "" {
+		return ""
+	}
+	return wd.Spares()
 }
 
 // embeddedOptions are the options of the HAProxy the router runs itself.

@@ -92,13 +92,15 @@ func run(ctx context.Context, f runFlags) error {
 	if err != nil {
 		return err
 	}
-	proc, procProblem := newHAProxyProcess(cfg, f.haproxy, wd.Config(), wd.Run(), log.WithName("haproxy"))
+	spares := sparesPath(cfg, wd)
+	proc, procProblem := newHAProxyProcess(cfg, f.haproxy, wd.Config(), spares, wd.Run(), log.WithName("haproxy"))
 	obs := newRouterMetrics()
 	pipe.Store = st
 	pipe.Process = proc
 	pipe.Logger = log.WithName("controller")
 	pipe.Sources = []string{src.name}
 	pipe.ReloadInterval = cfg.ReloadInterval
+	pipe.SpareBackends, pipe.SparesFile = cfg.SpareBackends, spares
 	pipe.BindEarly = !cfg.Kube.BindPortsAfterSync
 	pipe.OnResults = func(results map[admission.Key]admission.Result) {
 		if src.status != nil {

@@ -133,3 +133,43 @@ func BenchmarkDiffRouteDeleted10000(b *testing.B) {
 		}
 	}
 }
+
+// TestSparesCopyTheShapesRoutesShare: spares are made of the shapes at
+// least two route backends share (not of one route's own, nor of
+// sections without servers), without servers, each with its own cookie
+// key; a new backend of that shape then runs in one without a reload.
+func TestSparesCopyTheShapesRoutesShare(t *testing.T) {
+	shared := func(name string) string {
+		return "backend be_tcp:ns:" + name + "\n  mode tcp\n  balance source\n  hash-type consistent\n  server pod:" + name + " 10.0.0.1:443 weight 1\n"
+	}
+	own := routeSection("own", "kown", "pod:o 10.0.0.9:80") // cookie c, key of its own: shared by no other
+	config := backendsBase + shared("a") + "# a comment\n" + shared("b") + own
+	spares := string(Spares([]byte(config), 2, 64))
+	want := "\nbackend be_spare:0\n  mode tcp\n  balance source\n  hash-type consistent\n" +
+		"\nbackend be_spare:1\n  mode tcp\n  balance source\n  hash-type consistent\n"
+	if spares != want {
+		t.Fatalf("spares\n got  %q\n want %q", spares, want)
+	}
+	if got := Spares([]byte(config), 8, 1); strings.Count(string(got), "backend ") != 1 {
+		t.Errorf("total not respected: %q", got)
+	}
+	if got := Spares([]byte(backendsBase+own), 8, 64); len(got) != 0 {
+		t.Errorf("spares of a shape no two routes share: %q", got)
+	}
+	// Loaded with the spares, then a new passthrough route: it runs in a
+	// spare, no reload.
+	running := Diff(Parse([]byte(config+spares)), Parse([]byte(config))).Running
+	next := Diff(running, Parse([]byte(config+shared("c"))))
+	if next.Reload {
+		t.Fatalf("new route of a shared shape: reload %s at %s", next.Reason, next.Where)
+	}
+	if got := next.Running.RuntimeName("be_tcp:ns:c"); !strings.HasPrefix(got, SparePrefix) {
+		t.Fatalf("be_tcp:ns:c runs as %q, want a spare", got)
+	}
+	if name, ok := next.Running.Backend(next.Running.RuntimeName("be_tcp:ns:c")); !ok || name != "be_tcp:ns:c" {
+		t.Fatalf("metrics name %q %v", name, ok)
+	}
+	if _, ok := next.Running.Backend("be_spare:1"); ok {
+		t.Error("a spare not taken is reported")
+	}
+}

@@ -25,6 +25,9 @@ const (
 	ConfDir = "conf"
 	// ConfigFile is the configuration HAProxy loads.
 	ConfigFile = ConfDir + "/haproxy.config"
+	// SparesFile is the router's spare backends (haproxy/dynamic.Spares),
+	// a second configuration file HAProxy loads after ConfigFile.
+	SparesFile = ConfDir + "/spare-backends.cfg"
 	// DefaultCertificateFile is the default certificate (and key).
 	DefaultCertificateFile = ConfDir + "/default_pub_keys.pem"
 	// RunDir holds the sockets and the pid file.
@@ -65,6 +68,9 @@ func (l Layout) Path(rel string) string { return filepath.Join(l.Dir, filepath.F
 
 // Config is the path of haproxy.config.
 func (l Layout) Config() string { return l.Path(ConfigFile) }
+
+// Spares is the spare backends' configuration file (SparesFile).
+func (l Layout) Spares() string { return l.Path(SparesFile) }
 
 // Conf is the directory of haproxy.config and the maps.
 func (l Layout) Conf() string { return l.Path(ConfDir) }

@@ -122,6 +122,11 @@ type Options struct {
 	Binary string
 	// ConfigPath is the haproxy.config the router writes.
 	ConfigPath string
+	// SparesPath, if set, is a second configuration file HAProxy loads
+	// after ConfigPath, at every start, reload and check (the router's
+	// spare backends); created empty when missing. Not for a
+	// ReloadScript, which runs HAProxy with its own arguments.
+	SparesPath string
 	// RunDir holds the master socket and the pid file. Keep it short: unix
 	// socket paths must be shorter than 108 bytes. It is created if missing.
 	RunDir string
@@ -265,7 +270,14 @@ func (m *Manager) Check(ctx context.Context, configPath string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, commandTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, m.opts.Binary, "-c", "-f", configPath)
+	args := []string{"-c", "-f", configPath}
+	if m.opts.SparesPath != "" {
+		if err := ensureFile(m.opts.SparesPath); err != nil {
+			return fmt.Errorf("haproxy config check: %w", err)
+		}
+		args = append(args, "-f", m.opts.SparesPath)
+	}
+	cmd := exec.CommandContext(ctx, m.opts.Binary, args...)
 	noTerminal(cmd)
 	cmd.WaitDelay = 5 * time.Second
 	out, err := cmd.CombinedOutput()
@@ -342,6 +354,14 @@ func (m *Manager) Start(ctx context.Context) error {
 		"-S", m.MasterSocketPath() + ",mode,600",
 		"-f", m.opts.ConfigPath,
 		"-p", m.PIDFilePath(),
+	}
+	if m.opts.SparesPath != "" {
+		// The master reads both again at every reload: the file must
+		// stay (the router only replaces it).
+		if err := ensureFile(m.opts.SparesPath); err != nil {
+			return fmt.Errorf("haproxy start: %w", err)
+		}
+		args = append(args, "-f", m.opts.SparesPath)
 	}
 	r, err := m.spawn(bin, args)
 	if err != nil {
@@ -857,4 +877,14 @@ func haproxyEnv(env []string) []string {
 		}
 	}
 	return out
+}
+
+// ensureFile creates an empty file at p (the router's user only) unless
+// one is there.
+func ensureFile(p string) error {
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("creating %s: %w", p, err)
+	}
+	return f.Close()
 }

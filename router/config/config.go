@@ -63,6 +63,12 @@ type Config struct {
 	// a slot are added through the runtime API ("add server") instead,
 	// which costs HAProxy nothing until they come.
 	MaxDynamicServers int
+	// SpareBackends is ROUTER_SPARE_BACKENDS (router addition): the empty
+	// backends of each shape that several routes' backends share (a
+	// passthrough route, a route without a sticky cookie of its own)
+	// loaded with every configuration, for routes of that shape added
+	// before the next reload (default 8; 0: none).
+	SpareBackends int
 
 	// StatsPort is the stats port (ROUTER_LISTEN_ADDR's port, else
 	// STATS_PORT; 0: none); StatsUser and StatsPassword the credentials
@@ -134,6 +140,7 @@ func FromEnv(getenv Getenv) (*Config, error) {
 		DisableHTTP2:             p.boolean("ROUTER_DISABLE_HTTP2", false),
 		MaxConnections:           p.maxConnections("ROUTER_MAX_CONNECTIONS"),
 		MaxDynamicServers:        p.intRange("ROUTER_MAX_DYNAMIC_SERVERS", 0, 0, annotations.MaxPoolSize),
+		SpareBackends:            p.intRange("ROUTER_SPARE_BACKENDS", 8, 0, 64),
 	}
 	c.Admission = p.admission()
 	c.Metrics = p.metrics()

@@ -242,7 +242,8 @@ func (c *Controller) load(ctx context.Context, run *commitRun, out *pipeline.Out
 		}
 		return c.retryWithout(run, found, err)
 	}
-	if err := c.o.Process.Check(ctx, out.ConfigPath); err != nil {
+	spares, err := c.checkWithSpares(ctx, out, c.writeSpares(out.Config))
+	if err != nil {
 		c.rollback("refused configuration")
 		found := pipeline.Culprits(err, out.Files, out.Config)
 		if len(found) == 0 {
@@ -259,7 +260,7 @@ func (c *Controller) load(ctx context.Context, run *commitRun, out *pipeline.Out
 		return roundResult{}, fmt.Errorf("loading configuration into haproxy: %w", err)
 	}
 	c.writer.Commit()
-	c.loaded(out, start, reason, len(changed))
+	c.loaded(out, spares, start, reason, len(changed))
 	return roundResult{outcome: outcome{reloaded: true}}, nil
 }
 
@@ -282,10 +283,11 @@ func (c *Controller) startOrReload(ctx context.Context, start bool, reason strin
 }
 
 // loaded records out as what HAProxy loaded and publishes its decisions.
-func (c *Controller) loaded(out *pipeline.Output, start bool, reason string, changedFiles int) {
+// spares are the spare backends HAProxy loaded with it (writeSpares).
+func (c *Controller) loaded(out *pipeline.Output, spares []byte, start bool, reason string, changedFiles int) {
 	td := out.Model
 	c.o.Logger.Info("configuration loaded", "started", start, "reason", reason, "routes", len(td.State), "changedFiles", changedFiles)
-	parsed := dynamic.Parse(out.Config)
+	parsed := parseLoaded(out.Config, spares)
 	c.mu.Lock()
 	c.running, c.layouts = parsed, servers.Of(td)
 	c.countUnchecked(td)

@@ -125,6 +125,13 @@ type Options struct {
 	// Runtime sends commands to the running HAProxy's runtime API; nil
 	// turns changes without reload off.
 	Runtime dynamic.Execer
+	// SpareBackends is how many empty backends of each shape routes share
+	// HAProxy loads with a configuration (ROUTER_SPARE_BACKENDS), for
+	// routes of those shapes added before the next reload, written to
+	// SparesFile, the second configuration file the Process loads; none
+	// when SparesFile is "".
+	SpareBackends int
+	SparesFile    string
 }
 
 // maxCulpritRounds bounds how many times one commit retries after

@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -237,4 +239,80 @@ func TestARouteOfAnotherNameTakesOverADeletedRoutesBackend(t *testing.T) {
 	})
 	expectExactly(t, 30*time.Second, r, "fresh.to.example.com", names...)
 	expectStatus(t, 30*time.Second, func() (response, error) { return r.httpGet("old.to.example.com", "/") }, 503)
+}
+
+// TestRoutesOfSharedShapesAreAddedInSpareBackends: HAProxy loads spare
+// backends of the shapes several routes share (ROUTER_SPARE_BACKENDS):
+// passthrough routes and routes without a sticky cookie of their own
+// of new names are then added without a reload, and reported under their
+// own routes.
+func TestRoutesOfSharedShapesAreAddedInSpareBackends(t *testing.T) {
+	backendCA, err := testcerts.NewCA("backend CA", time.Hour)
+	must(t, err)
+	ptCert, err := backendCA.Issue("passthrough backend", []string{"*.sp.example.com"}, time.Hour)
+	must(t, err)
+	pt := startTLSBackend(t, "sp-pt", ptCert.CertPEM, ptCert.KeyPEM)
+	plain := []*backend{startBackend(t, "sp-1"), startBackend(t, "sp-2")}
+	noCookies := "  annotations:\n    haproxy.router.openshift.io/disable_cookies: \"true\"\n"
+	unsecured := func(name string) string {
+		return strings.Replace(routeYAML("sp", name, name+".sp.example.com", "", "plain", ""), "  namespace: sp\n", "  namespace: sp\n"+noCookies, 1)
+	}
+	passthrough := func(name string) string {
+		return routeYAML("sp", name, name+".sp.example.com", "", "pt", tlsYAML("passthrough", "", nil))
+	}
+	m := newManifests(t)
+	m.Write("svc.yaml", serviceYAML("sp", "plain", plain...)+"---\n"+serviceYAML("sp", "pt", pt))
+	m.Write("anchor-a.yaml", routeYAML("sp", "anchor-a", "anchor-a.sp.example.com", "", "plain", ""))
+	m.Write("anchor-z.yaml", routeYAML("sp", "anchor-z", "anchor-z.sp.example.com", "", "plain", ""))
+	for _, n := range []string{"nc-a", "nc-b"} {
+		m.Write(n+".yaml", unsecured(n))
+	}
+	for _, n := range []string{"pt-a", "pt-b"} {
+		m.Write(n+".yaml", passthrough(n))
+	}
+	env, ms := metricsEnv(t)
+	env["RELOAD_INTERVAL"] = "1s"
+	r := startRouter(t, m.Dir, env)
+	names := backendNames(plain)
+	expectExactly(t, loadTimeout, r, "nc-b.sp.example.com", names...)
+	expectBackend(t, loadTimeout, func() (response, error) { return r.httpsGet("pt-b.sp.example.com", "/") }, "sp-pt")
+	waitReady(t, ms)
+	reloads0 := ms.settledReloads(t)
+	if cfg, err := os.ReadFile(filepath.Join(r.WorkingDir, "conf", "spare-backends.cfg")); err != nil || !strings.Contains(string(cfg), "backend be_spare:") {
+		t.Fatalf("no spare backend loaded (%v)", err)
+	}
+	if cfg, err := os.ReadFile(filepath.Join(r.WorkingDir, "conf", "haproxy.config")); err != nil || strings.Contains(string(cfg), "be_spare:") {
+		t.Fatalf("spare backends in haproxy.config, which is what a render writes (%v)", err)
+	}
+
+	for i := 0; i < 3; i++ {
+		nc, ptn := fmt.Sprintf("nc-new%d", i), fmt.Sprintf("pt-new%d", i)
+		m.Write(nc+".yaml", unsecured(nc))
+		m.Write(ptn+".yaml", passthrough(ptn))
+		expectExactly(t, 30*time.Second, r, nc+".sp.example.com", names...)
+		expectBackend(t, 30*time.Second, func() (response, error) { return r.httpsGet(ptn+".sp.example.com", "/") }, "sp-pt")
+	}
+	if reloads := ms.mustValue(t, "template_router_reload_seconds_count", nil); reloads != reloads0 {
+		t.Fatalf("reloads %v (%s), were %v: routes of shared shapes should run in spare backends", reloads, ms.reloadReasons(), reloads0)
+	}
+	eventually(t, 30*time.Second, "metrics under the new route", func() error {
+		if _, err := r.httpGet("nc-new0.sp.example.com", "/"); err != nil {
+			return err
+		}
+		s, err := ms.get()
+		if err != nil {
+			return err
+		}
+		if v, err := s.value("haproxy_backend_connections_total", map[string]string{"backend": "http", "namespace": "sp", "route": "nc-new0"}); err != nil || v < 1 {
+			return fmt.Errorf("route nc-new0: %v %v", v, err)
+		}
+		for _, f := range s.families["haproxy_backend_connections_total"].GetMetric() {
+			for _, l := range f.GetLabel() {
+				if strings.Contains(l.GetValue(), "be_spare") {
+					return fmt.Errorf("a spare backend is reported: %v", f.GetLabel())
+				}
+			}
+		}
+		return nil
+	})
 }

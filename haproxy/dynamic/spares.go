@@ -1,0 +1,120 @@
+package dynamic
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+)
+
+// SparePrefix starts the names of spare backends (Spares).
+const SparePrefix = "be_spare:"
+
+// Spares returns backend sections to append to config before HAProxy
+// loads it: empty backends that a route added before the next reload can
+// run in (see Diff: the next configuration does not have them, so they
+// are orphans from the start). A spare copies the lines of a backend
+// section whose shape (its lines but for its name, servers and
+// dynamic-cookie-key) at least two backends of config share — lines that
+// do not depend on the route, so a new route with the same settings
+// renders them too (a passthrough route, a route without a sticky cookie
+// of its own). perShape spares are made of each such shape, total at
+// most, in the order the shapes first appear; none of a shape whose
+// sections name no backend or have no server line.
+func Spares(config []byte, perShape, total int) []byte {
+	if perShape <= 0 || total <= 0 {
+		return nil
+	}
+	type shape struct {
+		count int
+		lines []string
+	}
+	shapes := map[[32]byte]*shape{}
+	var order [][32]byte
+	for _, sec := range rawSections(config) {
+		if !isBackend(sec.header) || strings.HasPrefix(backendName(sec.header), SparePrefix) {
+			continue
+		}
+		p := Parse([]byte(sec.text))
+		if len(p.sections) != 1 || len(p.sections[0].servers) == 0 {
+			continue
+		}
+		h := p.sections[0].shape
+		s, ok := shapes[h]
+		if !ok {
+			s = &shape{lines: sec.body}
+			shapes[h] = s
+			order = append(order, h)
+		}
+		s.count++
+	}
+	var out bytes.Buffer
+	n := 0
+	for _, h := range order {
+		s := shapes[h]
+		if s.count < 2 {
+			continue
+		}
+		for i := 0; i < perShape && n < total; i++ {
+			name := fmt.Sprintf("%s%d", SparePrefix, n)
+			fmt.Fprintf(&out, "\nbackend %s\n", name)
+			for _, l := range s.lines {
+				f := strings.Fields(l)
+				switch {
+				case len(f) > 0 && f[0] == "server":
+					continue
+				case len(f) >= 2 && f[0] == "dynamic-cookie-key":
+					fmt.Fprintf(&out, "  dynamic-cookie-key %s\n", name)
+				default:
+					out.WriteString(l + "\n")
+				}
+			}
+			n++
+		}
+	}
+	return out.Bytes()
+}
+
+// rawSection is a section of a configuration as written: its header and
+// its lines (without blank and comment lines), and its text.
+type rawSection struct {
+	header string
+	body   []string
+	text   string
+}
+
+// rawSections splits a configuration into sections as Parse does.
+func rawSections(config []byte) []rawSection {
+	var out []rawSection
+	var cur *rawSection
+	var text strings.Builder
+	flush := func() {
+		if cur != nil {
+			cur.text = text.String()
+			out = append(out, *cur)
+		}
+		text.Reset()
+	}
+	for _, line := range strings.Split(string(config), "\n") {
+		trimmed := strings.TrimSpace(line)
+		if trimmed == "" || trimmed[0] == '#' {
+			continue
+		}
+		if line[0] != ' ' && line[0] != '\t' {
+			word, _, _ := strings.Cut(trimmed, " ")
+			word, _, _ = strings.Cut(word, "\t")
+			if sectionKeywords[word] {
+				flush()
+				cur = &rawSection{header: strings.Join(strings.Fields(trimmed), " ")}
+				text.WriteString(line + "\n")
+				continue
+			}
+		}
+		if cur == nil {
+			continue
+		}
+		cur.body = append(cur.body, line)
+		text.WriteString(line + "\n")
+	}
+	flush()
+	return out
+}
