@@ -25,14 +25,7 @@ import (
 // same endpoint. A reload in between (every backend laid out afresh)
 // changes none of it.
 func TestRandomEndpointChangesServeWhatAFreshStartServes(t *testing.T) {
-	seed := time.Now().UnixNano()
-	if v := os.Getenv("ROUTER_TEST_SEED"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		must(t, err)
-		seed = n
-	}
-	t.Logf("seed %d (ROUTER_TEST_SEED repeats it)", seed)
-	rng := rand.New(rand.NewSource(seed))
+	rng := seededRand(t)
 	var bes []*backend
 	for i := 1; i <= 6; i++ {
 		bes = append(bes, startBackend(t, fmt.Sprintf("eq-%d", i)))
@@ -147,6 +140,19 @@ func TestRandomEndpointChangesServeWhatAFreshStartServes(t *testing.T) {
 			t.Errorf("%s: cookies after the changes %v, after a fresh start %v", rt.name, changed, started)
 		}
 	}
+}
+
+// seededRand is a random source seeded from ROUTER_TEST_SEED, or the
+// clock; the seed is logged, so a failing run can be repeated.
+func seededRand(t *testing.T) *rand.Rand {
+	seed := time.Now().UnixNano()
+	if v := os.Getenv("ROUTER_TEST_SEED"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		must(t, err)
+		seed = n
+	}
+	t.Logf("seed %d (ROUTER_TEST_SEED repeats it)", seed)
+	return rand.New(rand.NewSource(seed))
 }
 
 // inService lists the servers of backend HAProxy has in service, as

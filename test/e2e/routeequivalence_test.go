@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"math/rand"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,14 +22,7 @@ import (
 // manifests does: the same status, the same endpoints, the same
 // certificate. Requests to a route that stays never fail meanwhile.
 func TestRandomRouteChangesServeWhatAFreshStartServes(t *testing.T) {
-	seed := time.Now().UnixNano()
-	if v := os.Getenv("ROUTER_TEST_SEED"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		must(t, err)
-		seed = n
-	}
-	t.Logf("seed %d (ROUTER_TEST_SEED repeats it)", seed)
-	rng := rand.New(rand.NewSource(seed))
+	rng := seededRand(t)
 
 	routeCA, err := testcerts.NewCA("route CA", time.Hour)
 	must(t, err)

@@ -127,13 +127,7 @@ func TestRoutesDeletedAndCreatedAgainNeedNoReload(t *testing.T) {
 	}
 	waitReady(t, ms)
 	reloads0 := ms.settledReloads(t)
-	eventually(t, 30*time.Second, "a master and one worker", func() error {
-		if pids := haproxyPIDSet(r); len(pids) != 2 {
-			return fmt.Errorf("haproxy processes %v", pids)
-		}
-		return nil
-	})
-	pids0 := haproxyPIDSet(r)
+	pids0 := oneWorker(t, r)
 	noReload := func(when string) {
 		t.Helper()
 		if reloads := ms.mustValue(t, "template_router_reload_seconds_count", nil); reloads != reloads0 {

@@ -396,14 +396,7 @@ func TestEndpointsBeyondThePoolAreAddedAtRuntime(t *testing.T) {
 		t.Fatalf("backend has %d server lines, want one endpoint and one slot", got)
 	}
 	reloads0 := ms.settledReloads(t)
-	// A worker of the load before may still be finishing.
-	eventually(t, 30*time.Second, "a master and one worker", func() error {
-		if pids := haproxyPIDSet(r); len(pids) != 2 {
-			return fmt.Errorf("haproxy processes %v", pids)
-		}
-		return nil
-	})
-	pids0 := haproxyPIDSet(r)
+	pids0 := oneWorker(t, r)
 
 	m.Write("svc.yaml", serviceYAML("pool", "web", bes...))
 	expectExactly(t, 30*time.Second, r, host, "p-1", "p-2", "p-3")
@@ -445,6 +438,19 @@ func TestEndpointsBeyondThePoolAreAddedAtRuntime(t *testing.T) {
 	if reloads := ms.mustValue(t, "template_router_reload_seconds_count", nil); reloads != reloads1 {
 		t.Errorf("reloads %v (%s), were %v: a scale-down needs none", reloads, ms.reloadReasons(), reloads1)
 	}
+}
+
+// oneWorker waits until HAProxy runs as a master and one worker (a worker
+// of a load before may still be finishing) and returns their PIDs.
+func oneWorker(t *testing.T, r *router) []int {
+	t.Helper()
+	eventually(t, 30*time.Second, "a master and one worker", func() error {
+		if pids := haproxyPIDSet(r); len(pids) != 2 {
+			return fmt.Errorf("haproxy processes %v", pids)
+		}
+		return nil
+	})
+	return haproxyPIDSet(r)
 }
 
 // stickyCookies returns the sticky cookie HAProxy sets for each of the
