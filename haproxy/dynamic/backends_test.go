@@ -156,6 +156,15 @@ func TestSparesCopyTheShapesRoutesShare(t *testing.T) {
 	if got := Spares([]byte(backendsBase+own), 8, 64); len(got) != 0 {
 		t.Errorf("spares of a shape no two routes share: %q", got)
 	}
+	// Two routes with the same long lines (a tenant's header actions)
+	// make no spare: copies of them would grow every configuration.
+	long := func(name string) string {
+		pad := strings.Repeat("  tcp-request content set-var(txn.pad) str("+strings.Repeat("p", 100)+")\n", 50)
+		return strings.Replace(shared(name), "  mode tcp\n", "  mode tcp\n"+pad, 1)
+	}
+	if got := Spares([]byte(backendsBase+long("a")+long("b")), 8, 64); len(got) != 0 {
+		t.Errorf("spares of sections over %d bytes: %d bytes", MaxSpareSection, len(got))
+	}
 	// Loaded with the spares, then a new passthrough route: it runs in a
 	// spare, no reload.
 	running := Diff(Parse([]byte(config+spares)), Parse([]byte(config))).Running

@@ -9,6 +9,10 @@ import (
 // SparePrefix starts the names of spare backends (Spares).
 const SparePrefix = "be_spare:"
 
+// MaxSpareSection bounds the text of a backend section Spares copies
+// (the default template's route sections take well under 1 KiB).
+const MaxSpareSection = 4096
+
 // Spares returns backend sections to append to config before HAProxy
 // loads it: empty backends that a route added before the next reload can
 // run in (see Diff: the next configuration does not have them, so they
@@ -19,7 +23,9 @@ const SparePrefix = "be_spare:"
 // renders them too (a passthrough route, a route without a sticky cookie
 // of its own). perShape spares are made of each such shape, total at
 // most, in the order the shapes first appear; none of a shape whose
-// sections name no backend or have no server line.
+// sections name no backend or have no server line, nor of one whose lines
+// are longer than MaxSpareSection (routes' own header actions, say: the
+// spares of one tenant's routes must not make every configuration large).
 func Spares(config []byte, perShape, total int) []byte {
 	if perShape <= 0 || total <= 0 {
 		return nil
@@ -33,6 +39,9 @@ func Spares(config []byte, perShape, total int) []byte {
 	for _, sec := range rawSections(config) {
 		if !isBackend(sec.header) || strings.HasPrefix(backendName(sec.header), SparePrefix) {
 			continue
+		}
+		if len(sec.text) > MaxSpareSection+len(sec.header) {
+			continue // its servers count here too: a bound, not a measure
 		}
 		p := Parse([]byte(sec.text))
 		if len(p.sections) != 1 || len(p.sections[0].servers) == 0 {
