@@ -109,6 +109,10 @@ func FuncMap(opts FuncOptions) template.FuncMap {
 		"routeHTTPSMap":          RouteHTTPSMap,
 		"routeSNIPassthroughMap": RouteSNIPassthroughMap,
 		"routeCertConfigMap":     RouteCertConfigMap,
+		"forwardedHeadersMap":    ForwardedHeadersMap,
+		"timeoutServerMap":       TimeoutServerMap,
+		"timeoutTunnelMap":       TimeoutTunnelMap,
+		"timeoutMillis":          TimeoutMillis,
 		"haproxyQuote":           syntax.Quote,
 		"haproxyLogFormat":       syntax.LogFormat,
 	}

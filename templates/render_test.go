@@ -410,8 +410,6 @@ func TestDefaultTemplateRouteAnnotations(t *testing.T) {
 	for route, want := range map[string][]string{
 		"fuzz/all": {
 			"\n  balance source\n",
-			"\n  timeout server 1500ms\n",
-			"\n  timeout tunnel 2147483647ms\n",
 			"\n  acl allowlist src 127.0.0.1 10.0.0.0/8 2001:db8::/32\n  tcp-request content reject if !allowlist\n",
 			"\n  stick-table type ip size 100k expire 30s store conn_cur,conn_rate(3s),http_req_rate(10s)\n  tcp-request content track-sc2 src\n",
 			"\n  tcp-request content reject if { sc2_conn_cur gt 3 }\n",
@@ -442,7 +440,15 @@ func TestDefaultTemplateRouteAnnotations(t *testing.T) {
 			}
 		}
 	}
+	// An HTTP route's timeouts are in the maps the defaults section
+	// "routes" reads, by backend name, in milliseconds.
+	for file, want := range map[string]string{"conf/timeout_server.map": "\nbe_edge_http:fuzz:all 1500\n", "conf/timeout_tunnel.map": "\nbe_edge_http:fuzz:all 2147483647\n"} {
+		if got[file] != want {
+			t.Errorf("%s = %q, want %q", file, got[file], want)
+		}
+	}
 	for route, unwanted := range map[string][]string{
+		"fuzz/all":      {"timeout server", "timeout tunnel"},
 		"fuzz/nocookie": {"\n  cookie ", "option forwardfor", "X-Forwarded", "Forwarded"},
 		"fuzz/invalid":  {"timeout server", "timeout tunnel", "acl", "sc2_http_req_rate", "set-path", "Strict-Transport", "maxconn", "SameSite", "evil"},
 		"other/ref":     {"timeout server", "acl", "stick-table", "maxconn"},
@@ -498,8 +504,7 @@ func TestDefaultTemplateRouterSettings(t *testing.T) {
 	td.StatsPort, td.StatsUser, td.StatsPassword = 19360, "admin", "s3cret"
 	got := renderDefault(t, td, nil)
 	cfg := got["conf/haproxy.config"]
-	global, rest, _ := strings.Cut(cfg, "\ndefaults\n")
-	defaults, _, _ := strings.Cut(rest, "\nfrontend public\n")
+	global, defaults := globalAndDefaults(t, cfg)
 	for _, w := range []string{
 		"\n  nbthread 3\n", "\n  hard-stop-after 30m\n", "\n  log 127.0.0.1:10514 local4 info\n",
 		"\n  ssl-default-bind-options ssl-min-ver TLSv1.1 ssl-max-ver TLSv1.2\n",
@@ -523,7 +528,7 @@ func TestDefaultTemplateRouterSettings(t *testing.T) {
 		"\n  bind :18080 accept-proxy\n", "\n  bind :18443 accept-proxy\n", "\n  tcp-request inspect-delay 6s\n",
 		"\n  option tcplog\n",
 		"crt-list " + dir + "/conf/cert_config.map strict-sni\n",
-		"\nlisten stats\n  bind :19360\n  mode http\n  monitor-uri /healthz\n  stats enable\n  stats hide-version\n  stats realm Haproxy\\ Statistics\n  stats uri /\n  stats auth admin:s3cret\n",
+		"\nlisten stats from frontends\n  bind :19360\n  mode http\n  monitor-uri /healthz\n  stats enable\n  stats hide-version\n  stats realm Haproxy\\ Statistics\n  stats uri /\n  stats auth admin:s3cret\n",
 		"backend be_http:ns:plain\n  mode http\n  option redispatch\n  option forwardfor\n  balance roundrobin",
 		"backend be_tcp:ns:pt\n  mode tcp\n  balance leastconn",
 		"server ept:svc-plain:10.0.0.1:8080 10.0.0.1:8080 weight 256 check inter 2500ms",
@@ -559,7 +564,7 @@ func TestDefaultTemplateRouterSettingsDefaults(t *testing.T) {
 		"\n  bind :18080\n", "\n  bind :18443\n", "\n  tcp-request inspect-delay 5s\n",
 		"crt-list " + dir + "/conf/cert_config.map\n",
 		// No stats port (OpenShift's template): /healthz on 1936, no page.
-		"\nlisten stats\n  bind :1936\n  mode http\n  monitor-uri /healthz\n\n",
+		"\nlisten stats from frontends\n  bind :1936\n  mode http\n  monitor-uri /healthz\n\n",
 	} {
 		if !strings.Contains(cfg, w) {
 			t.Errorf("haproxy.config lacks %q", w)
@@ -624,18 +629,27 @@ func TestDefaultTemplateMutualTLSCookieErrorFilesAndForwarded(t *testing.T) {
 	if n := strings.Count(cfg, "\n  http-request set-header X-SSL-Client-DN %{+Q}[ssl_c_s_dn]\n"); n != 2 {
 		t.Errorf("client certificate headers in %d TLS frontends, want 2", n)
 	}
-	if strings.Contains(cfg, "option forwardfor") || strings.Contains(cfg, "X-Forwarded-Host") {
-		t.Error("ROUTER_SET_FORWARDED_HEADERS=never still sets forwarded headers")
+	// The frontends set the forwarded headers only for the backends in
+	// forwarded_headers.map, which has none.
+	_, backends, _ := strings.Cut(cfg, "\nbackend openshift_default\n")
+	if strings.Contains(backends, "option forwardfor") || strings.Contains(backends, "X-Forwarded-Host") || strings.TrimSpace(got["conf/forwarded_headers.map"]) != "" {
+		t.Errorf("ROUTER_SET_FORWARDED_HEADERS=never still sets forwarded headers; forwarded_headers.map: %q", got["conf/forwarded_headers.map"])
+	}
+	if n := strings.Count(cfg, "\n  http-request set-header X-Forwarded-Host %[req.hdr(host)] if { var(txn.fwd_other) -m found }\n"); n != 3 {
+		t.Errorf("forwarded headers for the routes in forwarded_headers.map in %d frontends, want 3", n)
 	}
 	// A route's annotation wins over the router-wide defaults.
 	a := td.State["ns:plain"]
 	a.Settings.ForwardedHeaders, a.Settings.CookieName = "replace", "mine"
 	td.State["ns:plain"] = a
-	cfg2 := renderDefault(t, td, nil)["conf/haproxy.config"]
-	_, plain, _ := strings.Cut(cfg2, "backend be_http:ns:plain\n")
+	got2 := renderDefault(t, td, nil)
+	_, plain, _ := strings.Cut(got2["conf/haproxy.config"], "backend be_http:ns:plain\n")
 	plain, _, _ = strings.Cut(plain, "\n# route ")
 	if !strings.Contains(plain, "X-Forwarded-For %[src]") || !strings.Contains(plain, "cookie mine ") {
 		t.Errorf("route annotations did not win over the router-wide defaults:\n%s", plain)
+	}
+	if m := got2["conf/forwarded_headers.map"]; m != "\nbe_http:ns:plain replace\n" {
+		t.Errorf("forwarded_headers.map = %q, want the route whose policy sets the headers", m)
 	}
 	if t.Failed() {
 		t.Logf("haproxy.config:\n%s", cfg)
@@ -667,8 +681,7 @@ func TestDefaultTemplateH1CaseAdjust(t *testing.T) {
 	td.HAProxy.H1CaseAdjust = "X-Custom-Header,Content-MD5"
 	got := renderDefault(t, td, nil)
 	cfg := got["conf/haproxy.config"]
-	global, rest, _ := strings.Cut(cfg, "\ndefaults\n")
-	defaults, _, _ := strings.Cut(rest, "\nfrontend public\n")
+	global, defaults := globalAndDefaults(t, cfg)
 	if !strings.Contains(global, "\n  h1-case-adjust x-custom-header X-Custom-Header\n  h1-case-adjust content-md5 Content-MD5\n") {
 		t.Errorf("global lacks the h1-case-adjust rules:\n%s", global)
 	}
@@ -794,4 +807,18 @@ func TestRouteWithoutAnnotationsOrCertificatesInACustomTemplate(t *testing.T) {
 	if got, want := string(files[0].Data), "[|0|0||]"; got != want {
 		t.Errorf("rendered %q, want %q", got, want)
 	}
+}
+
+// globalAndDefaults cuts the global section and the defaults section
+// "frontends" out of haproxy.config; the defaults section "routes" must
+// have the same settings (and its rules, after them).
+func globalAndDefaults(t *testing.T, cfg string) (global, defaults string) {
+	t.Helper()
+	global, rest, _ := strings.Cut(cfg, "\ndefaults frontends\n")
+	defaults, rest, _ = strings.Cut(rest, "\ndefaults routes\n")
+	routes, _, _ := strings.Cut(rest, "\nfrontend public from frontends\n")
+	if !strings.HasPrefix(routes, strings.TrimRight(defaults, "\n")+"\n  # haproxy.router.openshift.io/timeout") {
+		t.Errorf("defaults sections differ:\nfrontends:\n%s\nroutes:\n%s", defaults, routes)
+	}
+	return global, defaults
 }

@@ -1,10 +1,13 @@
 package templates
 
 import (
+	"strconv"
 	"strings"
+	"time"
 
 	routev1 "github.com/openshift/api/route/v1"
 
+	"github.com/openshift-router-go/router/haproxy/syntax"
 	"github.com/openshift-router-go/router/router/model"
 )
 
@@ -126,4 +129,77 @@ func RouteCertConfigMap(td model.TemplateData) string {
 
 func terminated(t routev1.TLSTerminationType) bool {
 	return t == routev1.TLSTerminationEdge || t == routev1.TLSTerminationReencrypt
+}
+
+// setsForwardedHeaders reports whether a set-forwarded-headers policy sets
+// X-Forwarded-Host, -Port, -Proto and Forwarded: append (the default,
+// "") and replace do, never and if-none do not (if-none sets each only
+// when the client sent none, in the route's backend).
+func setsForwardedHeaders(policy string) bool {
+	return policy == "" || policy == "append" || policy == "replace"
+}
+
+// ForwardedHeadersMap is forwarded_headers.map: the backend of each route
+// (not passthrough) whose set-forwarded-headers policy differs from the
+// router-wide one (ROUTER_SET_FORWARDED_HEADERS) in setting the forwarded
+// headers or not → its policy. The frontends set them for the other routes
+// when the router-wide policy does, for these when it does not.
+func ForwardedHeadersMap(td model.TemplateData) string {
+	var m mapText
+	global := setsForwardedHeaders(td.HAProxy.ForwardedHeaders)
+	for _, k := range td.SortedStateKeys() {
+		cfg := td.State[k]
+		if cfg.TLSTermination == routev1.TLSTerminationPassthrough {
+			continue
+		}
+		policy := cfg.Settings.ForwardedHeaders
+		if policy == "" {
+			policy = td.HAProxy.ForwardedHeaders
+		}
+		if setsForwardedHeaders(policy) != global {
+			m.line(GenBackendNamePrefix(cfg.TLSTermination)+":"+string(k), policy)
+		}
+	}
+	return m.String()
+}
+
+// TimeoutMillis is an HAProxy time value (a validated annotation) in
+// milliseconds, rounded up as HAProxy rounds it (500us is 1); 0 for 0 or
+// a value that does not parse.
+func TimeoutMillis(v string) int64 {
+	d, err := syntax.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0
+	}
+	return int64((d + time.Millisecond - 1) / time.Millisecond)
+}
+
+// TimeoutServerMap is timeout_server.map: the backend of each route (not
+// passthrough) with haproxy.router.openshift.io/timeout → that timeout
+// in milliseconds. The default template's defaults section "routes" sets
+// the server timeout of a request from it (http-request set-timeout), so
+// that a changed timeout needs no reload; passthrough routes and a timeout
+// of 0 (none) keep "timeout server" in their backend.
+func TimeoutServerMap(td model.TemplateData) string {
+	return timeoutMap(td, func(cfg model.ServiceAliasConfig) string { return cfg.Settings.Timeout })
+}
+
+// TimeoutTunnelMap is timeout_tunnel.map: as TimeoutServerMap for
+// haproxy.router.openshift.io/timeout-tunnel.
+func TimeoutTunnelMap(td model.TemplateData) string {
+	return timeoutMap(td, func(cfg model.ServiceAliasConfig) string { return cfg.Settings.TimeoutTunnel })
+}
+
+func timeoutMap(td model.TemplateData, value func(model.ServiceAliasConfig) string) string {
+	var m mapText
+	for _, k := range td.SortedStateKeys() {
+		cfg := td.State[k]
+		if cfg.TLSTermination == routev1.TLSTerminationPassthrough {
+			continue
+		}
+		if ms := TimeoutMillis(value(cfg)); ms > 0 {
+			m.line(GenBackendNamePrefix(cfg.TLSTermination)+":"+string(k), strconv.FormatInt(ms, 10))
+		}
+	}
+	return m.String()
 }

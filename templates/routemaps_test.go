@@ -8,6 +8,7 @@ import (
 
 	routev1 "github.com/openshift/api/route/v1"
 
+	"github.com/openshift-router-go/router/router/annotations"
 	"github.com/openshift-router-go/router/router/model"
 )
 
@@ -135,6 +136,42 @@ func TestRouteMapsMatchTheFormerTemplate(t *testing.T) {
 			if former != now {
 				t.Fatalf("model %d, %s:\nformer %q\nnow    %q", i, name, former, now)
 			}
+		}
+	}
+}
+
+func TestForwardedHeadersMapNamesTheBackendsThatDifferFromTheRouterWidePolicy(t *testing.T) {
+	routes := map[model.ServiceAliasConfigKey]model.ServiceAliasConfig{
+		"ns:default": {},
+		"ns:append":  {Settings: annotations.Route{ForwardedHeaders: "append"}},
+		"ns:replace": {TLSTermination: routev1.TLSTerminationEdge, Settings: annotations.Route{ForwardedHeaders: "replace"}},
+		"ns:never":   {TLSTermination: routev1.TLSTerminationReencrypt, Settings: annotations.Route{ForwardedHeaders: "never"}},
+		"ns:if-none": {Settings: annotations.Route{ForwardedHeaders: "if-none"}},
+		// passthrough routes have no HTTP headers to set
+		"ns:pt": {TLSTermination: routev1.TLSTerminationPassthrough, Settings: annotations.Route{ForwardedHeaders: "never"}},
+	}
+	for _, tc := range []struct{ global, want string }{
+		{"", "\nbe_http:ns:if-none if-none\nbe_secure:ns:never never\n"},
+		{"append", "\nbe_http:ns:if-none if-none\nbe_secure:ns:never never\n"},
+		{"replace", "\nbe_http:ns:if-none if-none\nbe_secure:ns:never never\n"},
+		{"never", "\nbe_http:ns:append append\nbe_edge_http:ns:replace replace\n"},
+		{"if-none", "\nbe_http:ns:append append\nbe_edge_http:ns:replace replace\n"},
+	} {
+		td := model.TemplateData{State: routes, HAProxy: model.HAProxySettings{ForwardedHeaders: tc.global}}
+		if got := ForwardedHeadersMap(td); got != tc.want {
+			t.Errorf("ROUTER_SET_FORWARDED_HEADERS=%q: map %q, want %q", tc.global, got, tc.want)
+		}
+	}
+}
+
+func TestTimeoutMillisRoundsUpAsHAProxyDoes(t *testing.T) {
+	for v, want := range map[string]int64{
+		"1500ms": 1500, "5s": 5000, "2m": 120000, "1h": 3600000, "1d": 86400000,
+		"500us": 1, "1us": 1, "1001us": 2, "30": 30, "2147483647ms": 2147483647,
+		"0": 0, "0s": 0, "": 0, "nonsense": 0,
+	} {
+		if got := TimeoutMillis(v); got != want {
+			t.Errorf("TimeoutMillis(%q) = %d, want %d", v, got, want)
 		}
 	}
 }

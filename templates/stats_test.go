@@ -18,17 +18,17 @@ func TestStatsListenerPerMode(t *testing.T) {
 	}{
 		{"metrics mode: no listener", -1, "u", "p", "v4", ""},
 		{"no stats port: /healthz on 1936 only", 0, "u", "p", "v4",
-			"listen stats\n  bind :1936\n  mode http\n  monitor-uri /healthz\n\n"},
+			"listen stats from frontends\n  bind :1936\n  mode http\n  monitor-uri /healthz\n\n"},
 		{"port without credentials: /healthz only", 1937, "", "", "v4",
-			"listen stats\n  bind :1937\n  mode http\n  monitor-uri /healthz\n\n"},
+			"listen stats from frontends\n  bind :1937\n  mode http\n  monitor-uri /healthz\n\n"},
 		{"port with one credential: /healthz only", 1937, "u", "", "v4",
-			"listen stats\n  bind :1937\n  mode http\n  monitor-uri /healthz\n\n"},
+			"listen stats from frontends\n  bind :1937\n  mode http\n  monitor-uri /healthz\n\n"},
 		{"port and credentials: the statistics page", 1937, "admin", "cGFzcw==", "v4",
-			"listen stats\n  bind :1937\n  mode http\n  monitor-uri /healthz\n  stats enable\n  stats hide-version\n  stats realm Haproxy\\ Statistics\n  stats uri /\n  stats auth admin:cGFzcw==\n\n"},
+			"listen stats from frontends\n  bind :1937\n  mode http\n  monitor-uri /healthz\n  stats enable\n  stats hide-version\n  stats realm Haproxy\\ Statistics\n  stats uri /\n  stats auth admin:cGFzcw==\n\n"},
 		{"v6", 1937, "", "", "v6",
-			"listen stats\n  bind :::1937 v6only\n  mode http\n  monitor-uri /healthz\n\n"},
+			"listen stats from frontends\n  bind :::1937 v6only\n  mode http\n  monitor-uri /healthz\n\n"},
 		{"v4v6", 0, "", "", "v4v6",
-			"listen stats\n  bind :1936\n  bind :::1936 v6only\n  mode http\n  monitor-uri /healthz\n\n"},
+			"listen stats from frontends\n  bind :1936\n  bind :::1936 v6only\n  mode http\n  monitor-uri /healthz\n\n"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -13,8 +13,9 @@ import (
 // TestSubMillisecondTimeIsTheSameThroughEnvAnnotationAndHelper: "500us"
 // gives the same value and the same haproxy.config line whether it comes
 // from an environment variable (ROUTER_DEFAULT_SERVER_TIMEOUT), the route's
-// haproxy.router.openshift.io/timeout annotation or the
-// clipHAProxyTimeoutValue helper of a custom template — written as given,
+// haproxy.router.openshift.io/timeout annotation (in timeout_server.map:
+// 1 ms) or the clipHAProxyTimeoutValue helper of a custom template —
+// written as given,
 // as OpenShift does (HAProxy rounds it up to 1ms; see
 // syntax.TestHAProxyRoundsSubMillisecondTimesUpNotToZero) — and the real
 // haproxy accepts the rendered configuration.
@@ -51,8 +52,10 @@ func TestSubMillisecondTimeIsTheSameThroughEnvAnnotationAndHelper(t *testing.T) 
 	if !strings.Contains(global, line) || !strings.Contains(global, "\n  timeout connect "+v+"\n") {
 		t.Errorf("defaults section lacks %q and timeout connect %s:\n%s", line, v, global)
 	}
-	if !strings.Contains(routes["fuzz/sub"], line) {
-		t.Errorf("route section lacks %q:\n%s", line, routes["fuzz/sub"])
+	// The route's timeout is in timeout_server.map, in milliseconds
+	// rounded up as HAProxy rounds "500us": 1.
+	if m := rendered["conf/timeout_server.map"]; !strings.Contains(m, ":fuzz:sub 1\n") || strings.Contains(routes["fuzz/sub"], "timeout server") {
+		t.Errorf("timeout_server.map %q, route section:\n%s", m, routes["fuzz/sub"])
 	}
 
 	prereq.NeedBinary(t, "haproxy")

@@ -56,6 +56,15 @@ func TestFileCommandsChangeMapEntries(t *testing.T) {
 	if running.RuntimeName("be_http:ns:c") == "be_http:ns:c" {
 		t.Fatal("be_http:ns:c does not run as an orphan")
 	}
+	// forwarded_headers.map is keyed by backend: c, taking over orphan a or
+	// b, gets its entry under that name. When a's entry goes as c takes a
+	// over, a's entry is c's: set, not added and deleted.
+	fwd := filepath.Join(wd.Conf(), "forwarded_headers.map")
+	fwdConfig := []byte("frontend f\n  http-request set-var(txn.fwd_other) var(txn.backend),map(" + fwd + ")\n")
+	fwdWant := []string{"add map " + fwd + " " + running.RuntimeName("be_http:ns:c") + " never", "del map " + fwd + " be_http:ns:a"}
+	if running.RuntimeName("be_http:ns:c") == "be_http:ns:a" {
+		fwdWant = []string{"set map " + fwd + " be_http:ns:a never"}
+	}
 	for _, c := range []struct {
 		name   string
 		config []byte
@@ -67,6 +76,14 @@ func TestFileCommandsChangeMapEntries(t *testing.T) {
 		{name: "entries added, set and deleted", config: config,
 			new:  "b.example.com/ @redirect\nc.example.com/x/ be_http:ns:c\n",
 			want: []string{"set map " + m + " b.example.com/ @redirect", "add map " + m + " c.example.com/x/ be_http:ns:" + running.RuntimeName("be_http:ns:c")[len("be_http:ns:"):], "del map " + m + " a.example.com/"}},
+		{name: "keys that name a backend are sent as it runs", config: fwdConfig,
+			old:  map[string][]byte{fwd: []byte("be_http:ns:a never\n")},
+			new:  "be_http:ns:c never\n",
+			want: fwdWant},
+		{name: "a map of integers (map_str_int) changes too", config: []byte("defaults routes\n  http-request set-var(txn.t) be_name,map_str_int(" + fwd + ")\n"),
+			old:  map[string][]byte{fwd: []byte("be_http:ns:b 5000\n")},
+			new:  "be_http:ns:b 7000\n",
+			want: []string{"set map " + fwd + " be_http:ns:b 7000"}},
 		{name: "a map used with map_reg reloads", config: []byte("frontend f\n  use_backend %[path,map_reg(" + m + ")]\n"), new: old + "c.example.com/ x\n", reload: true},
 		{name: "a map used as a map and otherwise reloads", config: append(append([]byte{}, config...), "  acl x path -f "+m+"\n"...), new: old + "c.example.com/ x\n", reload: true},
 		{name: "a key twice reloads", config: config, new: old + "a.example.com/ y\n", reload: true},
@@ -78,7 +95,11 @@ func TestFileCommandsChangeMapEntries(t *testing.T) {
 			if oldFiles == nil {
 				oldFiles = map[string][]byte{m: []byte(old)}
 			}
-			got := FileCommands(Files{WD: wd, Config: c.config, Changed: []string{m}, New: map[string][]byte{m: []byte(c.new)}, Old: oldFiles, Running: running})
+			changed := m
+			for p := range oldFiles {
+				changed = p
+			}
+			got := FileCommands(Files{WD: wd, Config: c.config, Changed: []string{changed}, New: map[string][]byte{changed: []byte(c.new)}, Old: oldFiles, Running: running})
 			if got.Reload != c.reload {
 				t.Fatalf("reload %v, want %v (%+v)", got.Reload, c.reload, got)
 			}

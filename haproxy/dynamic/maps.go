@@ -20,8 +20,9 @@ const (
 // mapLookups are the converters whose lookups do not depend on the order
 // of the map's entries: exact matches and prefixes are indexed in trees
 // (measured on HAProxy 2.6: map_beg returns the longest prefix whatever
-// order the entries were added in).
-var mapLookups = []string{"map(", "map_str(", "map_beg("}
+// order the entries were added in); map_str_int is an exact match that
+// returns an integer.
+var mapLookups = []string{"map(", "map_str(", "map_beg(", "map_str_int("}
 
 // fileUse tells how config uses the file at path p.
 func fileUse(config []byte, p string) use {
@@ -121,25 +122,38 @@ func mapCommands(p string, in Files) (entryCommands, bool) {
 	if !ok {
 		return out, false
 	}
-	value := func(v string) string {
+	name := func(v string) string {
 		if in.Running != nil {
 			return in.Running.RuntimeName(v)
 		}
 		return v
 	}
+	// Keys and values that name a backend are sent with the name HAProxy
+	// runs it as (forwarded_headers.map is keyed by backend). A key
+	// removed whose backend another one now runs as is that one's entry:
+	// set, not added and removed. A key of a deleted backend that ran
+	// under another name is removed under its own, which HAProxy refuses
+	// ("Key not found"): a reload then.
+	added := map[string]int{}
 	for _, k := range newKeys {
 		v, had := oldValues[k]
 		switch {
 		case !had:
-			out.adds = append(out.adds, Command{Kind: "map", Text: "add map " + p + " " + k + " " + value(newValues[k])})
+			added[name(k)] = len(out.adds)
+			out.adds = append(out.adds, Command{Kind: "map", Text: "add map " + p + " " + name(k) + " " + name(newValues[k])})
 		case v != newValues[k]:
-			out.adds = append(out.adds, Command{Kind: "map", Text: "set map " + p + " " + k + " " + value(newValues[k])})
+			out.adds = append(out.adds, Command{Kind: "map", Text: "set map " + p + " " + name(k) + " " + name(newValues[k])})
 		}
 	}
 	for _, k := range oldKeys {
-		if _, has := newValues[k]; !has {
-			out.dels = append(out.dels, Command{Kind: "map", Text: "del map " + p + " " + k})
+		if _, has := newValues[k]; has {
+			continue
 		}
+		if i, ok := added[name(k)]; ok {
+			out.adds[i].Text = "set" + strings.TrimPrefix(out.adds[i].Text, "add")
+			continue
+		}
+		out.dels = append(out.dels, Command{Kind: "map", Text: "del map " + p + " " + name(k)})
 	}
 	return out, true
 }

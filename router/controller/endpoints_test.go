@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -393,9 +395,9 @@ func TestRouteAdditionsWithATemplateThatListsTheRoutesRunTheFullPass(t *testing.
 // stay as they were.
 func TestRouteUpdatesWithoutAFullRender(t *testing.T) {
 	_, issue := edgeIssuer(t, plainRoute("d", "edge"))
-	withTimeout := func(ns, name, timeout string) *routev1.Route {
+	withBalance := func(ns, name, balance string) *routev1.Route {
 		r := plainRoute(ns, name)
-		r.Annotations = map[string]string{"haproxy.router.openshift.io/timeout": timeout}
+		r.Annotations = map[string]string{"haproxy.router.openshift.io/balance": balance}
 		return r
 	}
 	f, logs := startedWithLogs(t, plainRoute("a", "web"), plainRoute("b", "web"), plainRoute("c", "web"), issue())
@@ -421,7 +423,7 @@ func TestRouteUpdatesWithoutAFullRender(t *testing.T) {
 
 	// While reloads wait: deferred, nothing written.
 	onDisk := f.config(t)
-	f.st.Upsert(withTimeout("b", "web", "9s"))
+	f.st.Upsert(withBalance("b", "web", "leastconn"))
 	out, err = f.c.commit(ctx, false, false)
 	if err != nil || !out.deferred {
 		t.Fatalf("annotation change while reloads wait: %+v %v", out, err)
@@ -432,7 +434,7 @@ func TestRouteUpdatesWithoutAFullRender(t *testing.T) {
 
 	// The reload: worked out afresh, not by a full pass.
 	runtime, reload = logs.count(logWorked, `"for"="runtime"`), logs.count(logWorked, `"for"="reload"`)
-	f.st.Upsert(withTimeout("a", "web", "7s"))
+	f.st.Upsert(withBalance("a", "web", "roundrobin"))
 	out, err = f.c.commit(ctx, true, false)
 	if err != nil || !out.reloaded {
 		t.Fatalf("annotation change: %+v %v", out, err)
@@ -443,8 +445,44 @@ func TestRouteUpdatesWithoutAFullRender(t *testing.T) {
 	if got, want := []byte(f.config(t)), f.fullRender(t); !bytes.Equal(got, want) {
 		t.Fatalf("haproxy.config on disk is not what a full pass renders:\n%s", firstDifference(got, want))
 	}
-	if !strings.Contains(f.config(t), "timeout server  7s") && !strings.Contains(f.config(t), "timeout server 7s") {
+	if !strings.Contains(f.config(t), "\n  balance roundrobin\n") {
 		t.Fatal("the annotation has no effect in haproxy.config")
+	}
+}
+
+// TestRouteTimeoutChangesAreAppliedAtRuntime: the default template keeps
+// an HTTP route's timeout annotations in timeout_server.map and
+// timeout_tunnel.map, which the defaults section reads by backend name: a
+// timeout set, changed or removed is a map entry added, set or deleted
+// through the runtime API, no reload.
+func TestRouteTimeoutChangesAreAppliedAtRuntime(t *testing.T) {
+	withTimeout := func(ns, name, timeout string) *routev1.Route {
+		r := plainRoute(ns, name)
+		r.Annotations = map[string]string{"haproxy.router.openshift.io/timeout": timeout}
+		return r
+	}
+	f, logs := startedWithLogs(t, plainRoute("a", "web"), plainRoute("b", "web"))
+	ctx := context.Background()
+	m := filepath.Join(f.dir, "conf", "timeout_server.map")
+	for _, c := range []struct {
+		route *routev1.Route
+		want  string
+	}{
+		{withTimeout("a", "web", "7s"), "add map " + m + " be_http:a:web 7000"},
+		{withTimeout("a", "web", "90s"), "set map " + m + " be_http:a:web 90000"},
+		{plainRoute("a", "web"), "del map " + m + " be_http:a:web"},
+	} {
+		f.st.Upsert(c.route)
+		out, err := f.c.commit(ctx, true, false)
+		if err != nil || out.reloaded || !out.runtime {
+			t.Fatalf("%s: %+v %v\n%s", c.want, out, err, strings.Join(logs.lines, "\n"))
+		}
+		if sent := f.rt.sent(); !slices.Contains(sent, c.want) {
+			t.Fatalf("commands %q, want %q", sent, c.want)
+		}
+		if got, want := []byte(f.config(t)), f.fullRender(t); !bytes.Equal(got, want) {
+			t.Fatalf("haproxy.config on disk is not what a full pass renders:\n%s", firstDifference(got, want))
+		}
 	}
 }
 

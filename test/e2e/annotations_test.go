@@ -147,6 +147,8 @@ func TestAnnotations(t *testing.T) {
 		annotatedRouteYAML("ann", "fwd-replace", "fwd-replace.example.com", "", "echo", "", map[string]string{p + "set-forwarded-headers": "replace"}),
 		annotatedRouteYAML("ann", "fwd-never", "fwd-never.example.com", "", "echo", "", map[string]string{p + "set-forwarded-headers": "never"}),
 		annotatedRouteYAML("ann", "fwd-if-none", "fwd-if-none.example.com", "", "echo", "", map[string]string{p + "set-forwarded-headers": "if-none"}),
+		routeYAML("ann", "fwd-edge", "fwd-edge.example.com", "", "echo", edge),
+		annotatedRouteYAML("ann", "fwd-edge-never", "fwd-edge-never.example.com", "", "echo", edge, map[string]string{p + "set-forwarded-headers": "never"}),
 		annotatedRouteYAML("ann", "ratelimit", "ratelimit.example.com", "", "ref", "", map[string]string{
 			p + "rate-limit-connections": "true", p + "rate-limit-connections.rate-http": "3"}),
 		annotatedRouteYAML("ann", "ratelimit-tcp", "ratelimit-tcp.example.com", "", "ref", "", map[string]string{
@@ -322,6 +324,16 @@ func TestAnnotations(t *testing.T) {
 		resp, err := annRequest(r, false, "fwd-if-none.example.com", "/", nil)
 		if err != nil || !strings.Contains(resp.Body, "xff=[127.0.0.1] xfh=[fwd-if-none.example.com]") {
 			t.Errorf("if-none without client headers: backend saw %q (%v)", resp.Body, err)
+		}
+		// TLS terminated here: the headers are set by the TLS frontends too.
+		for host, want := range map[string]string{
+			"fwd-edge.example.com":       "xff=[192.0.2.7,127.0.0.1] xfh=[fwd-edge.example.com] forwarded=[for=127.0.0.1;host=fwd-edge.example.com;proto=https]",
+			"fwd-edge-never.example.com": "xff=[192.0.2.7] xfh=[client.example] forwarded=[]",
+		} {
+			resp, err := annRequest(r, true, host, "/", in)
+			if err != nil || !strings.Contains(resp.Body, want) {
+				t.Errorf("%s over TLS: backend saw %q (%v), want %q", host, resp.Body, err, want)
+			}
 		}
 	})
 

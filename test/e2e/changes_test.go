@@ -112,12 +112,12 @@ func (e errString) Error() string { return string(e) }
 func customTemplate(t *testing.T) string {
 	t.Helper()
 	def := templates.Default()
-	marker := "  timeout check 5000ms\n  http-request set-header X-Forwarded-Host"
+	marker := "  timeout check 5000ms\n  {{- /* X-Forwarded-Host,"
 	if !strings.Contains(def, marker) {
 		t.Fatal("default template changed: update customTemplate")
 	}
 	custom := strings.Replace(def, marker,
-		"  timeout check 5000ms\n  {{- with index $cfg.Annotations \"example.com/raw\" }}\n  {{ . }}\n  {{- end }}\n  http-request set-header X-Forwarded-Host", 1)
+		"  timeout check 5000ms\n  {{- with index $cfg.Annotations \"example.com/raw\" }}\n  {{ . }}\n  {{- end }}\n  {{- /* X-Forwarded-Host,", 1)
 	path := filepath.Join(t.TempDir(), "custom.template")
 	must(t, os.WriteFile(path, []byte(custom), 0o644))
 	return path

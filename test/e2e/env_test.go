@@ -569,6 +569,8 @@ func TestEnvMutualTLSErrorPageCookieForwardedAndSlowloris(t *testing.T) {
 		"ROUTER_SET_FORWARDED_HEADERS":  "never",
 		"ROUTER_SLOWLORIS_TIMEOUT":      "1s",
 	}
+	m.Write("fwd.yaml", annotatedRouteYAML("env", "fwd", "fwd.env.test", "", "web", "",
+		map[string]string{"haproxy.router.openshift.io/set-forwarded-headers": "append"}))
 	r := startRouter(t, m.Dir, env)
 	good, bad, stranger := ca.issue(t, "good-client"), ca.issue(t, "bad-client"), other.issue(t, "good-client")
 	resp := expectBackend(t, loadTimeout, func() (response, error) { return r.httpGet("www.env.test", "/") }, "envE")
@@ -582,6 +584,13 @@ func TestEnvMutualTLSErrorPageCookieForwardedAndSlowloris(t *testing.T) {
 		resp, err := getWith(r, false, "www.env.test", "/", http.Header{"X-Forwarded-For": {"192.0.2.1"}}, nil)
 		must(t, err)
 		if !strings.Contains(resp.Body, "xff=[192.0.2.1] xfh=[]") {
+			t.Fatalf("backend saw %s", resp.Body)
+		}
+	})
+	t.Run("forwarded headers never, but a route's append sets them", func(t *testing.T) {
+		resp, err := getWith(r, false, "fwd.env.test", "/", http.Header{"X-Forwarded-For": {"192.0.2.1"}}, nil)
+		must(t, err)
+		if !strings.Contains(resp.Body, "xff=[192.0.2.1,127.0.0.1] xfh=[fwd.env.test]") {
 			t.Fatalf("backend saw %s", resp.Body)
 		}
 	})

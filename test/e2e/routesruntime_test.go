@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -309,4 +310,84 @@ func TestRoutesOfSharedShapesAreAddedInSpareBackends(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestARouteThatTakesOverABackendKeepsItsForwardedHeadersPolicy: the
+// frontends set X-Forwarded-* for every backend not named in
+// forwarded_headers.map; a route of the never policy that takes over a
+// deleted route's backend (no reload) gets its map entry under the name
+// HAProxy runs that backend as, so the client's headers still reach its
+// backend untouched.
+func TestARouteThatTakesOverABackendKeepsItsForwardedHeadersPolicy(t *testing.T) {
+	be := echoBackend(t, "fw-echo")
+	ann := map[string]string{"haproxy.router.openshift.io/disable_cookies": "true"}
+	never := map[string]string{"haproxy.router.openshift.io/disable_cookies": "true", "haproxy.router.openshift.io/set-forwarded-headers": "never"}
+	m := newManifests(t)
+	m.Write("svc.yaml", serviceYAML("fw", "web", be))
+	m.Write("default.yaml", annotatedRouteYAML("fw", "default", "default.fw.example.com", "", "web", "", ann))
+	for _, n := range []string{"never-anchor", "never-old"} {
+		m.Write(n+".yaml", annotatedRouteYAML("fw", n, n+".fw.example.com", "", "web", "", never))
+	}
+	env, ms := metricsEnv(t)
+	env["RELOAD_INTERVAL"] = "1s"
+	r := startRouter(t, m.Dir, env)
+	in := http.Header{"X-Forwarded-Host": {"client.example"}}
+	expect := func(host, want string) {
+		t.Helper()
+		eventually(t, 30*time.Second, host, func() error {
+			resp, err := annRequest(r, false, host, "/", in)
+			if err != nil || !strings.Contains(resp.Body, want) {
+				return fmt.Errorf("backend saw %q (%v), want %q", resp.Body, err, want)
+			}
+			return nil
+		})
+	}
+	expect("never-old.fw.example.com", "xfh=[client.example]")
+	expect("default.fw.example.com", "xfh=[default.fw.example.com]")
+	waitReady(t, ms)
+	reloads0 := ms.settledReloads(t)
+
+	m.Remove("never-old.yaml")
+	m.Write("never-new.yaml", annotatedRouteYAML("fw", "never-new", "never-new.fw.example.com", "", "web", "", never))
+	expect("never-new.fw.example.com", "xfh=[client.example]")
+	expect("default.fw.example.com", "xfh=[default.fw.example.com]")
+	expect("never-anchor.fw.example.com", "xfh=[client.example]")
+	if reloads := ms.mustValue(t, "template_router_reload_seconds_count", nil); reloads != reloads0 {
+		t.Fatalf("reloads %v (%s), were %v: the new route should take the deleted one's backend", reloads, ms.reloadReasons(), reloads0)
+	}
+}
+
+// TestARouteTimeoutChangesWithoutAReload: an HTTP route's timeout
+// annotation is a map entry the defaults section reads by backend name
+// (http-request set-timeout): set, changed and removed through the
+// runtime API, each taking effect on the next request, without a reload.
+func TestARouteTimeoutChangesWithoutAReload(t *testing.T) {
+	slow := startSlowBackend(t, "tmo-slow", 2*time.Second)
+	route := func(timeout string) string {
+		ann := map[string]string{}
+		if timeout != "" {
+			ann["haproxy.router.openshift.io/timeout"] = timeout
+		}
+		return annotatedRouteYAML("tmo", "slow", "slow.tmo.example.com", "", "slow", "", ann)
+	}
+	m := newManifests(t)
+	m.Write("svc.yaml", serviceYAML("tmo", "slow", slow.backend))
+	m.Write("route.yaml", route("1s"))
+	env, ms := metricsEnv(t)
+	env["RELOAD_INTERVAL"] = "1s"
+	r := startRouter(t, m.Dir, env)
+	expectStatus(t, loadTimeout, func() (response, error) { return r.httpGet("slow.tmo.example.com", "/") }, 504)
+	waitReady(t, ms)
+	reloads0 := ms.settledReloads(t)
+
+	for _, step := range []struct {
+		timeout string
+		want    int
+	}{{"5s", 200}, {"500ms", 504}, {"", 200}} {
+		m.Write("route.yaml", route(step.timeout))
+		expectStatus(t, 30*time.Second, func() (response, error) { return r.httpGet("slow.tmo.example.com", "/") }, step.want)
+		if reloads := ms.mustValue(t, "template_router_reload_seconds_count", nil); reloads != reloads0 {
+			t.Fatalf("timeout %q: reloads %v (%s), were %v", step.timeout, reloads, ms.reloadReasons(), reloads0)
+		}
+	}
 }
