@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -410,7 +411,7 @@ func TestDefaultTemplateRouteAnnotations(t *testing.T) {
 	for route, want := range map[string][]string{
 		"fuzz/all": {
 			"\n  balance source\n",
-			"\n  acl allowlist src 127.0.0.1 10.0.0.0/8 2001:db8::/32\n  tcp-request content reject if !allowlist\n",
+			"\n  acl allowlist src -f " + filepath.Join(dir, "router", "allowlists", "fuzz:all.txt") + "\n  tcp-request content reject if !allowlist\n",
 			"\n  stick-table type ip size 100k expire 30s store conn_cur,conn_rate(3s),http_req_rate(10s)\n  tcp-request content track-sc2 src\n",
 			"\n  tcp-request content reject if { sc2_conn_cur gt 3 }\n",
 			"\n  tcp-request content reject if { sc2_conn_rate gt 4 }\n",
@@ -423,7 +424,7 @@ func TestDefaultTemplateRouteAnnotations(t *testing.T) {
 			" maxconn 7 check inter 2s\n",
 		},
 		"fuzz/nocookie": {"\n  balance random\n"},
-		"fuzz/partial":  {"\n  acl allowlist src 127.0.0.1\n  tcp-request content reject if !allowlist\n"},
+		"fuzz/partial":  {"\n  acl allowlist src -f " + filepath.Join(dir, "router", "allowlists", "fuzz:partial.txt") + "\n  tcp-request content reject if !allowlist\n"},
 		"fuzz/ifnone": {
 			"\n  option forwardfor if-none\n",
 			"\n  http-request set-header X-Forwarded-Host %[req.hdr(host)] if !{ req.hdr(X-Forwarded-Host) -m found }\n",
@@ -459,7 +460,7 @@ func TestDefaultTemplateRouteAnnotations(t *testing.T) {
 			}
 		}
 	}
-	// More than 61 entries: a file, one entry a line, read with -f.
+	// An allowlist is a file, one entry a line, read with -f.
 	allowlistFile := filepath.Join(dir, "router", "allowlists", "fuzz:long.txt")
 	if n := strings.Count(routes["fuzz/long"], "acl allowlist src "); n != 1 || !strings.Contains(routes["fuzz/long"], "\n  acl allowlist src -f "+allowlistFile+"\n  tcp-request content reject if !allowlist\n") {
 		t.Errorf("120 allowlist entries should be one acl line reading %s:\n%s", allowlistFile, routes["fuzz/long"])
@@ -471,8 +472,8 @@ func TestDefaultTemplateRouteAnnotations(t *testing.T) {
 			t.Errorf("%s holds %q", f.Path, f.Data)
 		}
 	}
-	if len(allowlistFiles) != 1 || allowlistFiles[0] != allowlistFile {
-		t.Errorf("allowlist files %q, want only %s", allowlistFiles, allowlistFile)
+	if !slices.Contains(allowlistFiles, allowlistFile) || len(allowlistFiles) != 3 {
+		t.Errorf("allowlist files %q, want %s and those of fuzz/all and fuzz/partial", allowlistFiles, allowlistFile)
 	}
 	prereq.NeedBinary(t, "haproxy")
 	if out, err := haproxyCheck(t, td, got); err != nil {
@@ -703,10 +704,11 @@ func TestDefaultTemplateH1CaseAdjust(t *testing.T) {
 	}
 }
 
-// TestDefaultTemplateAllowlistThreshold: 61 allowlist entries stay inline
-// (two acl lines), 62 are read from the file the router writes, and
-// haproxy -c accepts both.
-func TestDefaultTemplateAllowlistThreshold(t *testing.T) {
+// TestDefaultTemplateReadsEveryAllowlistFromItsFile: one entry, 61 (where
+// OpenShift's template still writes them inline) and 62 are all read from
+// the file the router writes, so that a changed list is applied at
+// runtime; haproxy -c accepts them.
+func TestDefaultTemplateReadsEveryAllowlistFromItsFile(t *testing.T) {
 	list := func(n int) string {
 		var out []string
 		for i := 0; i < n; i++ {
@@ -716,16 +718,16 @@ func TestDefaultTemplateAllowlistThreshold(t *testing.T) {
 	}
 	dir := shortDir(t)
 	td := fuzzModel(t, dir,
+		annotatedRoute("one", "one.example.com", "", nil, map[string]string{annotations.IPAllowlist: list(1)}),
 		annotatedRoute("at", "at.example.com", "", nil, map[string]string{annotations.IPAllowlist: list(61)}),
 		annotatedRoute("above", "above.example.com", "", nil, map[string]string{annotations.IPAllowlist: list(62)}),
 	)
 	got := renderDefault(t, td, nil)
 	_, routes := routeSections(got["conf/haproxy.config"])
-	if strings.Contains(routes["fuzz/at"], " -f ") || strings.Count(routes["fuzz/at"], "\n  acl allowlist src 10.2.") != 2 {
-		t.Errorf("61 entries should stay inline:\n%s", routes["fuzz/at"])
-	}
-	if !strings.Contains(routes["fuzz/above"], "\n  acl allowlist src -f "+dir+"/router/allowlists/fuzz:above.txt\n") || strings.Contains(routes["fuzz/above"], "10.2.") {
-		t.Errorf("62 entries should be read from the file:\n%s", routes["fuzz/above"])
+	for _, name := range []string{"one", "at", "above"} {
+		if r := routes["fuzz/"+name]; !strings.Contains(r, "\n  acl allowlist src -f "+dir+"/router/allowlists/fuzz:"+name+".txt\n") || strings.Contains(r, "10.2.") {
+			t.Errorf("%s: the allowlist should be read from the file:\n%s", name, r)
+		}
 	}
 	prereq.NeedBinary(t, "haproxy")
 	if out, err := haproxyCheck(t, td, got); err != nil {

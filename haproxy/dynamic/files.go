@@ -70,10 +70,13 @@ func (c *Config) KeepFiles(fc FileChange) {
 
 // FileCommands works out how HAProxy takes the changed files without a
 // reload:
-//   - a map used only for exact or prefix lookups (map, map_str, map_beg:
-//     indexed, so the order of its entries does not matter) gets "add map",
-//     "set map" and "del map" for the entries that differ, each value that
-//     names a backend sent with the name HAProxy runs it as (see Diff);
+//   - a map used only for exact or prefix lookups (map, map_str, map_beg,
+//     map_str_int: indexed, so the order of its entries does not matter)
+//     gets "add map", "set map" and "del map" for the entries that differ,
+//     each key and value that names a backend sent with the name HAProxy
+//     runs it as (see Diff);
+//   - a file of IP patterns read only by "acl NAME src -f" (an allowlist)
+//     gets "add acl" and "del acl" for the patterns that differ;
 //   - a crt-list gets, for a line added, its certificate ("new ssl cert",
 //     "set ssl cert", "commit ssl cert") and "add ssl crt-list"; for a line
 //     removed, "del ssl crt-list" and "del ssl cert";
@@ -83,7 +86,7 @@ func (c *Config) KeepFiles(fc FileChange) {
 //     (a backend HAProxy keeps until the next reload read it at load).
 //
 // Anything else needs a reload: another file added or changed (HAProxy
-// reads allowlists and destination CAs at load; "commit ssl ca-file" does
+// reads destination CAs at load; "commit ssl ca-file" does
 // not reach the server connections of 2.6), a map used otherwise (map_reg
 // matches in list order), a crt-list line changed in place, contents not
 // known, a certificate longer than the runtime API takes (MaxPayload). The
@@ -124,6 +127,14 @@ func FileCommands(in Files) FileChange {
 			return FileChange{Reload: true, File: p}
 		case usedAsMap:
 			cmds, ok := mapCommands(p, in)
+			if !ok {
+				return FileChange{Reload: true, File: p}
+			}
+			out.Commands = append(out.Commands, cmds.adds...)
+			out.Removals = append(out.Removals, cmds.dels...)
+			out.Entries += len(cmds.adds) + len(cmds.dels)
+		case usedAsIPList:
+			cmds, ok := aclCommands(p, in)
 			if !ok {
 				return FileChange{Reload: true, File: p}
 			}

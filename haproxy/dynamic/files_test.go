@@ -195,3 +195,47 @@ func TestFileCommandsAddAndDeleteCrtListLines(t *testing.T) {
 		t.Error("a line changed in place did not reload")
 	}
 }
+
+// TestFileCommandsChangeAllowlistPatterns: a file of IP patterns read by
+// "acl NAME src -f" gets "add acl" and "del acl" for the patterns that
+// differ; the same file used otherwise, a pattern twice, or contents not
+// known reload.
+func TestFileCommandsChangeAllowlistPatterns(t *testing.T) {
+	wd := layout.New("/wd")
+	f := filepath.Join(wd.Allowlists(), "ns:a.txt")
+	config := []byte("backend be_http:ns:a\n  acl allowlist src -f " + f + "\n  tcp-request content reject if !allowlist\n")
+	old := "# route ns/a\n10.0.0.1\n10.1.0.0/16\n"
+	for _, c := range []struct {
+		name   string
+		config []byte
+		new    string
+		old    map[string][]byte
+		want   []string
+		reload bool
+	}{
+		{name: "patterns added and removed", config: config, new: "# route ns/a\n10.1.0.0/16\n127.0.0.1\n2001:db8::/32\n",
+			want: []string{"add acl " + f + " 127.0.0.1", "add acl " + f + " 2001:db8::/32", "del acl " + f + " 10.0.0.1"}},
+		{name: "the same patterns in another order: nothing", config: config, new: "# route ns/a\n10.1.0.0/16\n10.0.0.1\n"},
+		{name: "a file read by another acl reloads", config: []byte("backend b\n  acl x hdr(host) -f " + f + "\n"), new: old + "127.0.0.1\n", reload: true},
+		{name: "a pattern twice reloads", config: config, new: old + "10.0.0.1\n", reload: true},
+		{name: "contents not known reload", config: config, new: old + "127.0.0.1\n", old: map[string][]byte{}, reload: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			oldFiles := c.old
+			if oldFiles == nil {
+				oldFiles = map[string][]byte{f: []byte(old)}
+			}
+			got := FileCommands(Files{WD: wd, Config: c.config, Changed: []string{f}, New: map[string][]byte{f: []byte(c.new)}, Old: oldFiles})
+			if got.Reload != c.reload {
+				t.Fatalf("reload %v, want %v (%+v)", got.Reload, c.reload, got)
+			}
+			var texts []string
+			for _, cmd := range append(got.Commands, got.Removals...) {
+				texts = append(texts, cmd.Text)
+			}
+			if !c.reload && !reflect.DeepEqual(texts, c.want) {
+				t.Fatalf("commands\n got  %q\n want %q", texts, c.want)
+			}
+		})
+	}
+}

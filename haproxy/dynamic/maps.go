@@ -14,6 +14,8 @@ const (
 	usedAsMap
 	// usedAsCrtList: only as a bind line's crt-list.
 	usedAsCrtList
+	// usedAsIPList: only as the patterns of "src" ACLs (acl NAME src -f).
+	usedAsIPList
 	usedOtherwise
 )
 
@@ -46,6 +48,8 @@ func fileUse(config []byte, p string) use {
 			this = usedAsMap
 		case bytes.HasSuffix(before, []byte("crt-list ")):
 			this = usedAsCrtList
+		case ipListACL(before):
+			this = usedAsIPList
 		default:
 			return usedOtherwise
 		}
@@ -54,6 +58,14 @@ func fileUse(config []byte, p string) use {
 		}
 		u = this
 	}
+}
+
+// ipListACL reports whether the configuration text before a file's path
+// ends an "acl NAME src -f" line start.
+func ipListACL(before []byte) bool {
+	line := before[bytes.LastIndexByte(before, '\n')+1:]
+	f := strings.Fields(string(line))
+	return len(f) == 4 && f[0] == "acl" && f[2] == "src" && f[3] == "-f" && bytes.HasSuffix(line, []byte(" "))
 }
 
 func hasAnySuffix(b []byte, suffixes []string) bool {

@@ -13,7 +13,7 @@ import (
 
 // The model decides which allowlists go to a file (model.FileRoutes); an
 // external test, since the model imports this package.
-func TestAllowlistFilesOnlyAboveTheThreshold(t *testing.T) {
+func TestAllowlistFilesForEveryRouteWithAnAllowlist(t *testing.T) {
 	list := func(n int) []string {
 		var out []string
 		for i := 0; i < n; i++ {
@@ -22,16 +22,19 @@ func TestAllowlistFilesOnlyAboveTheThreshold(t *testing.T) {
 		return out
 	}
 	td := &model.TemplateData{WorkingDir: "/wd", State: map[model.ServiceAliasConfigKey]model.ServiceAliasConfig{
-		"ns:none":   {},
-		"ns:inline": {Settings: annotations.Route{Allowlist: list(annotations.AllowlistFileThreshold)}},
-		"ns:file":   {Settings: annotations.Route{Allowlist: append(list(annotations.AllowlistFileThreshold), "2001:db8::/32")}},
+		"ns:none":  {},
+		"ns:short": {Settings: annotations.Route{Allowlist: list(1)}},
+		"ns:file":  {Settings: annotations.Route{Allowlist: append(list(annotations.AllowlistFileThreshold), "2001:db8::/32")}},
 	}}
 	got := files.AllowlistFiles(td)
-	if len(got) != 1 || got[0].Path != filepath.Join("/wd", "router", "allowlists", "ns:file.txt") {
-		t.Fatalf("files %+v, want only ns:file.txt", got)
+	if len(got) != 2 || got[0].Path != filepath.Join("/wd", "router", "allowlists", "ns:file.txt") || got[1].Path != filepath.Join("/wd", "router", "allowlists", "ns:short.txt") {
+		t.Fatalf("files %+v, want ns:file.txt and ns:short.txt", got)
 	}
 	want := "# route ns/file\n" + strings.Join(list(annotations.AllowlistFileThreshold), "\n") + "\n2001:db8::/32\n"
 	if string(got[0].Data) != want {
 		t.Errorf("content %q, want %q", got[0].Data, want)
+	}
+	if want := "# route ns/short\n10.0.0.0\n"; string(got[1].Data) != want {
+		t.Errorf("content %q, want %q", got[1].Data, want)
 	}
 }

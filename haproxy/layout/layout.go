@@ -43,7 +43,7 @@ const (
 	CertsDir = "router/certs"
 	// CACertsDir holds re-encrypt routes' destination CAs.
 	CACertsDir = "router/cacerts"
-	// AllowlistsDir holds IP allowlists too long for one acl line.
+	// AllowlistsDir holds the routes' IP allowlists.
 	AllowlistsDir = "router/allowlists"
 	// MTLSDir holds the copy of the client CA and its CRLs (router/mtls).
 	MTLSDir = "mtls/latest"

@@ -461,14 +461,16 @@ func truncate(s string) string {
 }
 
 // AllowlistFileThreshold is the number of allowlist entries above which
-// the list is written to a file (WorkingDir/router/allowlists/<key>.txt)
-// that the ACL reads with -f, as OpenShift does (more than
-// syntax.MaxInlineAllowlist, 61, entries).
+// OpenShift's template writes the list to a file that the ACL reads with
+// -f (more than syntax.MaxInlineAllowlist, 61, entries); its helpers
+// (validateHAProxyAllowlist) still draw the line there.
 const AllowlistFileThreshold = syntax.MaxInlineAllowlist
 
-// AllowlistInFile reports whether Allowlist is long enough to be written
-// to a file rather than inline.
-func (r Route) AllowlistInFile() bool { return len(r.Allowlist) > AllowlistFileThreshold }
+// AllowlistInFile reports whether Allowlist is written to a file
+// (WorkingDir/router/allowlists/<key>.txt) for the ACL to read with -f:
+// every list that has an entry, so that a changed list is applied
+// through the runtime API (add acl, del acl) rather than by a reload.
+func (r Route) AllowlistInFile() bool { return len(r.Allowlist) > 0 }
 
 // allowlistLineEntries bounds the addresses on one "acl" line (HAProxy
 // accepts at most 64 words on a line).

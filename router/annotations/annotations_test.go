@@ -143,7 +143,7 @@ func TestH1AdjustCase(t *testing.T) {
 }
 
 func TestAllowlistInFile(t *testing.T) {
-	for n, want := range map[int]bool{0: false, 1: false, 61: false, 62: true, 100: true} {
+	for n, want := range map[int]bool{0: false, 1: true, 61: true, 62: true, 100: true} {
 		r := Route{Allowlist: make([]string, n)}
 		if r.AllowlistInFile() != want {
 			t.Errorf("%d entries: AllowlistInFile %v, want %v", n, !want, want)

@@ -486,6 +486,39 @@ func TestRouteTimeoutChangesAreAppliedAtRuntime(t *testing.T) {
 	}
 }
 
+// TestRouteAllowlistChangesAreAppliedAtRuntime: the default template reads
+// every allowlist from its file: a route that gets one reloads (its
+// backend gets the acl), a change of the list is "add acl" / "del acl".
+func TestRouteAllowlistChangesAreAppliedAtRuntime(t *testing.T) {
+	withAllowlist := func(list string) *routev1.Route {
+		r := plainRoute("a", "web")
+		r.Annotations = map[string]string{"haproxy.router.openshift.io/ip_allowlist": list}
+		return r
+	}
+	f, logs := startedWithLogs(t, plainRoute("a", "web"), plainRoute("b", "web"))
+	ctx := context.Background()
+	f.st.Upsert(withAllowlist("10.0.0.0/8"))
+	if out, err := f.c.commit(ctx, true, false); err != nil || !out.reloaded {
+		t.Fatalf("allowlist set: %+v %v", out, err)
+	}
+	file := filepath.Join(f.dir, "router", "allowlists", "a:web.txt")
+	f.st.Upsert(withAllowlist("192.168.0.0/16 10.0.0.0/8"))
+	out, err := f.c.commit(ctx, true, false)
+	if err != nil || out.reloaded || !out.runtime {
+		t.Fatalf("allowlist changed: %+v %v\n%s", out, err, strings.Join(logs.lines, "\n"))
+	}
+	if want := "add acl " + file + " 192.168.0.0/16"; !slices.Contains(f.rt.sent(), want) {
+		t.Fatalf("commands %q, want %q", f.rt.sent(), want)
+	}
+	f.st.Upsert(withAllowlist("192.168.0.0/16"))
+	if out, err := f.c.commit(ctx, true, false); err != nil || out.reloaded || !out.runtime {
+		t.Fatalf("allowlist shortened: %+v %v", out, err)
+	}
+	if want := "del acl " + file + " 10.0.0.0/8"; !slices.Contains(f.rt.sent(), want) {
+		t.Fatalf("commands %q, want %q", f.rt.sent(), want)
+	}
+}
+
 // TestRoutesDeletedAndCreatedAgainAreAppliedAtRuntime: a route deleted is
 // applied through the runtime API — its map entry deleted, its servers in
 // maintenance (HAProxy keeps its backend) — and created again it takes

@@ -391,3 +391,42 @@ func TestARouteTimeoutChangesWithoutAReload(t *testing.T) {
 		}
 	}
 }
+
+// TestARouteAllowlistChangesWithoutAReload: the default template reads
+// every allowlist from its file (acl allowlist src -f): a changed list is
+// "add acl" / "del acl" through the runtime API, taking effect on the next
+// connection, without a reload.
+func TestARouteAllowlistChangesWithoutAReload(t *testing.T) {
+	be := startBackend(t, "al-ref")
+	route := func(list string) string {
+		return annotatedRouteYAML("alrt", "web", "web.alrt.example.com", "", "web", "",
+			map[string]string{"haproxy.router.openshift.io/ip_allowlist": list})
+	}
+	m := newManifests(t)
+	m.Write("svc.yaml", serviceYAML("alrt", "web", be))
+	m.Write("route.yaml", route("10.0.0.0/8 127.0.0.1"))
+	env, ms := metricsEnv(t)
+	env["RELOAD_INTERVAL"] = "1s"
+	r := startRouter(t, m.Dir, env)
+	get := func() (response, error) { return r.httpGet("web.alrt.example.com", "/") }
+	expectBackend(t, loadTimeout, get, "al-ref")
+	waitReady(t, ms)
+	reloads0 := ms.settledReloads(t)
+	refused := func(what string) {
+		t.Helper()
+		eventually(t, 30*time.Second, what, func() error {
+			if resp, err := get(); err == nil {
+				return fmt.Errorf("client 127.0.0.1 still served: %d %q", resp.Status, resp.backend())
+			}
+			return nil
+		})
+	}
+
+	m.Write("route.yaml", route("10.0.0.0/8 192.168.0.0/16"))
+	refused("127.0.0.1 removed from the list")
+	m.Write("route.yaml", route("192.168.0.0/16 127.0.0.0/8"))
+	expectBackend(t, 30*time.Second, get, "al-ref")
+	if reloads := ms.mustValue(t, "template_router_reload_seconds_count", nil); reloads != reloads0 {
+		t.Fatalf("reloads %v (%s), were %v: allowlist changes should not reload", reloads, ms.reloadReasons(), reloads0)
+	}
+}

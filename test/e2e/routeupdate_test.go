@@ -21,7 +21,7 @@ const logRuntimeSplice = `for="runtime"`
 // (pipeline.UpdateRoutesFollowing), not by a full render:
 //   - an edge route's new certificate is served without a reload (same
 //     HAProxy processes, reload count unchanged);
-//   - a timeout annotation changes a backend section: worked out for the
+//   - a balance annotation changes a backend section: worked out for the
 //     runtime API first, which finds the reload it needs; the route still
 //     answers and what is on disk is what `render` writes.
 //
@@ -36,10 +36,10 @@ func TestRouteUpdatesAreWorkedOutWithoutAFullRender(t *testing.T) {
 		return routeYAML(ns, "edge", host("edge"), "", "svc",
 			tlsYAML("edge", "", map[string]string{"certificate": p.CertPEM, "key": p.KeyPEM}))
 	}
-	plainYAML := func(name, timeout string) string {
+	plainYAML := func(name, balance string) string {
 		y := routeYAML(ns, name, host(name), "", "svc", "")
-		if timeout != "" {
-			y = strings.Replace(y, "metadata:\n", "metadata:\n  annotations:\n    haproxy.router.openshift.io/timeout: "+timeout+"\n", 1)
+		if balance != "" {
+			y = strings.Replace(y, "metadata:\n", "metadata:\n  annotations:\n    haproxy.router.openshift.io/balance: "+balance+"\n", 1)
 		}
 		return y
 	}
@@ -74,9 +74,9 @@ func TestRouteUpdatesAreWorkedOutWithoutAFullRender(t *testing.T) {
 	}
 	expectLogSince(t, r, mark, "the rotation worked out following what runs", logRuntimeSplice)
 
-	// A timeout annotation: a reload, worked out without a full render.
+	// A balance annotation: a reload, worked out without a full render.
 	mark = len(r.Log())
-	m.Write("r-1.yaml", plainYAML("r-1", "7s"))
+	m.Write("r-1.yaml", plainYAML("r-1", "leastconn"))
 	eventually(t, 30*time.Second, "the reload of the annotation change", func() error {
 		s, err := ms.get()
 		if err != nil {
@@ -89,8 +89,8 @@ func TestRouteUpdatesAreWorkedOutWithoutAFullRender(t *testing.T) {
 	})
 	expectBackend(t, 10*time.Second, func() (response, error) { return r.httpGet(host("r-1"), "/") }, "b")
 	onDisk := expectRenderWritesTheSame(t, r, m.Dir, env)
-	if !strings.Contains(string(onDisk), "timeout server  7s") && !strings.Contains(string(onDisk), "timeout server 7s") {
-		t.Errorf("haproxy.config has no 7s server timeout")
+	if !strings.Contains(string(onDisk), "\n  balance leastconn\n") {
+		t.Errorf("haproxy.config has no balance leastconn")
 	}
 	// Every backend is laid out as a fresh layout would have it (no
 	// endpoint moved into a spare slot): the configuration worked out for
