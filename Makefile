@@ -71,6 +71,7 @@ CORE_E2E_TESTS = \
   TestRoutesDeletedAndCreatedAgainNeedNoReload TestARouteOfAnotherNameTakesOverADeletedRoutesBackend \
   TestRandomRouteChangesServeWhatAFreshStartServes TestARouteTimeoutChangesWithoutAReload \
   TestARouteThatTakesOverABackendKeepsItsForwardedHeadersPolicy TestARouteAllowlistChangesWithoutAReload \
+  TestARouteHSTSHeaderChangesWithoutAReload \
   TestRouteChangesUnderLoadLoseNoRequests TestHardStopAfterBoundsOldProcesses \
   TestCertificateChangesNeedNoReload TestACertificateTooLargeForTheRuntimeAPIIsReloaded \
   TestSanitisedCertificateFormsServeOverTLS TestDefaultCertificateSources \

@@ -113,6 +113,7 @@ func FuncMap(opts FuncOptions) template.FuncMap {
 		"timeoutServerMap":       TimeoutServerMap,
 		"timeoutTunnelMap":       TimeoutTunnelMap,
 		"timeoutMillis":          TimeoutMillis,
+		"hstsMap":                HSTSMap,
 		"haproxyQuote":           syntax.Quote,
 		"haproxyLogFormat":       syntax.LogFormat,
 	}

@@ -419,7 +419,6 @@ func TestDefaultTemplateRouteAnnotations(t *testing.T) {
 			"\n  http-request set-header X-Forwarded-For %[src]\n",
 			"\n  http-request set-path /v2%[var(txn.path),bytes(4)] if { var(txn.path) -m beg /app/ }\n",
 			"\n  http-request set-path /v2/ if { var(txn.path) -m str /app }\n",
-			"\n  http-response set-header Strict-Transport-Security max-age=31536000;includeSubDomains;preload if { ssl_fc }\n",
 			"\n  cookie my_cookie insert indirect nocache httponly secure attr SameSite=Strict dynamic\n",
 			" maxconn 7 check inter 2s\n",
 		},
@@ -443,13 +442,14 @@ func TestDefaultTemplateRouteAnnotations(t *testing.T) {
 	}
 	// An HTTP route's timeouts are in the maps the defaults section
 	// "routes" reads, by backend name, in milliseconds.
-	for file, want := range map[string]string{"conf/timeout_server.map": "\nbe_edge_http:fuzz:all 1500\n", "conf/timeout_tunnel.map": "\nbe_edge_http:fuzz:all 2147483647\n"} {
+	for file, want := range map[string]string{"conf/timeout_server.map": "\nbe_edge_http:fuzz:all 1500\n", "conf/timeout_tunnel.map": "\nbe_edge_http:fuzz:all 2147483647\n",
+		"conf/hsts.map": "\nbe_edge_http:fuzz:all max-age=31536000;includeSubDomains;preload\n"} {
 		if got[file] != want {
 			t.Errorf("%s = %q, want %q", file, got[file], want)
 		}
 	}
 	for route, unwanted := range map[string][]string{
-		"fuzz/all":      {"timeout server", "timeout tunnel"},
+		"fuzz/all":      {"timeout server", "timeout tunnel", "Strict-Transport-Security"},
 		"fuzz/nocookie": {"\n  cookie ", "option forwardfor", "X-Forwarded", "Forwarded"},
 		"fuzz/invalid":  {"timeout server", "timeout tunnel", "acl", "sc2_http_req_rate", "set-path", "Strict-Transport", "maxconn", "SameSite", "evil"},
 		"other/ref":     {"timeout server", "acl", "stick-table", "maxconn"},

@@ -203,3 +203,20 @@ func timeoutMap(td model.TemplateData, value func(model.ServiceAliasConfig) stri
 	}
 	return m.String()
 }
+
+// HSTSMap is hsts.map: the backend of each route with
+// haproxy.router.openshift.io/hsts_header (edge and re-encrypt routes
+// only; validated, canonical: "max-age=N[;includeSubDomains][;preload]") →
+// that value. The default template's defaults section "routes" sets
+// Strict-Transport-Security over TLS from it, so that a changed value
+// needs no reload.
+func HSTSMap(td model.TemplateData) string {
+	var m mapText
+	for _, k := range td.SortedStateKeys() {
+		cfg := td.State[k]
+		if h := cfg.Settings.HSTSHeader; h != "" && terminated(cfg.TLSTermination) {
+			m.line(GenBackendNamePrefix(cfg.TLSTermination)+":"+string(k), h)
+		}
+	}
+	return m.String()
+}

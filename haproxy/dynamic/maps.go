@@ -80,7 +80,8 @@ func hasAnySuffix(b []byte, suffixes []string) bool {
 // mapEntries parses a map file: key → value in file order. It reports
 // false for what the runtime API cannot take as it is: a key twice (the
 // first would win, by position), a value with blanks, a word with a
-// character the CLI gives a meaning to.
+// character the CLI gives a meaning to (but for a ';' in a value, which
+// cliValue escapes).
 func mapEntries(data []byte) (keys []string, values map[string]string, ok bool) {
 	values = map[string]string{}
 	for _, line := range strings.Split(string(data), "\n") {
@@ -89,7 +90,7 @@ func mapEntries(data []byte) (keys []string, values map[string]string, ok bool) 
 			continue
 		}
 		f := strings.Fields(line)
-		if len(f) != 2 || !cliWord(f[0]) || !cliWord(f[1]) {
+		if len(f) != 2 || !cliWord(f[0]) || !cliWord(strings.ReplaceAll(f[1], ";", "")) {
 			return nil, nil, false
 		}
 		if _, dup := values[f[0]]; dup {
@@ -100,6 +101,10 @@ func mapEntries(data []byte) (keys []string, values map[string]string, ok bool) 
 	}
 	return keys, values, true
 }
+
+// cliValue is a map value as a word of a runtime API command: its ';'
+// (a command separator) escaped, as HAProxy's CLI takes it ("\;").
+func cliValue(v string) string { return strings.ReplaceAll(v, ";", `\;`) }
 
 // cliWord reports whether w can be sent as one word of a runtime API
 // command as it is: no blank, no ';' (a command separator), no quote,
@@ -152,9 +157,9 @@ func mapCommands(p string, in Files) (entryCommands, bool) {
 		switch {
 		case !had:
 			added[name(k)] = len(out.adds)
-			out.adds = append(out.adds, Command{Kind: "map", Text: "add map " + p + " " + name(k) + " " + name(newValues[k])})
+			out.adds = append(out.adds, Command{Kind: "map", Text: "add map " + p + " " + name(k) + " " + cliValue(name(newValues[k]))})
 		case v != newValues[k]:
-			out.adds = append(out.adds, Command{Kind: "map", Text: "set map " + p + " " + name(k) + " " + name(newValues[k])})
+			out.adds = append(out.adds, Command{Kind: "map", Text: "set map " + p + " " + name(k) + " " + cliValue(name(newValues[k]))})
 		}
 	}
 	for _, k := range oldKeys {

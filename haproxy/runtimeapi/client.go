@@ -141,8 +141,15 @@ func validateCommand(command string) error {
 	if strings.TrimSpace(command) == "" {
 		return fmt.Errorf("%w: empty command", ErrInvalidCommand)
 	}
-	if i := strings.IndexAny(command, "\n\r;\x00"); i >= 0 {
+	if i := strings.IndexAny(command, "\n\r\x00"); i >= 0 {
 		return fmt.Errorf("%w: contains %q", ErrInvalidCommand, command[i])
+	}
+	// A ';' separates commands unless escaped ("\;", which HAProxy reads
+	// as a ';' in an argument, e.g. a map value).
+	for i := 0; i < len(command); i++ {
+		if command[i] == ';' && (i == 0 || command[i-1] != '\\' || (i >= 2 && command[i-2] == '\\')) {
+			return fmt.Errorf("%w: contains ';'", ErrInvalidCommand)
+		}
 	}
 	return nil
 }

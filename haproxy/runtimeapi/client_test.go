@@ -227,6 +227,10 @@ func TestValidateCommand(t *testing.T) {
 		"a\rb":                          false,
 		"":                              false,
 		"set map #1 key value;injected": false,
+		// an escaped ';' is part of an argument
+		`set map #1 key max-age=1\;preload`: true,
+		`set map #1 key value\\;injected`:   false,
+		";show info":                        false,
 	} {
 		err := validateCommand(cmd)
 		if (err == nil) != ok {

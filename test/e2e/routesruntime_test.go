@@ -430,3 +430,48 @@ func TestARouteAllowlistChangesWithoutAReload(t *testing.T) {
 		t.Fatalf("reloads %v (%s), were %v: allowlist changes should not reload", reloads, ms.reloadReasons(), reloads0)
 	}
 }
+
+// TestARouteHSTSHeaderChangesWithoutAReload: the default template keeps
+// hsts_header values in hsts.map, read by the defaults section: a value
+// set, changed (with ';', escaped for the runtime API) and removed is
+// sent over TLS from the next response on, without a reload.
+func TestARouteHSTSHeaderChangesWithoutAReload(t *testing.T) {
+	be := startBackend(t, "hsts-ref")
+	ca, err := testcerts.NewCA("hsts CA", time.Hour)
+	must(t, err)
+	leaf, err := ca.Issue("hsts.rt.example.com", []string{"hsts.rt.example.com"}, time.Hour)
+	must(t, err)
+	route := func(hsts string) string {
+		ann := map[string]string{}
+		if hsts != "" {
+			ann["haproxy.router.openshift.io/hsts_header"] = hsts
+		}
+		return annotatedRouteYAML("hstsrt", "web", "hsts.rt.example.com", "", "web",
+			tlsYAML("edge", "", map[string]string{"certificate": leaf.CertPEM, "key": leaf.KeyPEM}), ann)
+	}
+	m := newManifests(t)
+	m.Write("svc.yaml", serviceYAML("hstsrt", "web", be))
+	m.Write("route.yaml", route(""))
+	env, ms := metricsEnv(t)
+	env["RELOAD_INTERVAL"] = "1s"
+	r := startRouter(t, m.Dir, env)
+	expectBackend(t, loadTimeout, func() (response, error) { return annRequest(r, true, "hsts.rt.example.com", "/", nil) }, "hsts-ref")
+	waitReady(t, ms)
+	reloads0 := ms.settledReloads(t)
+	for _, want := range []string{"max-age=600", "max-age=31536000;includeSubDomains;preload", ""} {
+		m.Write("route.yaml", route(want))
+		eventually(t, 30*time.Second, "Strict-Transport-Security "+want, func() error {
+			resp, err := annRequest(r, true, "hsts.rt.example.com", "/", nil)
+			if err != nil {
+				return err
+			}
+			if got := resp.Header.Get("Strict-Transport-Security"); got != want {
+				return fmt.Errorf("Strict-Transport-Security %q", got)
+			}
+			return nil
+		})
+		if reloads := ms.mustValue(t, "template_router_reload_seconds_count", nil); reloads != reloads0 {
+			t.Fatalf("hsts_header %q: reloads %v (%s), were %v", want, reloads, ms.reloadReasons(), reloads0)
+		}
+	}
+}
