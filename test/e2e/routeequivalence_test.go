@@ -14,10 +14,12 @@ import (
 // TestRandomRouteChangesServeWhatAFreshStartServes: after a random
 // sequence of routes created and deleted — names that come back, with
 // another type or the same, unsecured (with and without sticky cookies,
-// with a path), edge (default and own certificate), re-encrypt and
-// passthrough — applied through the runtime API where HAProxy can take
-// them (a deleted route's backend taken over, map entries, crt-list
-// lines) and reloaded where it cannot, at whatever moment that falls,
+// with a path, a timeout, an allowlist that admits or refuses the
+// client), edge (default and own certificate, two HSTS values),
+// re-encrypt and passthrough — applied through the runtime API where
+// HAProxy can take them (a deleted route's backend taken over, map
+// entries, allowlist patterns, crt-list lines) and reloaded where it
+// cannot, at whatever moment that falls,
 // HAProxy answers every host as a router started afresh on the same
 // manifests does: the same status, the same endpoints, the same
 // certificate. Requests to a route that stays never fail meanwhile.
@@ -45,10 +47,22 @@ func TestRandomRouteChangesServeWhatAFreshStartServes(t *testing.T) {
 		certs[i] = [2]string{c.CertPEM, c.KeyPEM}
 	}
 	noCookies := "  annotations:\n    haproxy.router.openshift.io/disable_cookies: \"true\"\n"
-	kinds := []string{"unsecured", "unsecured-no-cookies", "unsecured-path", "edge", "edge-own", "reencrypt", "passthrough"}
+	kinds := []string{"unsecured", "unsecured-no-cookies", "unsecured-path", "edge", "edge-own", "reencrypt", "passthrough",
+		"unsecured-timeout", "unsecured-allowed", "unsecured-denied", "edge-hsts", "edge-hsts-preload"}
+	p := "haproxy.router.openshift.io/"
 	yaml := func(i int, kind string) string {
 		name := fmt.Sprintf("r%d", i)
 		switch kind {
+		case "unsecured-timeout":
+			return annotatedRouteYAML("rq", name, host(i), "", "plain", "", map[string]string{p + "timeout": "20s"})
+		case "unsecured-allowed":
+			return annotatedRouteYAML("rq", name, host(i), "", "plain", "", map[string]string{p + "ip_allowlist": "10.0.0.0/8 127.0.0.1"})
+		case "unsecured-denied":
+			return annotatedRouteYAML("rq", name, host(i), "", "plain", "", map[string]string{p + "ip_allowlist": "10.0.0.0/8 192.168.0.0/16"})
+		case "edge-hsts":
+			return annotatedRouteYAML("rq", name, host(i), "", "plain", tlsYAML("edge", "", nil), map[string]string{p + "hsts_header": "max-age=600"})
+		case "edge-hsts-preload":
+			return annotatedRouteYAML("rq", name, host(i), "", "plain", tlsYAML("edge", "", nil), map[string]string{p + "hsts_header": "max-age=31536000;includeSubDomains;preload"})
 		case "unsecured":
 			return routeYAML("rq", name, host(i), "", "plain", "")
 		case "unsecured-no-cookies":
@@ -115,7 +129,7 @@ func TestRandomRouteChangesServeWhatAFreshStartServes(t *testing.T) {
 		}
 		return expectedAnswer(kind, host(i))
 	}
-	for step := 0; step < 16; step++ {
+	for step := 0; step < 24; step++ {
 		i := rng.Intn(names)
 		if _, ok := current[i]; ok && rng.Intn(2) == 0 {
 			delete(current, i)
@@ -163,8 +177,14 @@ func TestRandomRouteChangesServeWhatAFreshStartServes(t *testing.T) {
 func expectedAnswer(kind, host string) string {
 	plain, none := "200 rq-1,rq-2", "503 -"
 	switch kind {
-	case "unsecured", "unsecured-no-cookies":
+	case "unsecured", "unsecured-no-cookies", "unsecured-timeout", "unsecured-allowed":
 		return "http " + plain + " | http /p " + plain + " | https " + none + " default"
+	case "unsecured-denied":
+		return "http refused | http /p refused | https " + none + " default"
+	case "edge-hsts":
+		return "http " + none + " | http /p " + none + " | https " + plain + " default hsts=max-age=600"
+	case "edge-hsts-preload":
+		return "http " + none + " | http /p " + none + " | https " + plain + " default hsts=max-age=31536000;includeSubDomains;preload"
 	case "unsecured-path":
 		return "http " + none + " | http /p " + plain + " | https " + none + " default"
 	case "edge":
@@ -182,15 +202,20 @@ func expectedAnswer(kind, host string) string {
 // answerOf is how the router answers host: over HTTP at / and /p/x, and
 // over HTTPS with SNI host at / (the status, the endpoints reached in a
 // few requests, the certificate shown: "default" for any not issued for
-// a route).
+// a route, and the Strict-Transport-Security header); "refused" when the
+// connection is closed without an answer (an allowlist).
 func answerOf(r *router, host string) string {
+	hsts := ""
 	part := func(get func() (response, error)) (string, string) {
 		status, cn := "", ""
 		seen := map[string]bool{}
 		for n := 0; n < 16; n++ {
 			resp, err := get()
 			if err != nil {
-				return "error " + err.Error(), ""
+				return "refused", ""
+			}
+			if v := resp.Header.Get("Strict-Transport-Security"); v != "" {
+				hsts = " hsts=" + v
 			}
 			status = strconv.Itoa(resp.Status)
 			b := resp.backend()
@@ -215,5 +240,5 @@ func answerOf(r *router, host string) string {
 	h, _ := part(func() (response, error) { return r.httpGet(host, "/") })
 	hp, _ := part(func() (response, error) { return r.httpGet(host, "/p/x") })
 	s, cn := part(func() (response, error) { return r.httpsGet(host, "/") })
-	return "http " + h + " | http /p " + hp + " | https " + s + " " + cn
+	return "http " + h + " | http /p " + hp + " | https " + s + " " + cn + hsts
 }
