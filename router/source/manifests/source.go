@@ -69,9 +69,12 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -529,9 +532,9 @@ func (st *state) scan() {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
-	for _, p := range paths {
-		if !st.refresh(p) {
-			delete(l.files, p)
+	for i, load := range st.loadFiles(paths) {
+		if !st.applyLoad(paths[i], load) {
+			delete(l.files, paths[i])
 		}
 	}
 	for p := range st.files {
@@ -651,37 +654,90 @@ func (st *state) unwatchAll() {
 	}
 }
 
-// refresh reloads a file if it changed. It returns false if the file is
-// gone.
-func (st *state) refresh(path string) bool {
-	old := st.files[path]
+// fileLoad is what loadFile read of a file: what refresh then applies.
+type fileLoad struct {
+	// gone: the file does not exist; err: it cannot be read.
+	gone bool
+	err  error
+	fi   os.FileInfo
+	// same: the file has not changed since it was loaded (its stamp, or
+	// else its contents).
+	same   bool
+	readAt time.Time
+	sum    [sha256.Size]byte
+	res    parseResult
+}
+
+// loadFile reads and parses the file at path unless it has not changed
+// since old was loaded. It changes nothing: files are loaded concurrently
+// (loadFiles) and applied in order.
+func loadFile(path string, old *fileState) fileLoad {
 	fi, err := os.Stat(path)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return false
-		}
-		st.unreadable(path, old, err)
-		return old != nil
+		return fileLoad{gone: errors.Is(err, fs.ErrNotExist), err: err}
 	}
 	if old != nil && !old.changed(fi) {
-		return true
+		return fileLoad{fi: fi, same: true}
 	}
 	readAt := time.Now()
 	data, err := os.ReadFile(path)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return false
-		}
-		st.unreadable(path, old, err)
-		return old != nil
+		return fileLoad{gone: errors.Is(err, fs.ErrNotExist), err: err}
 	}
 	sum := sha256.Sum256(data)
 	if old != nil && old.sum == sum {
-		old.stamp, old.readAt = stampOf(fi), readAt
+		return fileLoad{fi: fi, same: true, readAt: readAt}
+	}
+	return fileLoad{fi: fi, readAt: readAt, sum: sum, res: parse(path, data)}
+}
+
+// loadFiles loads the files at paths (loadFile) on every CPU; the i-th
+// result is paths[i]'s.
+func (st *state) loadFiles(paths []string) []fileLoad {
+	out := make([]fileLoad, len(paths))
+	olds := make([]*fileState, len(paths))
+	for i, p := range paths {
+		olds[i] = st.files[p]
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(paths))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(paths); i = int(next.Add(1) - 1) {
+				out[i] = loadFile(paths[i], olds[i])
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// refresh reloads a file if it changed. It returns false if the file is
+// gone.
+func (st *state) refresh(path string) bool {
+	return st.applyLoad(path, loadFile(path, st.files[path]))
+}
+
+// applyLoad applies what loadFile read of the file at path. It returns
+// false if the file is gone.
+func (st *state) applyLoad(path string, l fileLoad) bool {
+	old := st.files[path]
+	switch {
+	case l.gone:
+		return false
+	case l.err != nil:
+		st.unreadable(path, old, l.err)
+		return old != nil
+	case l.same:
+		if !l.readAt.IsZero() {
+			old.stamp, old.readAt = stampOf(l.fi), l.readAt
+		}
 		return true
 	}
-
-	res := parse(path, data)
+	fi, readAt, sum, res := l.fi, l.readAt, l.sum, l.res
 	for _, e := range res.errs {
 		st.log.Error(e, "Invalid manifest, skipped", "file", e.File, "line", e.Line, "object", e.Object)
 	}
