@@ -97,6 +97,7 @@ func diffBackends(old, new *Config) Change {
 	for _, l := range free {
 		slices.Sort(l) // the same choice whatever the map's order
 	}
+	budget := newSpareBudget(old)
 	var all sectionCommands
 	running := &Config{sections: make([]section, 0, len(new.sections)+len(free)), crt: old.crt}
 	taken := map[int]bool{}
@@ -117,16 +118,12 @@ func diffBackends(old, new *Config) Change {
 			taken[j] = true
 			run, d, r = takeOver(&old.sections[j], n)
 		default:
-			l := free[n.shape]
-			for len(l) > 0 && taken[l[0]] {
-				l = l[1:]
-			}
-			if len(l) == 0 {
+			j, ok := pickOrphan(old, free[n.shape], taken, budget, backendName(n.header))
+			if !ok {
 				return reload(ReasonBackends, n.header)
 			}
-			taken[l[0]] = true
-			free[n.shape] = l[1:]
-			run, d, r = takeOver(&old.sections[l[0]], n)
+			taken[j] = true
+			run, d, r = takeOver(&old.sections[j], n)
 		}
 		if r != nil {
 			return *r
@@ -146,6 +143,18 @@ func diffBackends(old, new *Config) Change {
 	}
 	running.aliases = aliases(running)
 	return Change{Commands: all.ordered(), Running: running}
+}
+
+// pickOrphan chooses, among the orphans at indexes l of old (of one
+// shape, in order), the first not taken yet that the backend named
+// backend may run in: a spare only within its namespace's budget.
+func pickOrphan(old *Config, l []int, taken map[int]bool, budget spareBudget, backend string) (int, bool) {
+	for _, j := range l {
+		if !taken[j] && budget.take(&old.sections[j], backend) {
+			return j, true
+		}
+	}
+	return 0, false
 }
 
 // aliases maps the names HAProxy runs c's backends as to the backends of

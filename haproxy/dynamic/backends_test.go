@@ -182,3 +182,45 @@ func TestSparesCopyTheShapesRoutesShare(t *testing.T) {
 		t.Error("a spare not taken is reported")
 	}
 }
+
+// TestSparesAreBudgetedPerNamespace: between two reloads a namespace takes
+// at most half of a shape's spares; its next route of that shape needs a
+// reload (or an orphan of its own), while another namespace still gets
+// one.
+func TestSparesAreBudgetedPerNamespace(t *testing.T) {
+	pt := func(ns, name string) string {
+		return "backend be_tcp:" + ns + ":" + name + "\n  mode tcp\n  balance source\n  hash-type consistent\n  server pod:" + name + " 10.0.0.1:443 weight 1\n"
+	}
+	config := backendsBase + pt("base", "a") + pt("base", "b")
+	spares := string(Spares([]byte(config), 4, 64))
+	if n := strings.Count(spares, "backend "); n != 4 {
+		t.Fatalf("%d spares, want 4", n)
+	}
+	running := Diff(Parse([]byte(config+spares)), Parse([]byte(config))).Running
+	// Tenant t1 adds two routes: half of the four spares.
+	two := config + pt("t1", "x1") + pt("t1", "x2")
+	c := Diff(running, Parse([]byte(two)))
+	if c.Reload {
+		t.Fatalf("two routes of t1: reload %s at %s", c.Reason, c.Where)
+	}
+	// A third of t1: over its budget.
+	if third := Diff(c.Running, Parse([]byte(two+pt("t1", "x3")))); !third.Reload || third.Reason != ReasonBackends {
+		t.Fatalf("a third route of t1 took a spare: %+v", third)
+	}
+	// Another tenant's route still gets one.
+	other := Diff(c.Running, Parse([]byte(two+pt("t2", "y1"))))
+	if other.Reload {
+		t.Fatalf("t2's route: reload %s at %s", other.Reason, other.Where)
+	}
+	if got := other.Running.RuntimeName("be_tcp:t2:y1"); !strings.HasPrefix(got, SparePrefix) {
+		t.Fatalf("be_tcp:t2:y1 runs as %q, want a spare", got)
+	}
+	// A deleted route gives its spare back: t1 may take one again.
+	gone := Diff(c.Running, Parse([]byte(config+pt("t1", "x1"))))
+	if gone.Reload {
+		t.Fatalf("t1 deletes x2: reload %s", gone.Reason)
+	}
+	if again := Diff(gone.Running, Parse([]byte(config+pt("t1", "x1")+pt("t1", "x3")))); again.Reload {
+		t.Fatalf("t1 adds x3 after deleting x2: reload %s at %s", again.Reason, again.Where)
+	}
+}

@@ -127,3 +127,59 @@ func rawSections(config []byte) []rawSection {
 	flush()
 	return out
 }
+
+// spareBudget caps the spare backends one namespace takes between two
+// reloads (the next reload brings a fresh set): half of the spares of a
+// shape, at least one. One tenant adding routes of a shared shape then
+// leaves the other half to the others, whose additions would otherwise
+// wait for a reload.
+type spareBudget struct {
+	total map[[32]byte]int
+	used  map[namespaceShape]int
+}
+
+type namespaceShape struct {
+	namespace string
+	shape     [32]byte
+}
+
+// newSpareBudget counts the spares of c, HAProxy's running configuration,
+// by shape, and those taken by the backends of each namespace.
+func newSpareBudget(c *Config) spareBudget {
+	b := spareBudget{total: map[[32]byte]int{}, used: map[namespaceShape]int{}}
+	for i := range c.sections {
+		s := &c.sections[i]
+		if !strings.HasPrefix(s.name(), SparePrefix) {
+			continue
+		}
+		b.total[s.shape]++
+		if !s.orphan {
+			b.used[namespaceShape{backendNamespace(backendName(s.header)), s.shape}]++
+		}
+	}
+	return b
+}
+
+// take reports whether the backend named backend may run in the orphan o:
+// always when o is not a spare; when it is, while backend's namespace has
+// taken fewer than half of o's shape's spares. A spare granted is counted.
+func (b spareBudget) take(o *section, backend string) bool {
+	if !strings.HasPrefix(o.name(), SparePrefix) {
+		return true
+	}
+	k := namespaceShape{backendNamespace(backend), o.shape}
+	if b.used[k] >= max(1, b.total[o.shape]/2) {
+		return false
+	}
+	b.used[k]++
+	return true
+}
+
+// backendNamespace is the namespace of a route's backend named
+// PREFIX:NAMESPACE:NAME (OpenShift's names); another name is its own.
+func backendNamespace(name string) string {
+	if parts := strings.SplitN(name, ":", 3); len(parts) == 3 {
+		return parts[1]
+	}
+	return name
+}
