@@ -114,26 +114,52 @@ func extendedCertificates(p *field.Path, in *routev1.TLSConfig) (servedTLS, fiel
 	var roots *x509.CertPool
 	if in.CACertificate != "" {
 		roots = x509.NewCertPool()
-		certs, err := parseCertsPEM(in.CACertificate)
-		if err != nil {
-			errs = append(errs, field.Invalid(p.Child("caCertificate"), redactedCA, "failed to parse CA certificate: "+err.Error()))
-		} else {
-			for _, c := range certs {
-				roots.AddCert(c)
-			}
-			if blocks, err := sanitizePEM(in.CACertificate); err != nil {
-				errs = append(errs, field.Invalid(p.Child("caCertificate"), redactedCA, err.Error()))
-			} else {
-				s.ca = blocksOfType(blocks, "CERTIFICATE")
-			}
-			if err := checkSignatureAlgorithms(certs); err != nil {
-				errs = append(errs, field.Invalid(p.Child("caCertificate"), redactedCA, err.Error()))
-			}
+		certs, blocks, more := caField(p.Child("caCertificate"), in.CACertificate, redactedCA, "CA certificate")
+		for _, c := range certs {
+			roots.AddCert(c)
 		}
+		s.ca, errs = blocks, append(errs, more...)
 	}
+	certBlocks, keyBlocks, ok, more := leafAndKey(p, in, roots)
+	errs = append(errs, more...)
+	// OpenShift goes on with the unsanitised text of a field that failed
+	// and can only add errors to a rejected route: stop here instead.
+	if in.Certificate != "" && ok {
+		errs = append(errs, keyPair(p, certBlocks, keyBlocks, &s)...)
+	}
+	if in.DestinationCACertificate != "" {
+		_, blocks, more := caField(p.Child("destinationCACertificate"), in.DestinationCACertificate, redactedDestCA, "destination CA certificate")
+		s.destCA, errs = blocks, append(errs, more...)
+	}
+	return s, errs
+}
 
-	var certBlocks, keyBlocks []*pem.Block
-	certOK, keyOK := true, true
+// caField checks a CA bundle field (at p, shown as redacted, named what in
+// a parse error): its certificates, and their sanitised blocks unless the
+// field cannot be sanitised.
+func caField(p *field.Path, text, redacted, what string) ([]*x509.Certificate, []*pem.Block, field.ErrorList) {
+	certs, err := parseCertsPEM(text)
+	if err != nil {
+		return nil, nil, field.ErrorList{field.Invalid(p, redacted, "failed to parse "+what+": "+err.Error())}
+	}
+	var errs field.ErrorList
+	var blocks []*pem.Block
+	if b, err := sanitizePEM(text); err != nil {
+		errs = append(errs, field.Invalid(p, redacted, err.Error()))
+	} else {
+		blocks = blocksOfType(b, "CERTIFICATE")
+	}
+	if err := checkSignatureAlgorithms(certs); err != nil {
+		errs = append(errs, field.Invalid(p, redacted, err.Error()))
+	}
+	return certs, blocks, errs
+}
+
+// leafAndKey checks the certificate field (its signature algorithms, its
+// chain to roots when the route has a CA) and the key field: their
+// sanitised blocks, and whether both fields (those given) passed.
+func leafAndKey(p *field.Path, in *routev1.TLSConfig, roots *x509.CertPool) (certBlocks, keyBlocks []*pem.Block, ok bool, errs field.ErrorList) {
+	ok = true
 	if in.Certificate != "" {
 		certs, err := parseCertsPEM(in.Certificate)
 		if err == nil {
@@ -146,73 +172,56 @@ func extendedCertificates(p *field.Path, in *routev1.TLSConfig) (servedTLS, fiel
 			certBlocks, err = sanitizePEM(in.Certificate)
 		}
 		if err != nil {
-			certOK = false
+			ok = false
 			errs = append(errs, field.Invalid(p.Child("certificate"), redactedCert, err.Error()))
 		}
 	}
 	if in.Key != "" {
 		var err error
 		if keyBlocks, err = sanitizePEM(in.Key); err != nil {
-			keyOK = false
+			ok = false
 			errs = append(errs, field.Invalid(p.Child("key"), redactedKey, err.Error()))
 		}
 	}
-	// OpenShift goes on with the unsanitised text of a field that failed
-	// and can only add errors to a rejected route: stop here instead.
-	if in.Certificate != "" && certOK && keyOK {
-		var public, private []*pem.Block
-		for _, b := range certBlocks {
-			if isPrivateKeyType(b.Type) {
-				private = append(private, b)
-			} else {
-				public = append(public, b)
-			}
-		}
-		private = append(private, keyBlocks...)
-		if len(private) == 0 {
-			errs = append(errs, field.Invalid(p.Child("key"), "", "no key specified"))
-		} else {
-			pairOK := true
-			if b := firstNotOfType(private, "PRIVATE KEY"); b != nil {
-				pairOK = false
-				errs = append(errs, field.Invalid(p.Child("key"), redactedKey, fmt.Sprintf("field contains invalid types %s, expecting only PRIVATE KEY", printable(b.Type))))
-			}
-			if b := firstNotOfType(public, "CERTIFICATE"); b != nil {
-				pairOK = false
-				errs = append(errs, field.Invalid(p.Child("certificate"), redactedCert, fmt.Sprintf("field contains invalid types %s, expecting only CERTIFICATE", printable(b.Type))))
-			}
-			// The standard library's key pair check, as OpenShift's:
-			// the first private key must match the first certificate.
-			if _, err := cryptotls.X509KeyPair([]byte(encodePEM(public)), []byte(encodePEM(private))); err != nil {
-				pairOK = false
-				errs = append(errs, field.Invalid(p.Child("key"), redactedKey, err.Error()))
-			}
-			if pairOK {
-				s.certs, s.key = public, private[0]
-				s.keyField = "key"
-				if len(private) > len(keyBlocks) {
-					s.keyField = "certificate"
-				}
-			}
-		}
-	}
+	return certBlocks, keyBlocks, ok, errs
+}
 
-	if in.DestinationCACertificate != "" {
-		certs, err := parseCertsPEM(in.DestinationCACertificate)
-		if err != nil {
-			errs = append(errs, field.Invalid(p.Child("destinationCACertificate"), redactedDestCA, "failed to parse destination CA certificate: "+err.Error()))
+// keyPair checks the private keys (in the certificate field or the key
+// field) against the certificates, as OpenShift does, and sets s's
+// certificates and key when they make a pair.
+func keyPair(p *field.Path, certBlocks, keyBlocks []*pem.Block, s *servedTLS) field.ErrorList {
+	var public, private []*pem.Block
+	for _, b := range certBlocks {
+		if isPrivateKeyType(b.Type) {
+			private = append(private, b)
 		} else {
-			if blocks, err := sanitizePEM(in.DestinationCACertificate); err != nil {
-				errs = append(errs, field.Invalid(p.Child("destinationCACertificate"), redactedDestCA, err.Error()))
-			} else {
-				s.destCA = blocksOfType(blocks, "CERTIFICATE")
-			}
-			if err := checkSignatureAlgorithms(certs); err != nil {
-				errs = append(errs, field.Invalid(p.Child("destinationCACertificate"), redactedDestCA, err.Error()))
-			}
+			public = append(public, b)
 		}
 	}
-	return s, errs
+	private = append(private, keyBlocks...)
+	if len(private) == 0 {
+		return field.ErrorList{field.Invalid(p.Child("key"), "", "no key specified")}
+	}
+	var errs field.ErrorList
+	if b := firstNotOfType(private, "PRIVATE KEY"); b != nil {
+		errs = append(errs, field.Invalid(p.Child("key"), redactedKey, fmt.Sprintf("field contains invalid types %s, expecting only PRIVATE KEY", printable(b.Type))))
+	}
+	if b := firstNotOfType(public, "CERTIFICATE"); b != nil {
+		errs = append(errs, field.Invalid(p.Child("certificate"), redactedCert, fmt.Sprintf("field contains invalid types %s, expecting only CERTIFICATE", printable(b.Type))))
+	}
+	// The standard library's key pair check, as OpenShift's: the first
+	// private key must match the first certificate.
+	if _, err := cryptotls.X509KeyPair([]byte(encodePEM(public)), []byte(encodePEM(private))); err != nil {
+		errs = append(errs, field.Invalid(p.Child("key"), redactedKey, err.Error()))
+	}
+	if len(errs) == 0 {
+		s.certs, s.key = public, private[0]
+		s.keyField = "key"
+		if len(private) > len(keyBlocks) {
+			s.keyField = "certificate"
+		}
+	}
+	return errs
 }
 
 // lenientCertificates is what EXTENDED_VALIDATION=false leaves: OpenShift

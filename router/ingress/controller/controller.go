@@ -316,19 +316,9 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		c.queue.AddAfter(key, time.Second)
 		return nil
 	}
-	routes := c.routeClient(ns)
 	ing, err := c.ings.Ingresses(ns).Get(name)
 	if kerrors.IsNotFound(err) {
-		// Deleted: its Routes go (the garbage collector would too).
-		var errs []error
-		for _, r := range c.ownedRoutes(ns, name) {
-			if err := routes.Delete(ctx, r.Name, metav1.DeleteOptions{}); err != nil && !kerrors.IsNotFound(err) {
-				errs = append(errs, fmt.Errorf("delete route %s/%s: %w", ns, r.Name, err))
-			} else {
-				c.log.Info("Deleted the Route of a deleted Ingress", "ingress", key, "route", r.Name)
-			}
-		}
-		return errors.Join(errs...)
+		return c.deleteRoutesOf(ctx, key, ns, name)
 	}
 	if err != nil {
 		return err
@@ -337,52 +327,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if !res.Managed {
 		return nil // another controller's: its Routes, if any, are left as they are (as OpenShift does)
 	}
-	existing := map[string]*routev1.Route{}
-	for _, r := range c.ownedRoutes(ns, name) {
-		existing[r.Spec.Host+"\x00"+r.Spec.Path] = r
-	}
-	var errs []error
-	var kept []*routev1.Route
-	for _, want := range res.Routes {
-		k := want.Spec.Host + "\x00" + want.Spec.Path
-		old, ok := existing[k]
-		delete(existing, k)
-		if !ok {
-			created, err := c.create(ctx, key, want)
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			kept = append(kept, created)
-			continue
-		}
-		updated := want.DeepCopy()
-		preserve(updated, old)
-		if !reconcileLabels(ing) {
-			updated.Labels = old.Labels // labels are copied at creation only, unless asked
-		}
-		if routeMatches(old, updated) {
-			kept = append(kept, old)
-			continue
-		}
-		next := old.DeepCopy()
-		next.Spec, next.Annotations, next.Labels, next.OwnerReferences = updated.Spec, updated.Annotations, updated.Labels, updated.OwnerReferences
-		got, err := routes.Update(ctx, next, metav1.UpdateOptions{})
-		if err != nil {
-			errs = append(errs, fmt.Errorf("update route %s/%s: %w", ns, old.Name, err))
-			kept = append(kept, old)
-			continue
-		}
-		c.log.Info("Updated the Route of an Ingress", "ingress", key, "route", got.Name)
-		kept = append(kept, got)
-	}
-	for _, old := range existing {
-		if err := routes.Delete(ctx, old.Name, metav1.DeleteOptions{}); err != nil && !kerrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("delete route %s/%s: %w", ns, old.Name, err))
-			continue
-		}
-		c.log.Info("Deleted a Route the Ingress no longer asks for", "ingress", key, "route", old.Name)
-	}
+	kept, errs := c.applyRoutes(ctx, key, ing, res.Routes)
 	if len(res.Skipped) > 0 {
 		reasons := strings.Join(res.Skipped, "; ")
 		c.log.Info("Incomplete ingress to route rules", "ingress", key, "reasons", reasons)
@@ -394,6 +339,81 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// deleteRoutesOf deletes the Routes of a deleted Ingress (the garbage
+// collector would too).
+func (c *Controller) deleteRoutesOf(ctx context.Context, key, ns, name string) error {
+	var errs []error
+	for _, r := range c.ownedRoutes(ns, name) {
+		if err := c.routeClient(ns).Delete(ctx, r.Name, metav1.DeleteOptions{}); err != nil && !kerrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("delete route %s/%s: %w", ns, r.Name, err))
+		} else {
+			c.log.Info("Deleted the Route of a deleted Ingress", "ingress", key, "route", r.Name)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// applyRoutes brings the Routes ing owns to wanted (one per host and
+// path): created, updated, and deleted when no longer wanted. It returns
+// the Routes that stand for ing (an old one where its update failed).
+func (c *Controller) applyRoutes(ctx context.Context, key string, ing *networkingv1.Ingress, wanted []*routev1.Route) ([]*routev1.Route, []error) {
+	ns := ing.Namespace
+	existing := map[string]*routev1.Route{}
+	for _, r := range c.ownedRoutes(ns, ing.Name) {
+		existing[r.Spec.Host+"\x00"+r.Spec.Path] = r
+	}
+	var errs []error
+	var kept []*routev1.Route
+	for _, want := range wanted {
+		k := want.Spec.Host + "\x00" + want.Spec.Path
+		old, ok := existing[k]
+		delete(existing, k)
+		var got *routev1.Route
+		var err error
+		if ok {
+			got, err = c.updateRoute(ctx, key, ing, old, want)
+		} else {
+			got, err = c.create(ctx, key, want)
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if got != nil {
+			kept = append(kept, got)
+		}
+	}
+	for _, old := range existing {
+		if err := c.routeClient(ns).Delete(ctx, old.Name, metav1.DeleteOptions{}); err != nil && !kerrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("delete route %s/%s: %w", ns, old.Name, err))
+			continue
+		}
+		c.log.Info("Deleted a Route the Ingress no longer asks for", "ingress", key, "route", old.Name)
+	}
+	return kept, errs
+}
+
+// updateRoute brings the Route old of ing to want, keeping what preserve
+// keeps (and its labels unless ing asks for them to be reconciled). It
+// returns old when nothing changes or the update fails.
+func (c *Controller) updateRoute(ctx context.Context, key string, ing *networkingv1.Ingress, old, want *routev1.Route) (*routev1.Route, error) {
+	updated := want.DeepCopy()
+	preserve(updated, old)
+	if !reconcileLabels(ing) {
+		updated.Labels = old.Labels // labels are copied at creation only, unless asked
+	}
+	if routeMatches(old, updated) {
+		return old, nil
+	}
+	next := old.DeepCopy()
+	next.Spec, next.Annotations, next.Labels, next.OwnerReferences = updated.Spec, updated.Annotations, updated.Labels, updated.OwnerReferences
+	got, err := c.routeClient(ing.Namespace).Update(ctx, next, metav1.UpdateOptions{})
+	if err != nil {
+		return old, fmt.Errorf("update route %s/%s: %w", ing.Namespace, old.Name, err)
+	}
+	c.log.Info("Updated the Route of an Ingress", "ingress", key, "route", got.Name)
+	return got, nil
 }
 
 func (c *Controller) routeClient(ns string) interface {

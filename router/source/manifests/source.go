@@ -141,90 +141,122 @@ func New(dir string, sink store.Sink, logger logr.Logger) *Source {
 // directory cannot be read at start; it returns nil when ctx is done.
 // Run must not be called concurrently with itself.
 func (s *Source) Run(ctx context.Context) error {
-	fi, err := os.Stat(s.dir)
+	if err := checkDir(s.dir); err != nil {
+		return err
+	}
+	st := newState(s)
+	if stop := st.watch(); stop != nil {
+		defer stop()
+	}
+	st.scan()
+	s.sink.MarkSynced(SourceName)
+	s.log.Info("Loaded manifests", "files", len(st.files), "objects", len(st.emitted))
+	st.follow(ctx)
+	return nil
+}
+
+// checkDir tells why dir cannot be the manifests directory, if it cannot.
+func checkDir(dir string) error {
+	fi, err := os.Stat(dir)
 	if err != nil {
 		return fmt.Errorf("manifests directory: %w", err)
 	}
 	if !fi.IsDir() {
-		return fmt.Errorf("manifests directory %s: not a directory", s.dir)
+		return fmt.Errorf("manifests directory %s: not a directory", dir)
 	}
-	if _, err := os.ReadDir(s.dir); err != nil {
+	if _, err := os.ReadDir(dir); err != nil {
 		return fmt.Errorf("manifests directory: %w", err)
 	}
+	return nil
+}
 
-	st := newState(s)
+// watch starts the file watcher, and returns what stops it; without one
+// (nil), the directory is polled.
+func (st *state) watch() (stop func()) {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
-		s.log.Error(err, "Cannot watch the manifests directory, polling it instead", "interval", s.retryInterval)
-	} else {
-		st.watcher = w
-		defer func() {
-			if err := w.Close(); err != nil {
-				s.log.Error(err, "Closing the file watcher")
-			}
-		}()
+		st.log.Error(err, "Cannot watch the manifests directory, polling it instead", "interval", st.retryInterval)
+		return nil
 	}
+	st.watcher = w
+	return func() {
+		if err := w.Close(); err != nil {
+			st.log.Error(err, "Closing the file watcher")
+		}
+	}
+}
 
-	st.scan()
-	s.sink.MarkSynced(SourceName)
-	s.log.Info("Loaded manifests", "files", len(st.files), "objects", len(st.emitted))
+// debouncer fires once changes have been quiet for a delay, and at the
+// latest maxDelay after the first change of a burst.
+type debouncer struct {
+	timer      *time.Timer
+	maxDelay   time.Duration
+	pending    bool
+	burstStart time.Time
+}
 
+func newDebouncer(maxDelay time.Duration) *debouncer {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return &debouncer{timer: t, maxDelay: maxDelay}
+}
+
+// trigger (re)arms the timer for delay, within the burst's bound.
+func (d *debouncer) trigger(delay time.Duration) {
+	now := time.Now()
+	if !d.pending {
+		d.pending, d.burstStart = true, now
+	}
+	if limit := d.burstStart.Add(d.maxDelay); now.Add(delay).After(limit) {
+		delay = max(limit.Sub(now), 0)
+	}
+	d.timer.Reset(delay)
+}
+
+// follow applies the directory's changes until ctx is done: file events
+// (debounced), watch errors (a full scan), and a poll while the watcher
+// cannot be relied on.
+func (st *state) follow(ctx context.Context) {
 	var events <-chan fsnotify.Event
 	var watchErrs <-chan error
 	if st.watcher != nil {
 		events, watchErrs = st.watcher.Events, st.watcher.Errors
 	}
-	debounce := time.NewTimer(time.Hour)
-	debounce.Stop()
-	defer debounce.Stop()
-	var (
-		pending    bool
-		burstStart time.Time
-	)
-	trigger := func(delay time.Duration) {
-		now := time.Now()
-		if !pending {
-			pending, burstStart = true, now
-		}
-		if limit := burstStart.Add(s.maxDelay); now.Add(delay).After(limit) {
-			delay = max(limit.Sub(now), 0)
-		}
-		debounce.Reset(delay)
-	}
-	poll := time.NewTicker(s.retryInterval)
+	d := newDebouncer(st.maxDelay)
+	defer d.timer.Stop()
+	poll := time.NewTicker(st.retryInterval)
 	defer poll.Stop()
 	if st.needRescan {
 		st.fullScan = true
-		trigger(s.debounce)
+		d.trigger(st.debounce)
 	}
-
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			return
 		case ev, ok := <-events:
 			if !ok {
 				events = nil
 				st.degraded = true
 				continue
 			}
-			s.log.V(5).Info("File event", "file", ev.Name, "op", ev.Op.String())
+			st.log.V(5).Info("File event", "file", ev.Name, "op", ev.Op.String())
 			st.noteEvent(ev)
-			trigger(s.debounce)
+			d.trigger(st.debounce)
 		case err, ok := <-watchErrs:
 			if !ok {
 				watchErrs = nil
 				continue
 			}
-			s.log.Error(err, "Watching the manifests directory")
+			st.log.Error(err, "Watching the manifests directory")
 			st.fullScan = true
-			trigger(s.debounce)
+			d.trigger(st.debounce)
 		case <-poll.C:
 			if st.degraded || st.watcher == nil || events == nil {
 				st.scan()
 			}
-		case <-debounce.C:
-			pending = false
+		case <-d.timer.C:
+			d.pending = false
 			switch {
 			case st.fullScan || st.degraded || st.rootFailing || st.watcher == nil:
 				st.scan()
@@ -233,7 +265,7 @@ func (s *Source) Run(ctx context.Context) error {
 			}
 			if st.needRescan {
 				st.fullScan = true
-				trigger(s.debounce)
+				d.trigger(st.debounce)
 			}
 		}
 	}
