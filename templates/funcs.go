@@ -114,6 +114,7 @@ func FuncMap(opts FuncOptions) template.FuncMap {
 		"timeoutTunnelMap":       TimeoutTunnelMap,
 		"timeoutMillis":          TimeoutMillis,
 		"hstsMap":                HSTSMap,
+		"rateLimitMap":           RateLimitMap,
 		"haproxyQuote":           syntax.Quote,
 		"haproxyLogFormat":       syntax.LogFormat,
 	}

@@ -413,9 +413,9 @@ func TestDefaultTemplateRouteAnnotations(t *testing.T) {
 			"\n  balance source\n",
 			"\n  acl allowlist src -f " + filepath.Join(dir, "router", "allowlists", "fuzz:all.txt") + "\n  tcp-request content reject if !allowlist\n",
 			"\n  stick-table type ip size 100k expire 30s store conn_cur,conn_rate(3s),http_req_rate(10s)\n  tcp-request content track-sc2 src\n",
-			"\n  tcp-request content reject if { sc2_conn_cur gt 3 }\n",
-			"\n  tcp-request content reject if { sc2_conn_rate gt 4 }\n",
-			"\n  tcp-request content reject if { sc2_http_req_rate ge 5 }\n",
+			"\n  tcp-request content reject if { var(txn.rl_conn_cur) -m found } { sc2_conn_cur,sub(txn.rl_conn_cur) gt 0 }\n",
+			"\n  tcp-request content reject if { var(txn.rl_conn_rate) -m found } { sc2_conn_rate,sub(txn.rl_conn_rate) gt 0 }\n",
+			"\n  tcp-request content reject if { var(txn.rl_http_rate) -m found } { sc2_http_req_rate,sub(txn.rl_http_rate) ge 0 }\n",
 			"\n  http-request set-header X-Forwarded-For %[src]\n",
 			"\n  http-request set-path /v2%[var(txn.path),bytes(4)] if { var(txn.path) -m beg /app/ }\n",
 			"\n  http-request set-path /v2/ if { var(txn.path) -m str /app }\n",
@@ -443,7 +443,10 @@ func TestDefaultTemplateRouteAnnotations(t *testing.T) {
 	// An HTTP route's timeouts are in the maps the defaults section
 	// "routes" reads, by backend name, in milliseconds.
 	for file, want := range map[string]string{"conf/timeout_server.map": "\nbe_edge_http:fuzz:all 1500\n", "conf/timeout_tunnel.map": "\nbe_edge_http:fuzz:all 2147483647\n",
-		"conf/hsts.map": "\nbe_edge_http:fuzz:all max-age=31536000;includeSubDomains;preload\n"} {
+		"conf/hsts.map": "\nbe_edge_http:fuzz:all max-age=31536000;includeSubDomains;preload\n",
+		// the limits of fuzz/all; fuzz/invalid's rate-http (-5) is none
+		"conf/rate_limit_concurrent_tcp.map": "\nbe_edge_http:fuzz:all 3\n", "conf/rate_limit_rate_tcp.map": "\nbe_edge_http:fuzz:all 4\n",
+		"conf/rate_limit_rate_http.map": "\nbe_edge_http:fuzz:all 5\n"} {
 		if got[file] != want {
 			t.Errorf("%s = %q, want %q", file, got[file], want)
 		}
@@ -451,7 +454,7 @@ func TestDefaultTemplateRouteAnnotations(t *testing.T) {
 	for route, unwanted := range map[string][]string{
 		"fuzz/all":      {"timeout server", "timeout tunnel", "Strict-Transport-Security"},
 		"fuzz/nocookie": {"\n  cookie ", "option forwardfor", "X-Forwarded", "Forwarded"},
-		"fuzz/invalid":  {"timeout server", "timeout tunnel", "acl", "sc2_http_req_rate", "set-path", "Strict-Transport", "maxconn", "SameSite", "evil"},
+		"fuzz/invalid":  {"timeout server", "timeout tunnel", "acl", "set-path", "Strict-Transport", "maxconn", "SameSite", "evil"},
 		"other/ref":     {"timeout server", "acl", "stick-table", "maxconn"},
 	} {
 		for _, u := range unwanted {

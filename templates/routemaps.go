@@ -220,3 +220,34 @@ func HSTSMap(td model.TemplateData) string {
 	}
 	return m.String()
 }
+
+// RateLimitMap is rate_limit_<limit>.map: the backend of each route with
+// haproxy.router.openshift.io/rate-limit-connections and the given limit
+// ("concurrent-tcp", "rate-tcp", "rate-http"; rate-http for HTTP routes
+// only) → the limit. The route's backend reads its limits from these maps,
+// so that a changed limit needs no reload.
+func RateLimitMap(td model.TemplateData, limit string) string {
+	var m mapText
+	for _, k := range td.SortedStateKeys() {
+		cfg := td.State[k]
+		s := cfg.Settings
+		if !s.RateLimit {
+			continue
+		}
+		var v int
+		switch limit {
+		case "concurrent-tcp":
+			v = s.RateLimitConcurrentTCP
+		case "rate-tcp":
+			v = s.RateLimitRateTCP
+		case "rate-http":
+			if cfg.TLSTermination != routev1.TLSTerminationPassthrough {
+				v = s.RateLimitRateHTTP
+			}
+		}
+		if v > 0 {
+			m.line(GenBackendNamePrefix(cfg.TLSTermination)+":"+string(k), strconv.Itoa(v))
+		}
+	}
+	return m.String()
+}

@@ -475,3 +475,94 @@ func TestARouteHSTSHeaderChangesWithoutAReload(t *testing.T) {
 		}
 	}
 }
+
+// TestARouteRateLimitChangesWithoutAReload: a rate-limited route's
+// backend reads its limits from maps by backend name: a changed limit is
+// "set map", taking effect on the next request, without a reload — for an
+// HTTP route (rate-http) and a passthrough one (rate-tcp, TCP mode).
+func TestARouteRateLimitChangesWithoutAReload(t *testing.T) {
+	be := startBackend(t, "rl-ref")
+	route := func(rate string) string {
+		return annotatedRouteYAML("rlrt", "web", "web.rlrt.example.com", "", "web", "", map[string]string{
+			"haproxy.router.openshift.io/rate-limit-connections":           "true",
+			"haproxy.router.openshift.io/rate-limit-connections.rate-http": rate,
+		})
+	}
+	ca, err := testcerts.NewCA("rl backend CA", time.Hour)
+	must(t, err)
+	ptCert, err := ca.Issue("pt.rlrt.example.com", []string{"pt.rlrt.example.com"}, time.Hour)
+	must(t, err)
+	pt := startTLSBackend(t, "rl-pt", ptCert.CertPEM, ptCert.KeyPEM)
+	ptRoute := func(rate string) string {
+		return annotatedRouteYAML("rlrt", "pt", "pt.rlrt.example.com", "", "pt", tlsYAML("passthrough", "", nil), map[string]string{
+			"haproxy.router.openshift.io/rate-limit-connections":          "true",
+			"haproxy.router.openshift.io/rate-limit-connections.rate-tcp": rate,
+		})
+	}
+	m := newManifests(t)
+	m.Write("svc.yaml", serviceYAML("rlrt", "web", be)+"---\n"+serviceYAML("rlrt", "pt", pt))
+	m.Write("route.yaml", route("1000"))
+	env, ms := metricsEnv(t)
+	env["RELOAD_INTERVAL"] = "1s"
+	r := startRouter(t, m.Dir, env)
+	get := func() (response, error) { return r.httpGet("web.rlrt.example.com", "/") }
+	expectBackend(t, loadTimeout, get, "rl-ref")
+	waitReady(t, ms)
+	reloads0 := ms.settledReloads(t)
+	served := func(n int) int {
+		ok := 0
+		for i := 0; i < n; i++ {
+			if resp, err := get(); err == nil && resp.backend() == "rl-ref" {
+				ok++
+			}
+		}
+		return ok
+	}
+
+	// A limit below what the client already sent in the window (10 s):
+	// refused.
+	m.Write("route.yaml", route("1"))
+	eventually(t, 30*time.Second, "requests beyond rate-http 1 refused", func() error {
+		if n := served(3); n != 0 {
+			return fmt.Errorf("%d of 3 served", n)
+		}
+		return nil
+	})
+	m.Write("route.yaml", route("100000"))
+	eventually(t, 30*time.Second, "requests served under rate-http 100000", func() error {
+		if n := served(3); n != 3 {
+			return fmt.Errorf("%d of 3 served", n)
+		}
+		return nil
+	})
+	// A passthrough route (TCP mode): its connection rate limit.
+	m.Write("pt.yaml", ptRoute("1"))
+	getPT := func() (response, error) { return r.httpsGet("pt.rlrt.example.com", "/") }
+	expectBackend(t, 30*time.Second, getPT, "rl-pt")
+	reloads0 = ms.settledReloads(t)
+	servedPT := func(n int) int {
+		ok := 0
+		for i := 0; i < n; i++ {
+			if resp, err := getPT(); err == nil && resp.backend() == "rl-pt" {
+				ok++
+			}
+		}
+		return ok
+	}
+	eventually(t, 30*time.Second, "connections beyond rate-tcp 1 refused", func() error {
+		if n := servedPT(3); n == 3 {
+			return fmt.Errorf("%d of 3 served", n)
+		}
+		return nil
+	})
+	m.Write("pt.yaml", ptRoute("100000"))
+	eventually(t, 30*time.Second, "connections served under rate-tcp 100000", func() error {
+		if n := servedPT(3); n != 3 {
+			return fmt.Errorf("%d of 3 served", n)
+		}
+		return nil
+	})
+	if reloads := ms.mustValue(t, "template_router_reload_seconds_count", nil); reloads != reloads0 {
+		t.Fatalf("reloads %v (%s), were %v: rate limit changes should not reload", reloads, ms.reloadReasons(), reloads0)
+	}
+}
