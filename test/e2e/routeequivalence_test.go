@@ -14,8 +14,8 @@ import (
 // TestRandomRouteChangesServeWhatAFreshStartServes: after a random
 // sequence of routes created and deleted — names that come back, with
 // another type or the same, unsecured (with and without sticky cookies,
-// with a path, a timeout, an allowlist that admits or refuses the
-// client), edge (default and own certificate, two HSTS values),
+// with a path, a timeout, a rate limit, an allowlist that admits or
+// refuses the client), edge (default and own certificate, two HSTS values),
 // re-encrypt and passthrough — applied through the runtime API where
 // HAProxy can take them (a deleted route's backend taken over, map
 // entries, allowlist patterns, crt-list lines) and reloaded where it
@@ -48,11 +48,13 @@ func TestRandomRouteChangesServeWhatAFreshStartServes(t *testing.T) {
 	}
 	noCookies := "  annotations:\n    haproxy.router.openshift.io/disable_cookies: \"true\"\n"
 	kinds := []string{"unsecured", "unsecured-no-cookies", "unsecured-path", "edge", "edge-own", "reencrypt", "passthrough",
-		"unsecured-timeout", "unsecured-allowed", "unsecured-denied", "edge-hsts", "edge-hsts-preload"}
+		"unsecured-timeout", "unsecured-allowed", "unsecured-denied", "edge-hsts", "edge-hsts-preload", "unsecured-rate-limited"}
 	p := "haproxy.router.openshift.io/"
 	yaml := func(i int, kind string) string {
 		name := fmt.Sprintf("r%d", i)
 		switch kind {
+		case "unsecured-rate-limited":
+			return annotatedRouteYAML("rq", name, host(i), "", "plain", "", map[string]string{p + "rate-limit-connections": "true", p + "rate-limit-connections.rate-http": "100000"})
 		case "unsecured-timeout":
 			return annotatedRouteYAML("rq", name, host(i), "", "plain", "", map[string]string{p + "timeout": "20s"})
 		case "unsecured-allowed":
@@ -177,7 +179,7 @@ func TestRandomRouteChangesServeWhatAFreshStartServes(t *testing.T) {
 func expectedAnswer(kind, host string) string {
 	plain, none := "200 rq-1,rq-2", "503 -"
 	switch kind {
-	case "unsecured", "unsecured-no-cookies", "unsecured-timeout", "unsecured-allowed":
+	case "unsecured", "unsecured-no-cookies", "unsecured-timeout", "unsecured-allowed", "unsecured-rate-limited":
 		return "http " + plain + " | http /p " + plain + " | https " + none + " default"
 	case "unsecured-denied":
 		return "http refused | http /p refused | https " + none + " default"
