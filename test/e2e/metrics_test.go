@@ -621,6 +621,13 @@ func (c *metricsClient) reloadReasons() string {
 // seconds (a reload already asked for has happened) and returns it.
 func (c *metricsClient) settledReloads(t *testing.T) float64 {
 	t.Helper()
+	return c.reloadsQuietFor(t, 2*time.Second)
+}
+
+// reloadsQuietFor is settledReloads with the time the count must stay
+// the same (longer than RELOAD_INTERVAL, for a reload still deferred).
+func (c *metricsClient) reloadsQuietFor(t *testing.T, quiet time.Duration) float64 {
+	t.Helper()
 	last, since := -1.0, time.Now()
 	var v float64
 	eventually(t, 30*time.Second, "the reload count to settle", func() error {
@@ -628,7 +635,7 @@ func (c *metricsClient) settledReloads(t *testing.T) float64 {
 		if v != last {
 			last, since = v, time.Now()
 		}
-		if time.Since(since) < 2*time.Second {
+		if time.Since(since) < quiet {
 			return fmt.Errorf("reloads %v (%s), last changed %v ago", v, c.reloadReasons(), time.Since(since))
 		}
 		return nil

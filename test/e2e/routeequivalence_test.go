@@ -1,13 +1,17 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/openshift-router-go/router/haproxy/runtimeapi"
 	"github.com/openshift-router-go/router/test/testcerts"
 )
 
@@ -150,6 +154,23 @@ func TestRandomRouteChangesServeWhatAFreshStartServes(t *testing.T) {
 			return nil
 		})
 	}
+	// Last, a route of a new name (without a cookie of its own, with a
+	// timeout) takes a deleted one's backend without a reload: the maps
+	// compared below then name a backend HAProxy runs under another name,
+	// keys of the backend-keyed maps included.
+	takeover := func(name string) string {
+		return annotatedRouteYAML("rq", name, name+".rq.example.com", "", "plain", "",
+			map[string]string{p + "disable_cookies": "true", p + "timeout": "20s"})
+	}
+	m.Write("x-old.yaml", takeover("x-old"))
+	expectExactly(t, 30*time.Second, r, "x-old.rq.example.com", backendNames(plain)...)
+	reloadsBefore := ms.reloadsQuietFor(t, 5*time.Second) // RELOAD_INTERVAL is 2s
+	m.Remove("x-old.yaml")
+	m.Write("x-new.yaml", takeover("x-new"))
+	expectExactly(t, 30*time.Second, r, "x-new.rq.example.com", backendNames(plain)...)
+	if got := ms.mustValue(t, "template_router_reload_seconds_count", nil); got != reloadsBefore {
+		t.Errorf("the route taking a deleted one's backend reloaded: %v (%s), were %v", got, ms.reloadReasons(), reloadsBefore)
+	}
 	close(stopLoad)
 	<-loadDone
 	reloads := ms.mustValue(t, "template_router_reload_seconds_count", nil)
@@ -171,6 +192,13 @@ func TestRandomRouteChangesServeWhatAFreshStartServes(t *testing.T) {
 		if got := answerOf(r, host(i)); got != want {
 			t.Errorf("r%d (%s) answers %s after the changes, %s after a fresh start", i, current[i], got, want)
 		}
+	}
+	sameMaps(t, r, fresh)
+	// (A reload since x-new took x-old's backend renames it back: the map
+	// comparison then had no name to translate. The reload tests of
+	// routesruntime_test.go assert that takeovers need none.)
+	if got := ms.mustValue(t, "template_router_reload_seconds_count", nil); got != reloadsBefore {
+		t.Logf("reloaded since the route of a new name took a deleted one's backend: %v (%s), were %v", got, ms.reloadReasons(), reloadsBefore)
 	}
 }
 
@@ -243,4 +271,100 @@ func answerOf(r *router, host string) string {
 	hp, _ := part(func() (response, error) { return r.httpGet(host, "/p/x") })
 	s, cn := part(func() (response, error) { return r.httpsGet(host, "/") })
 	return "http " + h + " | http /p " + hp + " | https " + s + " " + cn + hsts
+}
+
+// sameMaps compares the maps and allowlist ACLs HAProxy runs in changed
+// (after runtime changes) with fresh's (a fresh start on the same
+// manifests): "show map" of every map file and "show acl" of every
+// allowlist file must hold the same entries, but for the names of
+// backends taken over at runtime (a route running in an orphan or a
+// spare): the route maps (keyed by host and path) pair each such name
+// with the route's own, and the maps keyed by backend must agree under
+// that pairing.
+func sameMaps(t *testing.T, changed, fresh *router) {
+	t.Helper()
+	show := func(r *router, what, path string) map[string]string {
+		c := &runtimeapi.Client{Path: filepath.Join(r.WorkingDir, "run", "haproxy.sock")}
+		out, err := c.Exec(context.Background(), "show "+what+" "+path)
+		must(t, err)
+		entries := map[string]string{}
+		for _, l := range strings.Split(out, "\n") {
+			f := strings.Fields(l)
+			switch {
+			case len(f) == 3:
+				entries[f[1]] = f[2]
+			case len(f) == 2:
+				entries[f[1]] = ""
+			}
+		}
+		return entries
+	}
+	files := func(r *router, dir, suffix string) []string {
+		ents, err := os.ReadDir(filepath.Join(r.WorkingDir, dir))
+		if !os.IsNotExist(err) {
+			must(t, err)
+		}
+		var out []string
+		for _, e := range ents {
+			if strings.HasSuffix(e.Name(), suffix) {
+				out = append(out, e.Name())
+			}
+		}
+		return out
+	}
+	rename := map[string]string{} // runtime backend name -> the route's backend
+	compared := 0
+	defer func() {
+		t.Logf("maps and allowlists compared with a fresh start: %d entries; backends running under another name: %d", compared, len(rename))
+	}()
+	for _, m := range []string{"route_http.map", "route_https.map", "route_sni_passthrough.map"} {
+		got := show(changed, "map", filepath.Join(changed.WorkingDir, "conf", m))
+		want := show(fresh, "map", filepath.Join(fresh.WorkingDir, "conf", m))
+		compared += len(want)
+		for k, w := range want {
+			g, ok := got[k]
+			switch {
+			case !ok:
+				t.Errorf("%s: %s missing after the changes (fresh: %s)", m, k, w)
+			case g != w && (!strings.Contains(w, ":") || (rename[g] != "" && rename[g] != w)):
+				t.Errorf("%s: %s -> %s after the changes, %s after a fresh start", m, k, g, w)
+			case g != w:
+				rename[g] = w
+			}
+		}
+		for k, g := range got {
+			if _, ok := want[k]; !ok {
+				t.Errorf("%s: %s -> %s after the changes, not after a fresh start", m, k, g)
+			}
+		}
+	}
+	as := func(name string) string {
+		if c, ok := rename[name]; ok {
+			return c
+		}
+		return name
+	}
+	for _, m := range files(fresh, "conf", ".map") {
+		if strings.HasPrefix(m, "route_") {
+			continue
+		}
+		got := show(changed, "map", filepath.Join(changed.WorkingDir, "conf", m))
+		want := show(fresh, "map", filepath.Join(fresh.WorkingDir, "conf", m))
+		renamed := map[string]string{}
+		for k, v := range got {
+			renamed[as(k)] = v
+		}
+		compared += len(want)
+		if fmt.Sprint(renamed) != fmt.Sprint(want) {
+			t.Errorf("%s after the changes %v (as the routes' backends), after a fresh start %v", m, renamed, want)
+		}
+	}
+	for _, a := range files(fresh, "router/allowlists", ".txt") {
+		got := show(changed, "acl", filepath.Join(changed.WorkingDir, "router", "allowlists", a))
+		want := show(fresh, "acl", filepath.Join(fresh.WorkingDir, "router", "allowlists", a))
+		compared += len(want)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("allowlist %s after the changes %v, after a fresh start %v", a, got, want)
+		}
+	}
 }
