@@ -119,22 +119,18 @@ func FileCommands(in Files) FileChange {
 			continue
 		}
 		_, written := in.New[p]
-		switch fileUse(in.Config, p) {
+		switch use := fileUse(in.Config, p); use {
 		case usedNowhere:
 			if !written {
 				continue // removed, and nothing loads it again
 			}
 			return FileChange{Reload: true, File: p}
-		case usedAsMap:
-			cmds, ok := mapCommands(p, in)
-			if !ok {
-				return FileChange{Reload: true, File: p}
+		case usedAsMap, usedAsIPList:
+			entries := mapCommands
+			if use == usedAsIPList {
+				entries = aclCommands
 			}
-			out.Commands = append(out.Commands, cmds.adds...)
-			out.Removals = append(out.Removals, cmds.dels...)
-			out.Entries += len(cmds.adds) + len(cmds.dels)
-		case usedAsIPList:
-			cmds, ok := aclCommands(p, in)
+			cmds, ok := entries(p, in)
 			if !ok {
 				return FileChange{Reload: true, File: p}
 			}

@@ -104,16 +104,7 @@ func TestFileCommandsChangeMapEntries(t *testing.T) {
 				changed = p
 			}
 			got := FileCommands(Files{WD: wd, Config: c.config, Changed: []string{changed}, New: map[string][]byte{changed: []byte(c.new)}, Old: oldFiles, Running: running})
-			if got.Reload != c.reload {
-				t.Fatalf("reload %v, want %v (%+v)", got.Reload, c.reload, got)
-			}
-			var texts []string
-			for _, cmd := range append(got.Commands, got.Removals...) {
-				texts = append(texts, cmd.Text)
-			}
-			if !c.reload && !reflect.DeepEqual(texts, c.want) {
-				t.Fatalf("commands\n got  %q\n want %q", texts, c.want)
-			}
+			wantCommands(t, got, c.reload, c.want)
 		})
 	}
 }
@@ -230,16 +221,23 @@ func TestFileCommandsChangeAllowlistPatterns(t *testing.T) {
 				oldFiles = map[string][]byte{f: []byte(old)}
 			}
 			got := FileCommands(Files{WD: wd, Config: c.config, Changed: []string{f}, New: map[string][]byte{f: []byte(c.new)}, Old: oldFiles})
-			if got.Reload != c.reload {
-				t.Fatalf("reload %v, want %v (%+v)", got.Reload, c.reload, got)
-			}
-			var texts []string
-			for _, cmd := range append(got.Commands, got.Removals...) {
-				texts = append(texts, cmd.Text)
-			}
-			if !c.reload && !reflect.DeepEqual(texts, c.want) {
-				t.Fatalf("commands\n got  %q\n want %q", texts, c.want)
-			}
+			wantCommands(t, got, c.reload, c.want)
 		})
+	}
+}
+
+// wantCommands checks that a FileChange reloads (reload) or else sends
+// want, in order (commands then removals).
+func wantCommands(t *testing.T, got FileChange, reload bool, want []string) {
+	t.Helper()
+	if got.Reload != reload {
+		t.Fatalf("reload %v, want %v (%+v)", got.Reload, reload, got)
+	}
+	var texts []string
+	for _, cmd := range append(got.Commands, got.Removals...) {
+		texts = append(texts, cmd.Text)
+	}
+	if !reload && !reflect.DeepEqual(texts, want) {
+		t.Fatalf("commands\n got  %q\n want %q", texts, want)
 	}
 }

@@ -509,15 +509,7 @@ func TestARouteRateLimitChangesWithoutAReload(t *testing.T) {
 	expectBackend(t, loadTimeout, get, "rl-ref")
 	waitReady(t, ms)
 	reloads0 := ms.settledReloads(t)
-	served := func(n int) int {
-		ok := 0
-		for i := 0; i < n; i++ {
-			if resp, err := get(); err == nil && resp.backend() == "rl-ref" {
-				ok++
-			}
-		}
-		return ok
-	}
+	served := func(n int) int { return answered(n, get, "rl-ref") }
 
 	// A limit below what the client already sent in the window (10 s):
 	// refused.
@@ -540,15 +532,7 @@ func TestARouteRateLimitChangesWithoutAReload(t *testing.T) {
 	getPT := func() (response, error) { return r.httpsGet("pt.rlrt.example.com", "/") }
 	expectBackend(t, 30*time.Second, getPT, "rl-pt")
 	reloads0 = ms.settledReloads(t)
-	servedPT := func(n int) int {
-		ok := 0
-		for i := 0; i < n; i++ {
-			if resp, err := getPT(); err == nil && resp.backend() == "rl-pt" {
-				ok++
-			}
-		}
-		return ok
-	}
+	servedPT := func(n int) int { return answered(n, getPT, "rl-pt") }
 	eventually(t, 30*time.Second, "connections beyond rate-tcp 1 refused", func() error {
 		if n := servedPT(3); n == 3 {
 			return fmt.Errorf("%d of 3 served", n)
@@ -565,4 +549,15 @@ func TestARouteRateLimitChangesWithoutAReload(t *testing.T) {
 	if reloads := ms.mustValue(t, "template_router_reload_seconds_count", nil); reloads != reloads0 {
 		t.Fatalf("reloads %v (%s), were %v: rate limit changes should not reload", reloads, ms.reloadReasons(), reloads0)
 	}
+}
+
+// answered is how many of n requests (get) backend answered.
+func answered(n int, get func() (response, error), backend string) int {
+	ok := 0
+	for i := 0; i < n; i++ {
+		if resp, err := get(); err == nil && resp.backend() == backend {
+			ok++
+		}
+	}
+	return ok
 }
