@@ -53,50 +53,11 @@ func sameHeaders(old, new *Config) bool {
 // section new adds takes over an orphan of old with its shape, or the
 // change needs a reload; a backend section new drops becomes an orphan.
 func diffBackends(old, new *Config) Change {
-	reload := func(reason, where string) Change { return Change{Reload: true, Reason: reason, Where: where} }
-	var oldOther, newOther []int
-	oldBackends := map[string]int{}
-	for i := range old.sections {
-		s := &old.sections[i]
-		switch {
-		case isBackend(s.header):
-			if _, dup := oldBackends[s.header]; dup {
-				return reload(ReasonConfig, s.header)
-			}
-			oldBackends[s.header] = i
-		case s.orphan:
-			return reload(ReasonConfig, s.header)
-		default:
-			oldOther = append(oldOther, i)
-		}
+	x, r := indexBackends(old, new)
+	if r != nil {
+		return *r
 	}
-	newBackends := map[string]bool{}
-	for i := range new.sections {
-		h := new.sections[i].header
-		if !isBackend(h) {
-			newOther = append(newOther, i)
-			continue
-		}
-		if newBackends[h] {
-			return reload(ReasonConfig, h)
-		}
-		newBackends[h] = true
-	}
-	if len(oldOther) != len(newOther) {
-		return reload(ReasonConfig, "sections added or removed")
-	}
-	// Orphans free to take over, by shape: the old backends new drops,
-	// and the orphans already there that new does not bring back.
-	free := map[[32]byte][]int{}
-	for h, i := range oldBackends {
-		if !newBackends[h] {
-			s := &old.sections[i]
-			free[s.shape] = append(free[s.shape], i)
-		}
-	}
-	for _, l := range free {
-		slices.Sort(l) // the same choice whatever the map's order
-	}
+	free := x.free(old)
 	budget := newSpareBudget(old)
 	var all sectionCommands
 	running := &Config{sections: make([]section, 0, len(new.sections)+len(free)), crt: old.crt}
@@ -107,9 +68,9 @@ func diffBackends(old, new *Config) Change {
 		var run section
 		var d sectionCommands
 		var r *Change
-		switch j, had := oldBackends[n.header]; {
+		switch j, had := x.oldBackends[n.header]; {
 		case !isBackend(n.header):
-			run, d, r = diffSection(&old.sections[oldOther[oi]], n)
+			run, d, r = diffSection(&old.sections[x.oldOther[oi]], n)
 			oi++
 		case had && !old.sections[j].orphan:
 			run, d, r = diffSection(&old.sections[j], n)
@@ -120,7 +81,7 @@ func diffBackends(old, new *Config) Change {
 		default:
 			j, ok := pickOrphan(old, free[n.shape], taken, budget, backendName(n.header))
 			if !ok {
-				return reload(ReasonBackends, n.header)
+				return Change{Reload: true, Reason: ReasonBackends, Where: n.header}
 			}
 			taken[j] = true
 			run, d, r = takeOver(&old.sections[j], n)
@@ -134,7 +95,7 @@ func diffBackends(old, new *Config) Change {
 	// What new drops and nothing took over stays, an orphan.
 	for i := range old.sections {
 		s := &old.sections[i]
-		if !isBackend(s.header) || newBackends[s.header] || taken[i] {
+		if !isBackend(s.header) || x.newBackends[s.header] || taken[i] {
 			continue
 		}
 		run, d := orphan(s)
@@ -143,6 +104,70 @@ func diffBackends(old, new *Config) Change {
 	}
 	running.aliases = aliases(running)
 	return Change{Commands: all.ordered(), Running: running}
+}
+
+// backendIndex locates the sections of two configurations: backends by
+// header, the other sections by their order.
+type backendIndex struct {
+	oldBackends        map[string]int // header → index in old
+	newBackends        map[string]bool
+	oldOther, newOther []int // indexes of the sections that are no backends
+}
+
+// indexBackends indexes old and new, or says why they need a reload:
+// a backend header twice, an orphan that is no backend, sections other
+// than backends added or removed.
+func indexBackends(old, new *Config) (backendIndex, *Change) {
+	reload := func(where string) (backendIndex, *Change) {
+		return backendIndex{}, &Change{Reload: true, Reason: ReasonConfig, Where: where}
+	}
+	x := backendIndex{oldBackends: map[string]int{}, newBackends: map[string]bool{}}
+	for i := range old.sections {
+		s := &old.sections[i]
+		switch {
+		case isBackend(s.header):
+			if _, dup := x.oldBackends[s.header]; dup {
+				return reload(s.header)
+			}
+			x.oldBackends[s.header] = i
+		case s.orphan:
+			return reload(s.header)
+		default:
+			x.oldOther = append(x.oldOther, i)
+		}
+	}
+	for i := range new.sections {
+		h := new.sections[i].header
+		if !isBackend(h) {
+			x.newOther = append(x.newOther, i)
+			continue
+		}
+		if x.newBackends[h] {
+			return reload(h)
+		}
+		x.newBackends[h] = true
+	}
+	if len(x.oldOther) != len(x.newOther) {
+		return reload("sections added or removed")
+	}
+	return x, nil
+}
+
+// free lists the orphans free to take over, by shape: the old backends
+// new drops, and the orphans already there that new does not bring back;
+// each list in order, the same choice whatever the map's order.
+func (x backendIndex) free(old *Config) map[[32]byte][]int {
+	free := map[[32]byte][]int{}
+	for h, i := range x.oldBackends {
+		if !x.newBackends[h] {
+			s := &old.sections[i]
+			free[s.shape] = append(free[s.shape], i)
+		}
+	}
+	for _, l := range free {
+		slices.Sort(l)
+	}
+	return free
 }
 
 // pickOrphan chooses, among the orphans at indexes l of old (of one

@@ -479,19 +479,7 @@ func diffSection(o, n *section) (section, sectionCommands, *Change) {
 // with those of a section as rendered (n) that HAProxy runs as o (the
 // same section, or a new one taking o over: see Diff).
 func diffServers(o, n *section) (section, sectionCommands, *Change) {
-	var d sectionCommands
-	reload := func(reason, where string) (section, sectionCommands, *Change) {
-		return section{}, sectionCommands{}, &Change{Reload: true, Reason: reason, Where: where}
-	}
-	run := *n
-	run.runsAs, run.orphan = o.name(), false
-	if run.runsAs == backendName(n.header) {
-		run.runsAs = "" // its own backend
-	}
-	run.servers = append([]server(nil), n.servers...)
-	run.lastID = max(o.lastID, uint32(len(o.servers)))
-	backend := run.name()
-	var enables []Command
+	sd := newServerDiff(o, n)
 	oldByName := make(map[string]*server, len(o.servers))
 	for j := range o.servers {
 		oldByName[o.servers[j].name()] = &o.servers[j]
@@ -500,80 +488,131 @@ func diffServers(o, n *section) (section, sectionCommands, *Change) {
 	for j := range n.servers {
 		sn := &n.servers[j]
 		newNames[sn.name()] = true
-		so, had := oldByName[sn.name()]
-		if !had {
-			if !addable(backend, n, sn) {
-				return reload(ReasonServers, n.header+" server "+sn.name())
-			}
-			run.lastID++
-			add, en, ok := addCommands(backend, sn, run.lastID)
-			if !ok {
-				return reload(ReasonServerAddress, n.header+" server "+sn.name())
-			}
-			d.adds = append(d.adds, add)
-			enables = append(enables, en...)
-			continue
+		var c *Change
+		if so, had := oldByName[sn.name()]; had {
+			c = sd.change(so, sn)
+		} else {
+			c = sd.add(sn, false)
 		}
-		was := *so
-		was.removed = false
-		if was.options != sn.options || was.cookie() != sn.cookie() || backend == "" {
-			if was == *sn {
-				continue
-			}
-			if !so.removed || !addable(backend, n, sn) {
-				return reload(ReasonServerOptions, n.header+" server "+sn.name())
-			}
-			// A server still draining whose line comes back with other
-			// options (an endpoint that was alone, unchecked, back among
-			// others): deleted (it is in maintenance; HAProxy refuses
-			// while it still has connections, and a reload follows) and
-			// added anew.
-			run.lastID++
-			add, en, ok := addCommands(backend, sn, run.lastID)
-			if !ok {
-				return reload(ReasonServerAddress, n.header+" server "+sn.name())
-			}
-			d.adds = append(d.adds, DeleteCommand(ServerRef{Backend: backend, Name: sn.name()}), add)
-			enables = append(enables, en...)
-			continue
+		if c != nil {
+			return section{}, sectionCommands{}, c
 		}
-		c, ok := serverCommands(backend, &was, sn)
-		if !ok {
-			return reload(ReasonServerAddress, n.header+" server "+sn.name())
-		}
-		if !was.disabled && sn.disabled {
-			// A server going out of rotation goes after every server
-			// coming in (a moved endpoint: its slot is ready before its
-			// old line is in maintenance), so that the backend is never
-			// left without a server in between.
-			d.removes = append(d.removes, c...)
-			continue
-		}
-		d.cmds = append(d.cmds, c...)
 	}
-	if n.cookieKey != "" && (len(enables) > 0 || len(d.adds) > 0 || o.cookieKey != n.cookieKey) {
-		// Setting the key (again) gives every server of the backend its
-		// dynamic cookie, the added ones included, before they serve; a
-		// backend taken over by another route gets that route's key.
-		d.adds = append(d.adds, Command{Kind: "cookie-key", Text: "set dynamic-cookie-key backend " + backend + " " + n.cookieKey})
-	}
-	d.adds = append(d.adds, enables...)
+	sd.setCookieKey()
+	sd.d.adds = append(sd.d.adds, sd.enables...)
 	for j := range o.servers {
-		so := o.servers[j]
-		if newNames[so.name()] {
+		if newNames[o.servers[j].name()] {
 			continue
 		}
-		if backend == "" {
-			return reload(ReasonServers, n.header+" server "+so.name())
+		if c := sd.retire(o.servers[j]); c != nil {
+			return section{}, sectionCommands{}, c
 		}
-		// The server stays, in maintenance, until the next reload.
-		if !so.disabled {
-			d.removes = append(d.removes, Command{Kind: "state", Text: "set server " + backend + "/" + so.name() + " state maint"})
-		}
-		so.disabled, so.removed = true, true
-		run.servers = append(run.servers, so)
 	}
-	return run, d, nil
+	return sd.run, sd.d, nil
+}
+
+// serverDiff collects the commands that take the servers of one section
+// as HAProxy runs it (o) to those rendered (n), and what runs then.
+type serverDiff struct {
+	o, n    *section
+	run     section // the section as HAProxy runs it once the commands are applied
+	backend string  // the name HAProxy runs it as ("" when it is no backend)
+	d       sectionCommands
+	enables []Command // health checks and states of added servers, after the cookie key
+}
+
+func newServerDiff(o, n *section) *serverDiff {
+	run := *n
+	run.runsAs, run.orphan = o.name(), false
+	if run.runsAs == backendName(n.header) {
+		run.runsAs = "" // its own backend
+	}
+	run.servers = append([]server(nil), n.servers...)
+	run.lastID = max(o.lastID, uint32(len(o.servers)))
+	return &serverDiff{o: o, n: n, run: run, backend: run.name()}
+}
+
+func (sd *serverDiff) reload(reason string, s *server) *Change {
+	return &Change{Reload: true, Reason: reason, Where: sd.n.header + " server " + s.name()}
+}
+
+// add adds server sn at runtime; replace deletes the draining server of
+// the same name first.
+func (sd *serverDiff) add(sn *server, replace bool) *Change {
+	if !addable(sd.backend, sd.n, sn) {
+		return sd.reload(ReasonServers, sn)
+	}
+	sd.run.lastID++
+	add, en, ok := addCommands(sd.backend, sn, sd.run.lastID)
+	if !ok {
+		return sd.reload(ReasonServerAddress, sn)
+	}
+	if replace {
+		sd.d.adds = append(sd.d.adds, DeleteCommand(ServerRef{Backend: sd.backend, Name: sn.name()}))
+	}
+	sd.d.adds = append(sd.d.adds, add)
+	sd.enables = append(sd.enables, en...)
+	return nil
+}
+
+// change takes server so, as HAProxy runs it, to its rendered line sn.
+func (sd *serverDiff) change(so, sn *server) *Change {
+	was := *so
+	was.removed = false
+	if was.options != sn.options || was.cookie() != sn.cookie() || sd.backend == "" {
+		if was == *sn {
+			return nil
+		}
+		if !so.removed {
+			return sd.reload(ReasonServerOptions, sn)
+		}
+		// A server still draining whose line comes back with other
+		// options (an endpoint that was alone, unchecked, back among
+		// others): deleted (it is in maintenance; HAProxy refuses while
+		// it still has connections, and a reload follows) and added anew.
+		if !addable(sd.backend, sd.n, sn) {
+			return sd.reload(ReasonServerOptions, sn)
+		}
+		return sd.add(sn, true)
+	}
+	c, ok := serverCommands(sd.backend, &was, sn)
+	if !ok {
+		return sd.reload(ReasonServerAddress, sn)
+	}
+	if !was.disabled && sn.disabled {
+		// A server going out of rotation goes after every server coming
+		// in (a moved endpoint: its slot is ready before its old line is
+		// in maintenance), so that the backend is never left without a
+		// server in between.
+		sd.d.removes = append(sd.d.removes, c...)
+		return nil
+	}
+	sd.d.cmds = append(sd.d.cmds, c...)
+	return nil
+}
+
+// setCookieKey sets the backend's dynamic-cookie-key (again) when servers
+// were added or the key changed: that gives every server of the backend
+// its dynamic cookie, the added ones included, before they serve; a
+// backend taken over by another route gets that route's key.
+func (sd *serverDiff) setCookieKey() {
+	if sd.n.cookieKey != "" && (len(sd.enables) > 0 || len(sd.d.adds) > 0 || sd.o.cookieKey != sd.n.cookieKey) {
+		sd.d.adds = append(sd.d.adds, Command{Kind: "cookie-key", Text: "set dynamic-cookie-key backend " + sd.backend + " " + sd.n.cookieKey})
+	}
+}
+
+// retire puts server so, no longer rendered, in maintenance: it stays
+// until the next reload.
+func (sd *serverDiff) retire(so server) *Change {
+	if sd.backend == "" {
+		return sd.reload(ReasonServers, &so)
+	}
+	if !so.disabled {
+		sd.d.removes = append(sd.d.removes, Command{Kind: "state", Text: "set server " + sd.backend + "/" + so.name() + " state maint"})
+	}
+	so.disabled, so.removed = true, true
+	sd.run.servers = append(sd.run.servers, so)
+	return nil
 }
 
 // addable reports whether server s of section n (backend, "" when the

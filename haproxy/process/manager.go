@@ -591,25 +591,16 @@ func (m *Manager) Reload(ctx context.Context) error {
 	if r == nil || r.isDone() {
 		return fmt.Errorf("haproxy reload: %w", ErrNotRunning)
 	}
-	before, err := m.showProc(ctx)
+	seq := r.out.seq()
+	before, err := m.signalReload(ctx, r)
 	if err != nil {
-		return fmt.Errorf("haproxy reload: reading process list before reload: %w", err)
-	}
-	if before.Master.PID != r.pid {
-		return fmt.Errorf("haproxy reload: master socket %s is served by pid %d, not by our master %d", m.MasterSocketPath(), before.Master.PID, r.pid)
+		return err
 	}
 	oldWorkers := map[int]bool{}
 	for _, e := range before.Current {
 		oldWorkers[e.PID] = true
 	}
-
-	m.prepareProcessKeywords()
-	seq := r.out.seq()
 	started := time.Now()
-	if err := r.cmd.Process.Signal(syscall.SIGUSR2); err != nil {
-		return fmt.Errorf("haproxy reload: signal master pid %d: %w", r.pid, err)
-	}
-	m.log.V(1).Info("haproxy reload requested", "masterPID", r.pid, "oldWorkers", before.currentPIDs())
 
 	timeout := time.NewTimer(m.opts.ReloadTimeout)
 	defer timeout.Stop()
@@ -663,6 +654,24 @@ func (m *Manager) Reload(ctx context.Context) error {
 		}
 		lastErr = errors.New("master re-executed but lists no new worker yet")
 	}
+}
+
+// signalReload asks master r to reload (SIGUSR2) once its socket shows
+// it is ours, and returns the process list from before.
+func (m *Manager) signalReload(ctx context.Context, r *run) (procList, error) {
+	before, err := m.showProc(ctx)
+	if err != nil {
+		return procList{}, fmt.Errorf("haproxy reload: reading process list before reload: %w", err)
+	}
+	if before.Master.PID != r.pid {
+		return procList{}, fmt.Errorf("haproxy reload: master socket %s is served by pid %d, not by our master %d", m.MasterSocketPath(), before.Master.PID, r.pid)
+	}
+	m.prepareProcessKeywords()
+	if err := r.cmd.Process.Signal(syscall.SIGUSR2); err != nil {
+		return procList{}, fmt.Errorf("haproxy reload: signal master pid %d: %w", r.pid, err)
+	}
+	m.log.V(1).Info("haproxy reload requested", "masterPID", r.pid, "oldWorkers", before.currentPIDs())
+	return before, nil
 }
 
 func (m *Manager) runReloadScript(ctx context.Context) error {
