@@ -26,7 +26,12 @@ import (
 // cannot, at whatever moment that falls,
 // HAProxy answers every host as a router started afresh on the same
 // manifests does: the same status, the same endpoints, the same
-// certificate. Requests to a route that stays never fail meanwhile.
+// certificate — and its runtime state is the fresh start's: `show map` of
+// every map, `show acl` of every allowlist, the servers in service of each
+// backend (`show servers state`; the backend of a route deleted last, left
+// until the next reload, serves nothing), the certificates and SNI filters
+// of the crt-list (`show ssl crt-list`, `show ssl cert`). Requests to a
+// route that stays never fail meanwhile.
 func TestRandomRouteChangesServeWhatAFreshStartServes(t *testing.T) {
 	rng := seededRand(t)
 
@@ -163,7 +168,16 @@ func TestRandomRouteChangesServeWhatAFreshStartServes(t *testing.T) {
 			map[string]string{p + "disable_cookies": "true", p + "timeout": "20s"})
 	}
 	m.Write("x-old.yaml", takeover("x-old"))
+	m.Write("x-gone.yaml", routeYAML("rq", "x-gone", "x-gone.rq.example.com", "", "plain", ""))
+	xCert, err := routeCA.Issue("x-cert.rq.example.com", []string{"x-cert.rq.example.com"}, time.Hour)
+	must(t, err)
+	xCertYAML := func(tls map[string]string) string {
+		return annotatedRouteYAML("rq", "x-cert", "x-cert.rq.example.com", "", "plain", tlsYAML("edge", "", tls),
+			map[string]string{p + "disable_cookies": "true"})
+	}
+	m.Write("x-cert.yaml", xCertYAML(nil))
 	expectExactly(t, 30*time.Second, r, "x-old.rq.example.com", backendNames(plain)...)
+	expectExactly(t, 30*time.Second, r, "x-gone.rq.example.com", backendNames(plain)...)
 	reloadsBefore := ms.reloadsQuietFor(t, 5*time.Second) // RELOAD_INTERVAL is 2s
 	m.Remove("x-old.yaml")
 	m.Write("x-new.yaml", takeover("x-new"))
@@ -171,6 +185,25 @@ func TestRandomRouteChangesServeWhatAFreshStartServes(t *testing.T) {
 	if got := ms.mustValue(t, "template_router_reload_seconds_count", nil); got != reloadsBefore {
 		t.Errorf("the route taking a deleted one's backend reloaded: %v (%s), were %v", got, ms.reloadReasons(), reloadsBefore)
 	}
+	// An edge route given its own certificate: a crt-list line added at
+	// runtime (sameCertificates).
+	m.Write("x-cert.yaml", xCertYAML(map[string]string{"certificate": xCert.CertPEM, "key": xCert.KeyPEM}))
+	eventually(t, 30*time.Second, "x-cert serves its own certificate", func() error {
+		if got, want := answerOf(r, "x-cert.rq.example.com"), expectedAnswer("edge-own", "x-cert.rq.example.com"); got != want {
+			return fmt.Errorf("answers %s, not %s", got, want)
+		}
+		return nil
+	})
+	// And a route deleted last (created with x-old): its backend stays
+	// until the next reload, an orphan whose servers must be out of
+	// service (sameServers).
+	m.Remove("x-gone.yaml")
+	eventually(t, 30*time.Second, "x-gone answers none", func() error {
+		if got, want := answerOf(r, "x-gone.rq.example.com"), expectedAnswer("none", "x-gone.rq.example.com"); got != want {
+			return fmt.Errorf("answers %s, not %s", got, want)
+		}
+		return nil
+	})
 	close(stopLoad)
 	<-loadDone
 	reloads := ms.mustValue(t, "template_router_reload_seconds_count", nil)
@@ -193,7 +226,14 @@ func TestRandomRouteChangesServeWhatAFreshStartServes(t *testing.T) {
 			t.Errorf("r%d (%s) answers %s after the changes, %s after a fresh start", i, current[i], got, want)
 		}
 	}
-	sameMaps(t, r, fresh)
+	for _, h := range []string{"x-new.rq.example.com", "x-cert.rq.example.com", "x-gone.rq.example.com"} {
+		if got, want := answerOf(r, h), answerOf(fresh, h); got != want {
+			t.Errorf("%s answers %s after the changes, %s after a fresh start", h, got, want)
+		}
+	}
+	rename := sameMaps(t, r, fresh)
+	sameServers(t, r, fresh, rename)
+	sameCertificates(t, r, fresh)
 	// (A reload since x-new took x-old's backend renames it back: the map
 	// comparison then had no name to translate. The reload tests of
 	// routesruntime_test.go assert that takeovers need none.)
@@ -281,7 +321,7 @@ func answerOf(r *router, host string) string {
 // spare): the route maps (keyed by host and path) pair each such name
 // with the route's own, and the maps keyed by backend must agree under
 // that pairing.
-func sameMaps(t *testing.T, changed, fresh *router) {
+func sameMaps(t *testing.T, changed, fresh *router) (rename map[string]string) {
 	t.Helper()
 	show := func(r *router, what, path string) map[string]string {
 		c := &runtimeapi.Client{Path: filepath.Join(r.WorkingDir, "run", "haproxy.sock")}
@@ -312,7 +352,7 @@ func sameMaps(t *testing.T, changed, fresh *router) {
 		}
 		return out
 	}
-	rename := map[string]string{} // runtime backend name -> the route's backend
+	rename = map[string]string{} // runtime backend name -> the route's backend
 	compared := 0
 	defer func() {
 		t.Logf("maps and allowlists compared with a fresh start: %d entries; backends running under another name: %d", compared, len(rename))
@@ -367,4 +407,127 @@ func sameMaps(t *testing.T, changed, fresh *router) {
 			t.Errorf("allowlist %s after the changes %v, after a fresh start %v", a, got, want)
 		}
 	}
+	return rename
+}
+
+// runtimeShow runs "show ..." on r's HAProxy.
+func runtimeShow(t *testing.T, r *router, what string) string {
+	t.Helper()
+	c := &runtimeapi.Client{Path: filepath.Join(r.WorkingDir, "run", "haproxy.sock")}
+	out, err := c.Exec(context.Background(), "show "+what)
+	must(t, err)
+	return out
+}
+
+// servingServers reads `show servers state` of r: for each backend, the
+// servers in service (admin state 0: neither in maintenance nor
+// draining), each as address, port, weight, TLS and check state, sorted.
+// Names and IDs are left out: servers added at runtime are named apart
+// from a fresh render's by design.
+func servingServers(t *testing.T, r *router) map[string][]string {
+	t.Helper()
+	var cols map[string]int
+	out := map[string][]string{}
+	for _, l := range strings.Split(runtimeShow(t, r, "servers state"), "\n") {
+		f := strings.Fields(l)
+		switch {
+		case len(f) > 1 && f[0] == "#":
+			cols = map[string]int{}
+			for i, name := range f[1:] {
+				cols[name] = i
+			}
+			continue
+		case cols == nil || len(f) < len(cols):
+			continue
+		}
+		get := func(name string) string {
+			i, ok := cols[name]
+			if !ok {
+				t.Fatalf("show servers state: no column %s in %v", name, cols)
+			}
+			return f[i]
+		}
+		if get("srv_admin_state") != "0" {
+			continue
+		}
+		be := get("be_name")
+		out[be] = append(out[be], fmt.Sprintf("%s:%s weight %s ssl %s check %s", get("srv_addr"), get("srv_port"),
+			get("srv_uweight"), get("srv_use_ssl"), get("srv_check_state")))
+	}
+	if cols == nil {
+		t.Fatalf("show servers state: no header")
+	}
+	for _, l := range out {
+		sort.Strings(l)
+	}
+	return out
+}
+
+// sameServers compares the servers in service after the changes with a
+// fresh start's (`show servers state`), backend by backend: a backend
+// running under another name (rename, from sameMaps) counts as the
+// route's. Backends serving nothing after the changes (orphans, spares)
+// must serve nothing in the fresh start either.
+func sameServers(t *testing.T, changed, fresh *router, rename map[string]string) {
+	t.Helper()
+	want := servingServers(t, fresh)
+	got := map[string][]string{}
+	for be, l := range servingServers(t, changed) {
+		if c, ok := rename[be]; ok {
+			be = c
+		}
+		got[be] = l
+	}
+	servers := 0
+	for be, w := range want {
+		servers += len(w)
+		if g := got[be]; fmt.Sprint(g) != fmt.Sprint(w) {
+			t.Errorf("servers state: %s in service after the changes %v, after a fresh start %v", be, g, w)
+		}
+	}
+	for be, g := range got {
+		if _, ok := want[be]; !ok {
+			t.Errorf("servers state: %s has servers in service after the changes %v, none after a fresh start", be, g)
+		}
+	}
+	t.Logf("servers in service compared with a fresh start: %d in %d backends", servers, len(want))
+}
+
+// servedCertificates reads the crt-list of r's TLS frontend through the
+// runtime API: each line as the SHA-1 fingerprint of its certificate
+// (`show ssl cert`) and its options and SNI filters, sorted. Runtime
+// certificate names differ from a fresh render's by design.
+func servedCertificates(t *testing.T, r *router) []string {
+	t.Helper()
+	list := filepath.Join(r.WorkingDir, "conf", "cert_config.map")
+	var out []string
+	for _, l := range strings.Split(runtimeShow(t, r, "ssl crt-list "+list), "\n") {
+		f := strings.Fields(l)
+		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
+			continue
+		}
+		fingerprint := ""
+		for _, cl := range strings.Split(runtimeShow(t, r, "ssl cert "+f[0]), "\n") {
+			if v, ok := strings.CutPrefix(cl, "SHA1 FingerPrint: "); ok {
+				fingerprint = v
+			}
+		}
+		if fingerprint == "" {
+			t.Errorf("show ssl cert %s: no fingerprint", f[0])
+		}
+		out = append(out, strings.Join(append([]string{fingerprint}, f[1:]...), " "))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// sameCertificates compares the certificates the TLS frontend serves,
+// with their SNI filters, after the changes with a fresh start's.
+func sameCertificates(t *testing.T, changed, fresh *router) {
+	t.Helper()
+	want := servedCertificates(t, fresh)
+	if got := servedCertificates(t, changed); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("crt-list after the changes:\n%s\nafter a fresh start:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	t.Logf("crt-list lines compared with a fresh start: %d", len(want))
 }
