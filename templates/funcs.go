@@ -115,6 +115,9 @@ func FuncMap(opts FuncOptions) template.FuncMap {
 		"timeoutMillis":          TimeoutMillis,
 		"hstsMap":                HSTSMap,
 		"rateLimitMap":           RateLimitMap,
+		"stickyCookieMap":        StickyCookieMap,
+		"hasStickyCookie":        HasStickyCookie,
+		"stickyCookie":           func() string { return StickyCookie },
 		"haproxyQuote":           syntax.Quote,
 		"haproxyLogFormat":       syntax.LogFormat,
 	}

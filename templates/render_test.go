@@ -111,7 +111,7 @@ func TestDefaultTemplateRendersEachRouteType(t *testing.T) {
 		"backend be_http:ns:plain\n",
 		"server ept:svc-plain:10.0.0.1:8080 10.0.0.1:8080 weight 256 check inter 5000ms",
 		"backend be_edge_http:ns:edge\n",
-		"cookie kedge insert indirect nocache httponly secure attr SameSite=None",
+		"\n  cookie _router_sticky insert indirect nocache httponly secure attr SameSite=None dynamic\n  dynamic-cookie-key kedge\n",
 		"backend be_tcp:ns:pt\n  mode tcp\n  balance source",
 		"backend be_secure:ns:re\n",
 		"server ept:svc-re:10.0.0.7:8080 10.0.0.7:8080 weight 256 ssl verify required ca-file " + dir + "/router/cacerts/ns:re.pem",
@@ -135,6 +135,8 @@ func TestDefaultTemplateRendersEachRouteType(t *testing.T) {
 		"conf/route_sni_passthrough.map": {"pt.example.com be_tcp:ns:pt"},
 		"conf/cert_config.map":           {dir + "/router/certs/ns:edge.pem [alpn h2,http/1.1] edge.example.com"},
 		"conf/error-page-503.http":       {"HTTP/1.0 503 Service Unavailable"},
+		// the sticky cookie's name clients see, by backend (no passthrough)
+		"conf/sticky_cookie.map": {"be_edge_http:ns:edge kedge", "be_secure:ns:re kre", "be_http:ns:plain kplain"},
 	}
 	for file, lines := range wantMaps {
 		got := out[file]
@@ -419,7 +421,7 @@ func TestDefaultTemplateRouteAnnotations(t *testing.T) {
 			"\n  http-request set-header X-Forwarded-For %[src]\n",
 			"\n  http-request set-path /v2%[var(txn.path),bytes(4)] if { var(txn.path) -m beg /app/ }\n",
 			"\n  http-request set-path /v2/ if { var(txn.path) -m str /app }\n",
-			"\n  cookie my_cookie insert indirect nocache httponly secure attr SameSite=Strict dynamic\n",
+			"\n  cookie _router_sticky insert indirect nocache httponly secure attr SameSite=Strict dynamic\n",
 			" maxconn 7 check inter 2s\n",
 		},
 		"fuzz/nocookie": {"\n  balance random\n"},
@@ -431,7 +433,7 @@ func TestDefaultTemplateRouteAnnotations(t *testing.T) {
 		"fuzz/invalid": {
 			"\n  option forwardfor\n  balance random\n",
 			" check inter 5000ms\n",
-			"\n  cookie " + td.State["fuzz:invalid"].RoutingKeyName + " insert indirect nocache httponly dynamic\n",
+			"\n  cookie _router_sticky insert indirect nocache httponly dynamic\n",
 		},
 	} {
 		for _, w := range want {
@@ -450,6 +452,16 @@ func TestDefaultTemplateRouteAnnotations(t *testing.T) {
 		if got[file] != want {
 			t.Errorf("%s = %q, want %q", file, got[file], want)
 		}
+	}
+	// The sticky cookie's name: the annotation's, else the route's hashed
+	// name; none for a route with disable_cookies.
+	for _, w := range []string{"\nbe_edge_http:fuzz:all my_cookie\n", "\nbe_http:fuzz:invalid " + td.State["fuzz:invalid"].RoutingKeyName + "\n"} {
+		if !strings.Contains(got["conf/sticky_cookie.map"], w) {
+			t.Errorf("sticky_cookie.map lacks %q:\n%s", w, got["conf/sticky_cookie.map"])
+		}
+	}
+	if strings.Contains(got["conf/sticky_cookie.map"], "fuzz:nocookie") {
+		t.Errorf("sticky_cookie.map names a route with disable_cookies:\n%s", got["conf/sticky_cookie.map"])
 	}
 	for route, unwanted := range map[string][]string{
 		"fuzz/all":      {"timeout server", "timeout tunnel", "Strict-Transport-Security"},
@@ -618,12 +630,16 @@ func TestDefaultTemplateMutualTLSCookieErrorFilesAndForwarded(t *testing.T) {
 	for _, w := range []string{
 		"cert_config.map" + verify, "ssl crt " + td.DefaultCertificate + verify,
 		"\n  errorfile 503 " + td.HAProxy.ErrorFile503 + "\n  errorfile 404 " + td.HAProxy.ErrorFile404 + "\n",
-		"\n  cookie router_cookie insert indirect nocache httponly secure attr SameSite=None dynamic\n",
-		"\n  cookie router_cookie insert indirect nocache httponly dynamic\n",
+		"\n  cookie _router_sticky insert indirect nocache httponly secure attr SameSite=None dynamic\n",
+		"\n  cookie _router_sticky insert indirect nocache httponly dynamic\n",
 	} {
 		if !strings.Contains(cfg, w) {
 			t.Errorf("haproxy.config lacks %q", w)
 		}
+	}
+	// ROUTER_COOKIE_NAME names every route's sticky cookie.
+	if m := got["conf/sticky_cookie.map"]; strings.Count(m, " router_cookie\n") != strings.Count(m, "\n")-1 || !strings.Contains(m, "\nbe_http:ns:plain router_cookie\n") {
+		t.Errorf("sticky_cookie.map with ROUTER_COOKIE_NAME:\n%s", m)
 	}
 	// As OpenShift: a request whose client certificate subject does not
 	// match the filter, or that has none, is denied.
@@ -649,7 +665,7 @@ func TestDefaultTemplateMutualTLSCookieErrorFilesAndForwarded(t *testing.T) {
 	got2 := renderDefault(t, td, nil)
 	_, plain, _ := strings.Cut(got2["conf/haproxy.config"], "backend be_http:ns:plain\n")
 	plain, _, _ = strings.Cut(plain, "\n# route ")
-	if !strings.Contains(plain, "X-Forwarded-For %[src]") || !strings.Contains(plain, "cookie mine ") {
+	if !strings.Contains(plain, "X-Forwarded-For %[src]") || !strings.Contains(got2["conf/sticky_cookie.map"], "\nbe_http:ns:plain mine\n") {
 		t.Errorf("route annotations did not win over the router-wide defaults:\n%s", plain)
 	}
 	if m := got2["conf/forwarded_headers.map"]; m != "\nbe_http:ns:plain replace\n" {

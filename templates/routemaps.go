@@ -1,6 +1,7 @@
 package templates
 
 import (
+	"cmp"
 	"strconv"
 	"strings"
 	"time"
@@ -219,6 +220,38 @@ func HSTSMap(td model.TemplateData) string {
 		}
 	}
 	return m.String()
+}
+
+// StickyCookie is the name every backend of the default template gives
+// HAProxy's sticky cookie ("cookie ... insert"). Clients never see it:
+// the defaults section "routes" renames it, in both directions, to the
+// route's own name from sticky_cookie.map (StickyCookieMap), so that
+// routes with sticky cookies differ in no backend line by the cookie's
+// name and a route of a new name can take over a free backend at runtime.
+const StickyCookie = "_router_sticky"
+
+// StickyCookieMap is sticky_cookie.map: the backend of each route with a
+// sticky cookie (not passthrough, no disable_cookies) → the cookie's name
+// clients see: router.openshift.io/cookie_name, else ROUTER_COOKIE_NAME,
+// else the route's RoutingKeyName, as in OpenShift.
+func StickyCookieMap(td model.TemplateData) string {
+	var m mapText
+	for _, k := range td.SortedStateKeys() {
+		cfg := td.State[k]
+		if cfg.TLSTermination == routev1.TLSTerminationPassthrough || !HasStickyCookie(cfg) {
+			continue
+		}
+		name := cmp.Or(cfg.Settings.CookieName, td.HAProxy.CookieName, cfg.RoutingKeyName)
+		m.line(GenBackendNamePrefix(cfg.TLSTermination)+":"+string(k), name)
+	}
+	return m.String()
+}
+
+// HasStickyCookie reports whether the backend of an HTTP route inserts a
+// sticky cookie: unless haproxy.router.openshift.io/disable_cookies is
+// true.
+func HasStickyCookie(cfg model.ServiceAliasConfig) bool {
+	return !cfg.Settings.DisableCookies && !IsTrue(cfg.Annotations["haproxy.router.openshift.io/disable_cookies"])
 }
 
 // RateLimitMap is rate_limit_<limit>.map: the backend of each route with

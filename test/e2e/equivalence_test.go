@@ -106,7 +106,10 @@ func TestRandomEndpointChangesServeWhatAFreshStartServes(t *testing.T) {
 		cookies[rt.name] = stickyCookies(t, r, rt.host, backendNames(current[rt.service])...)
 	}
 	reloads1 := ms.mustValue(t, "template_router_reload_seconds_count", nil)
-	m.Write("extra.yaml", routeYAML("eq", "extra", "extra.eq.example.com", "", "a", ""))
+	// (A route of a backend shape HAProxy runs no free backend of: a
+	// balance no other route has.)
+	m.Write("extra.yaml", annotatedRouteYAML("eq", "extra", "extra.eq.example.com", "", "a", "",
+		map[string]string{"haproxy.router.openshift.io/balance": "leastconn"}))
 	eventually(t, 90*time.Second, "a reload", func() error {
 		if v := ms.mustValue(t, "template_router_reload_seconds_count", nil); v <= reloads1 {
 			return fmt.Errorf("reloads %v", v)

@@ -112,7 +112,8 @@ func routeSpliceScenario(t *testing.T, template string, spliced bool) {
 	// One route added with its own Service and EndpointSlice, one
 	// removed. The router may see them in one pass or two; either way
 	// each must take the same path.
-	m.Write("added.yaml", serviceYAML(ns, "fresh", fresh)+"---\n"+routeYAML(ns, "added", host("added"), "", "fresh", ""))
+	m.Write("added.yaml", serviceYAML(ns, "fresh", fresh)+"---\n"+annotatedRouteYAML(ns, "added", host("added"), "", "fresh", "",
+		map[string]string{"haproxy.router.openshift.io/balance": "leastconn"}))
 	m.Remove(fmt.Sprintf("r-%d.yaml", removed))
 
 	expectBackend(t, 30*time.Second, get("added"), "fresh")
@@ -124,7 +125,7 @@ func routeSpliceScenario(t *testing.T, template string, spliced bool) {
 	}
 
 	// HAProxy was reloaded: a backend came that no backend it runs can
-	// stand for (the removed route's has another sticky cookie name).
+	// stand for (no other route has its balance).
 	eventually(t, 10*time.Second, "a reload after the change", func() error {
 		s, err := ms.get()
 		if err != nil {

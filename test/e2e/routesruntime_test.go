@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"crypto/md5"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"os"
@@ -21,7 +23,7 @@ import (
 // backend back (HAProxy keeps it until the next reload) with its map
 // entries and certificate ("new ssl cert", "add ssl crt-list"). No
 // reload, no new haproxy process. A route of a new name whose backend no
-// removed one can stand for (its sticky cookie's name is its own) still
+// removed one can stand for (a balance no other route has) still
 // reloads, counted with reason "backends"; after that reload every route
 // answers as before.
 func TestRoutesDeletedAndCreatedAgainNeedNoReload(t *testing.T) {
@@ -154,11 +156,12 @@ func TestRoutesDeletedAndCreatedAgainNeedNoReload(t *testing.T) {
 		t.Errorf("reloads avoided for routes: %v, want at least %d", v, 2*len(checks))
 	}
 
-	// A route of a new name: its backend's cookie is its own, no removed
+	// A route of a new name and a balance no other route has: no removed
 	// backend can stand for it.
 	backends := map[string]string{"reason": "backends"}
 	backends0 := ms.mustValue(t, "template_router_reloads_total", backends)
-	m.Write("new.yaml", routeYAML("rr", "new", "new.rr.example.com", "", "plain", ""))
+	m.Write("new.yaml", annotatedRouteYAML("rr", "new", "new.rr.example.com", "", "plain", "",
+		map[string]string{"haproxy.router.openshift.io/balance": "leastconn"}))
 	expectExactly(t, 30*time.Second, r, "new.rr.example.com", plainNames...)
 	eventually(t, 30*time.Second, "one reload for the backend", func() error {
 		if v := ms.mustValue(t, "template_router_reloads_total", backends); v != backends0+1 {
@@ -223,10 +226,12 @@ func TestARouteOfAnotherNameTakesOverADeletedRoutesBackend(t *testing.T) {
 		}
 		return nil
 	})
-	// A reload (a route added that needs one) changes no answer.
-	m.Write("cookies.yaml", routeYAML("to", "cookies", "cookies.to.example.com", "", "web", ""))
-	expectExactly(t, 30*time.Second, r, "cookies.to.example.com", names...)
-	eventually(t, 30*time.Second, "a reload for a route with a cookie of its own", func() error {
+	// A reload (a route added that needs one: a balance no backend has)
+	// changes no answer.
+	m.Write("lc.yaml", annotatedRouteYAML("to", "lc", "lc.to.example.com", "", "web", "",
+		map[string]string{"haproxy.router.openshift.io/balance": "leastconn"}))
+	expectExactly(t, 30*time.Second, r, "lc.to.example.com", names...)
+	eventually(t, 30*time.Second, "a reload for a route of a balance of its own", func() error {
 		if reloads := ms.mustValue(t, "template_router_reload_seconds_count", nil); reloads == reloads0 {
 			return fmt.Errorf("reloads %v", reloads)
 		}
@@ -560,4 +565,141 @@ func answered(n int, get func() (response, error), backend string) int {
 		}
 	}
 	return ok
+}
+
+// TestARouteOfANewNameWithTheDefaultStickyCookieNeedsNoReload: every
+// backend inserts its sticky cookie under one name, which the defaults
+// section "routes" renames to the route's own (sticky_cookie.map), so a
+// route with the default cookie created after another was deleted — a
+// route of a new name, unsecured or edge — takes the deleted route's
+// backend without a reload. Clients see the cookie OpenShift would set:
+// named after the new route (md5 of " namespace:name"), Secure and
+// SameSite=None over TLS, pinning them to their endpoint, removed from the
+// request the endpoint gets (the other cookies kept), the application's
+// own cookies untouched; a cookie of the deleted route pins nothing. A
+// reload later changes none of it. A changed cookie_name needs none either.
+func TestARouteOfANewNameWithTheDefaultStickyCookieNeedsNoReload(t *testing.T) {
+	start := func(name string) *backend {
+		srv := httptestServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/app" {
+				http.SetCookie(w, &http.Cookie{Name: "app", Value: "v1"})
+			}
+			fmt.Fprintf(w, "backend=%s cookie=[%s]\n", name, r.Header.Get("Cookie"))
+		}))
+		return newBackend(t, name, srv)
+	}
+	bes := []*backend{start("ck-1"), start("ck-2")}
+	names := backendNames(bes)
+	cookieName := func(route string) string {
+		sum := md5.Sum([]byte(" ck:" + route))
+		return hex.EncodeToString(sum[:])
+	}
+	unsecured := func(name string) string { return routeYAML("ck", name, name+".ck.example.com", "", "web", "") }
+	edge := func(name string) string {
+		return routeYAML("ck", name, name+".ck.example.com", "", "web", tlsYAML("edge", "", nil))
+	}
+	m := newManifests(t)
+	m.Write("svc.yaml", serviceYAML("ck", "web", bes...))
+	m.Write("anchor-a.yaml", unsecured("anchor-a"))
+	m.Write("old.yaml", unsecured("old"))
+	m.Write("e-old.yaml", edge("e-old"))
+	m.Write("anchor-z.yaml", unsecured("anchor-z"))
+	env, ms := metricsEnv(t)
+	env["RELOAD_INTERVAL"] = "1s"
+	r := startRouter(t, m.Dir, env)
+	expectExactly(t, loadTimeout, r, "old.ck.example.com", names...)
+	oldCookies := stickyCookies(t, r, "old.ck.example.com", names...)
+	waitReady(t, ms)
+	reloads0 := ms.settledReloads(t)
+
+	m.Remove("old.yaml")
+	m.Remove("e-old.yaml")
+	m.Write("fresh.yaml", unsecured("fresh"))
+	m.Write("e-fresh.yaml", edge("e-fresh"))
+	expectExactly(t, 30*time.Second, r, "fresh.ck.example.com", names...)
+	expectStatus(t, 30*time.Second, func() (response, error) { return r.httpGet("old.ck.example.com", "/") }, 503)
+	expectBackend(t, 30*time.Second, func() (response, error) { return annRequest(r, true, "e-fresh.ck.example.com", "/", nil) }, names[0])
+	if reloads := ms.mustValue(t, "template_router_reload_seconds_count", nil); reloads != reloads0 {
+		t.Fatalf("reloads %v (%s), were %v: the new routes should take the deleted ones' backends", reloads, ms.reloadReasons(), reloads0)
+	}
+
+	check := func(when string) {
+		t.Helper()
+		cookies := stickyCookies(t, r, "fresh.ck.example.com", names...)
+		for be, c := range cookies {
+			if !strings.HasPrefix(c, cookieName("fresh")+"=") {
+				t.Errorf("%s: fresh's cookie for %s is %q, want it named %s", when, be, c, cookieName("fresh"))
+			}
+			// The sticky cookie pins and goes; the others reach the endpoint.
+			resp, err := doRequestWithCookie(r, "fresh.ck.example.com", "a=1; "+c+"; b=2")
+			if err != nil || resp.backend() != be || !strings.Contains(resp.Body, "cookie=[a=1; b=2]") || resp.Header.Get("Set-Cookie") != "" {
+				t.Errorf("%s: with %q: %q, Set-Cookie %q (%v); want %s, cookie=[a=1; b=2], no new cookie", when, c, resp.Body, resp.Header.Get("Set-Cookie"), err, be)
+			}
+		}
+		// A cookie of the deleted route is another route's: not renamed,
+		// not honoured, a cookie of fresh's own set.
+		for _, c := range oldCookies {
+			resp, err := doRequestWithCookie(r, "fresh.ck.example.com", c)
+			if err != nil || !strings.HasPrefix(resp.Header.Get("Set-Cookie"), cookieName("fresh")+"=") || !strings.Contains(resp.Body, "cookie=["+c+"]") {
+				t.Errorf("%s: with the deleted route's cookie %q: %q, Set-Cookie %q (%v)", when, c, resp.Body, resp.Header.Get("Set-Cookie"), err)
+			}
+		}
+		// The application's own cookie is left as it is.
+		resp, err := annRequest(r, false, "fresh.ck.example.com", "/app", nil)
+		if err != nil || !strings.Contains(strings.Join(resp.Header.Values("Set-Cookie"), "\n"), "app=v1") {
+			t.Errorf("%s: the application's cookie: %v (%v)", when, resp.Header.Values("Set-Cookie"), err)
+		}
+		// Over TLS: the edge route's name, Secure and SameSite=None.
+		seen := map[string]bool{}
+		eventually(t, 30*time.Second, when+": e-fresh's cookie for every endpoint", func() error {
+			resp, err := annRequest(r, true, "e-fresh.ck.example.com", "/", nil)
+			if err != nil {
+				return err
+			}
+			c := resp.Header.Get("Set-Cookie")
+			if !strings.HasPrefix(c, cookieName("e-fresh")+"=") || !strings.Contains(c, "; Secure") || !strings.Contains(c, "SameSite=None") {
+				return fmt.Errorf("Set-Cookie %q", c)
+			}
+			v, _, _ := strings.Cut(c, ";")
+			again, err := annRequest(r, true, "e-fresh.ck.example.com", "/", http.Header{"Cookie": {v}})
+			if err != nil || again.backend() != resp.backend() {
+				return fmt.Errorf("cookie %q reached %q (%v), want %s", v, again.backend(), err, resp.backend())
+			}
+			seen[resp.backend()] = true
+			if len(seen) < len(names) {
+				return fmt.Errorf("seen %v", seen)
+			}
+			return nil
+		})
+	}
+	check("taken over at runtime")
+	// A cookie_name annotation added: a map entry changed, no reload.
+	m.Write("named.yaml", annotatedRouteYAML("ck", "named", "named.ck.example.com", "", "web", "", nil))
+	expectExactly(t, 30*time.Second, r, "named.ck.example.com", names...)
+	reloads1 := ms.settledReloads(t)
+	m.Write("named.yaml", annotatedRouteYAML("ck", "named", "named.ck.example.com", "", "web", "",
+		map[string]string{"router.openshift.io/cookie_name": "mine"}))
+	eventually(t, 30*time.Second, "the cookie named mine", func() error {
+		resp, err := doRequestWithCookie(r, "named.ck.example.com", "")
+		if err != nil || !strings.HasPrefix(resp.Header.Get("Set-Cookie"), "mine=") {
+			return fmt.Errorf("Set-Cookie %q (%v)", resp.Header.Get("Set-Cookie"), err)
+		}
+		return nil
+	})
+	stickyCookies(t, r, "named.ck.example.com", names...)
+	if reloads := ms.mustValue(t, "template_router_reload_seconds_count", nil); reloads != reloads1 {
+		t.Fatalf("reloads %v (%s), were %v: a changed cookie name should need none", reloads, ms.reloadReasons(), reloads1)
+	}
+
+	// A reload (a route of a balance no backend has) changes none of it.
+	m.Write("lc.yaml", annotatedRouteYAML("ck", "lc", "lc.ck.example.com", "", "web", "",
+		map[string]string{"haproxy.router.openshift.io/balance": "leastconn"}))
+	expectExactly(t, 30*time.Second, r, "lc.ck.example.com", names...)
+	eventually(t, 30*time.Second, "a reload", func() error {
+		if reloads := ms.mustValue(t, "template_router_reload_seconds_count", nil); reloads == reloads0 {
+			return fmt.Errorf("reloads %v", reloads)
+		}
+		return nil
+	})
+	check("after a reload")
 }
