@@ -113,7 +113,9 @@ type sbsRouter struct {
 // each route gets one status.ingress entry per router name, so the routers
 // do not fight over it.
 //
-// When every router answers r0 (and, with N routes, r<N-1>), every route a
+// Each router is watched from the moment it listens (the next one starts
+// meanwhile): when it first answers r0 (and, with N routes, r<N-1>), and
+// when every route it serves has answered. When all have, every route a
 // router serves carries its Admitted entry (the status writes, at client-go's
 // default 5 per second, take about 34 minutes for 10,000 routes) and the
 // routers are idle, wrk runs through r0 of each in turn, for several rounds (the
@@ -181,6 +183,7 @@ func BenchmarkDataPlaneSideBySide(b *testing.B) {
 		common = append(common, "ROUTER_THREADS="+threads)
 	}
 	var routers []*sbsRouter
+	var answers routerAnswers
 	defer func() {
 		for _, r := range routers {
 			if err := r.stop(); err != nil {
@@ -217,10 +220,13 @@ func BenchmarkDataPlaneSideBySide(b *testing.B) {
 			if err := waitListening(ctx, r, deadline); err != nil {
 				b.Fatalf("%s: %v; last log lines:\n%s", r.Name, err, r.logTail(30))
 			}
+			// Watched from now on, while the next one starts: each
+			// router's times are its own, whatever the order.
+			answers.watch(b, ctx, r, len(ips), start, deadline)
 		}
 	}
 
-	waitRoutersAnswer(b, ctx, routers, len(ips), start, deadline)
+	answers.wait(b)
 	waitStatusesWritten(b, ctx, c, ns, routers)
 	waitRoutersIdle(b, ctx, routers)
 	for _, r := range routers {
@@ -318,39 +324,74 @@ func BenchmarkDataPlaneSideBySide(b *testing.B) {
 	}
 }
 
-// waitRoutersAnswer waits, for every router at once, until it answers r0
-// and, with more than one route, r<N-1> from their backends (of nBackends),
-// and logs when each did, counted from its own start and from start (the
-// fixture's).
-func waitRoutersAnswer(b *testing.B, ctx context.Context, routers []*sbsRouter, nBackends int, start, deadline time.Time) {
-	b.Helper()
-	errs := make([]error, len(routers))
-	var wg sync.WaitGroup
-	for k, r := range routers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			checks := []int{0}
-			if r.Routes > 1 {
-				checks = append(checks, r.Routes-1)
-			}
-			for _, i := range checks {
-				host := routeName(i) + ".bench.test"
-				if err := waitRouteAnswers(ctx, r, host, sbsBackendName(i%nBackends), deadline); err != nil {
-					errs[k] = fmt.Errorf("%s: %w; last log lines:\n%s", r.Name, err, r.logTail(30))
-					return
-				}
-			}
-			r.report.AnsweredSeconds = time.Since(r.started).Round(100 * time.Millisecond).Seconds()
-			b.Logf("%s answers %s after it started (%s after the objects began to be created)",
-				r.Name, time.Since(r.started).Round(100*time.Millisecond), time.Since(start).Round(time.Second))
-		}()
+// routerAnswers watches the routers answer, each from the moment it
+// listens.
+type routerAnswers struct {
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	errs []error
+}
+
+// watch waits, in the background, until router r answers r0 and, with more
+// than one route, r<N-1> from their backends (of nBackends) — its first
+// answer — then until every route it serves has answered from its backend
+// (16 at a time, each asked until it does), and logs when, counted from its
+// own start and from start (the fixture's).
+func (a *routerAnswers) watch(b *testing.B, ctx context.Context, r *sbsRouter, nBackends int, start, deadline time.Time) {
+	a.wg.Add(1)
+	fail := func(err error) {
+		a.mu.Lock()
+		a.errs = append(a.errs, fmt.Errorf("%s: %w; last log lines:\n%s", r.Name, err, r.logTail(30)))
+		a.mu.Unlock()
 	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			b.Fatal(err)
+	go func() {
+		defer a.wg.Done()
+		checks := []int{0}
+		if r.Routes > 1 {
+			checks = append(checks, r.Routes-1)
 		}
+		for _, i := range checks {
+			if err := waitRouteAnswers(ctx, r, routeName(i)+".bench.test", sbsBackendName(i%nBackends), deadline); err != nil {
+				fail(err)
+				return
+			}
+		}
+		r.report.AnsweredSeconds = time.Since(r.started).Round(100 * time.Millisecond).Seconds()
+		b.Logf("%s answers %s after it started (%s after the objects began to be created)",
+			r.Name, time.Since(r.started).Round(100*time.Millisecond), time.Since(start).Round(time.Second))
+		next := make(chan int)
+		var wg sync.WaitGroup
+		var once sync.Once
+		for w := 0; w < 16; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range next {
+					if err := waitRouteAnswers(ctx, r, routeName(i)+".bench.test", sbsBackendName(i%nBackends), deadline); err != nil {
+						once.Do(func() { fail(err) })
+					}
+				}
+			}()
+		}
+		for i := 0; i < r.Routes; i++ {
+			next <- i
+		}
+		close(next)
+		wg.Wait()
+		r.report.EveryRouteSeconds = time.Since(r.started).Round(100 * time.Millisecond).Seconds()
+		b.Logf("%s: every one of its %d routes answered %s after it started", r.Name, r.Routes, time.Since(r.started).Round(100*time.Millisecond))
+	}()
+}
+
+// wait waits until every router watched answered every route.
+func (a *routerAnswers) wait(b *testing.B) {
+	b.Helper()
+	a.wg.Wait()
+	for _, err := range a.errs {
+		b.Error(err)
+	}
+	if len(a.errs) > 0 {
+		b.FailNow()
 	}
 }
 

@@ -36,6 +36,9 @@ type Router struct {
 	Routes int    `json:"routes"`
 	// AnsweredSeconds: from its start until it answered r0 (and r<N-1>).
 	AnsweredSeconds float64 `json:"answered_seconds,omitempty"`
+	// EveryRouteSeconds: from its start until every route it serves had
+	// answered from its backend.
+	EveryRouteSeconds float64 `json:"every_route_answered_seconds,omitempty"`
 	// StatusesSeconds: from its start until every route it serves carried
 	// its Admitted status.
 	StatusesSeconds float64 `json:"statuses_written_seconds,omitempty"`
