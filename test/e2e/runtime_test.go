@@ -686,7 +686,10 @@ func TestRouteChangesUnderLoadLoseNoRequests(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	for i := 0; i < 4; i++ {
 		name := fmt.Sprintf("extra-%d", i)
-		m.Write(name+".yaml", routeYAML("load", name, name+".example.com", "", "other", ""))
+		// Each of a backend shape of its own (a rewrite target no other
+		// has), so that no free backend can stand for it: a reload each.
+		m.Write(name+".yaml", annotatedRouteYAML("load", name, name+".example.com", "", "other", "",
+			map[string]string{"haproxy.router.openshift.io/rewrite-target": fmt.Sprintf("/r%d", i)}))
 		expectBackend(t, 30*time.Second, func() (response, error) { return r.httpGet(name+".example.com", "/") }, "other")
 		if i > 0 {
 			prev := fmt.Sprintf("extra-%d", i-1)
