@@ -31,6 +31,10 @@ type Files struct {
 	// keeps what HAProxy runs of the crt-lists where it differs from the
 	// files.
 	Running *Config
+	// WasRunning names the backends as HAProxy runs them before the
+	// change (nil: as Running): the keys of map entries removed are sent
+	// with these names, those HAProxy has them under.
+	WasRunning *Config
 	// ReadFile reads a file the configuration names (the default
 	// certificate a deleted route's crt-list line shows instead); nil:
 	// such a deletion reloads.

@@ -241,3 +241,32 @@ func wantCommands(t *testing.T, got FileChange, reload bool, want []string) {
 		t.Fatalf("commands\n got  %q\n want %q", texts, want)
 	}
 }
+
+// TestFileCommandsRemoveKeysUnderTheNameHAProxyHasThem: a route that ran
+// in another backend (c in orphan a or b) is deleted and another (d) takes
+// a backend: c's entry in a map keyed by backend is removed under the
+// name HAProxy has it under — or set, when d runs under that very name.
+func TestFileCommandsRemoveKeysUnderTheNameHAProxyHasThem(t *testing.T) {
+	wd := layout.New("/wd")
+	fwd := filepath.Join(wd.Conf(), "sticky_cookie.map")
+	config := []byte("defaults routes\n  http-request set-var(txn.sticky_cookie) be_name,map(" + fwd + ")\n")
+	was := Parse([]byte("backend be_http:ns:b\n  balance random\nbackend be_http:ns:a\n  balance random\n"))
+	was = Diff(was, Parse([]byte("backend be_http:ns:c\n  balance random\n"))).Running // c runs as a or b
+	cAs := was.RuntimeName("be_http:ns:c")
+	if cAs == "be_http:ns:c" {
+		t.Fatal("be_http:ns:c does not run as an orphan")
+	}
+	now := Diff(was, Parse([]byte("backend be_http:ns:d\n  balance random\n"))).Running // d runs as a or b
+	dAs := now.RuntimeName("be_http:ns:d")
+	if dAs == "be_http:ns:d" {
+		t.Fatal("be_http:ns:d does not run as an orphan")
+	}
+	want := []string{"add map " + fwd + " " + dAs + " dcookie", "del map " + fwd + " " + cAs}
+	if dAs == cAs {
+		want = []string{"set map " + fwd + " " + dAs + " dcookie"}
+	}
+	got := FileCommands(Files{WD: wd, Config: config, Changed: []string{fwd},
+		New: map[string][]byte{fwd: []byte("be_http:ns:d dcookie\n")}, Old: map[string][]byte{fwd: []byte("be_http:ns:c ccookie\n")},
+		Running: now, WasRunning: was})
+	wantCommands(t, got, false, want)
+}

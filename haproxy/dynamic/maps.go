@@ -146,11 +146,15 @@ func mapCommands(p string, in Files) (entryCommands, bool) {
 		return v
 	}
 	// Keys and values that name a backend are sent with the name HAProxy
-	// runs it as (forwarded_headers.map is keyed by backend). A key
-	// removed whose backend another one now runs as is that one's entry:
-	// set, not added and removed. A key of a deleted backend that ran
-	// under another name is removed under its own, which HAProxy refuses
-	// ("Key not found"): a reload then.
+	// runs it as (forwarded_headers.map is keyed by backend): a key added
+	// or set with the name once the change is applied, a key removed with
+	// the name HAProxy has its entry under now (a deleted backend that ran
+	// under another name). A key removed whose runtime name another one's
+	// key now has is that one's entry: set, not added and removed.
+	wasName := name
+	if in.WasRunning != nil {
+		wasName = func(v string) string { return in.WasRunning.RuntimeName(v) }
+	}
 	added := map[string]int{}
 	for _, k := range newKeys {
 		v, had := oldValues[k]
@@ -166,11 +170,11 @@ func mapCommands(p string, in Files) (entryCommands, bool) {
 		if _, has := newValues[k]; has {
 			continue
 		}
-		if i, ok := added[name(k)]; ok {
+		if i, ok := added[wasName(k)]; ok {
 			out.adds[i].Text = "set" + strings.TrimPrefix(out.adds[i].Text, "add")
 			continue
 		}
-		out.dels = append(out.dels, Command{Kind: "map", Text: "del map " + p + " " + name(k)})
+		out.dels = append(out.dels, Command{Kind: "map", Text: "del map " + p + " " + wasName(k)})
 	}
 	return out, true
 }

@@ -341,7 +341,7 @@ func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, ch
 		names = running
 	}
 	fc := dynamic.FileCommands(dynamic.Files{WD: layout.New(workingDir), Config: config, Changed: changed,
-		New: changedData(fs, changed), Old: changedData(old, changed), Running: names, ReadFile: os.ReadFile})
+		New: changedData(fs, changed), Old: changedData(old, changed), Running: names, WasRunning: running, ReadFile: os.ReadFile})
 	if fc.Reload {
 		if fc.TooLarge {
 			c.o.Logger.V(1).Info("certificate too large for the runtime API; reloading", "file", fc.File)

@@ -159,13 +159,13 @@ func TestRandomRouteChangesServeWhatAFreshStartServes(t *testing.T) {
 			return nil
 		})
 	}
-	// Last, a route of a new name (without a cookie of its own, with a
+	// Last, a route of a new name (with the default sticky cookie and a
 	// timeout) takes a deleted one's backend without a reload: the maps
 	// compared below then name a backend HAProxy runs under another name,
-	// keys of the backend-keyed maps included.
+	// keys of the backend-keyed maps (sticky_cookie.map, timeouts) included.
 	takeover := func(name string) string {
 		return annotatedRouteYAML("rq", name, name+".rq.example.com", "", "plain", "",
-			map[string]string{p + "disable_cookies": "true", p + "timeout": "20s"})
+			map[string]string{p + "timeout": "20s"})
 	}
 	m.Write("x-old.yaml", takeover("x-old"))
 	m.Write("x-gone.yaml", routeYAML("rq", "x-gone", "x-gone.rq.example.com", "", "plain", ""))
