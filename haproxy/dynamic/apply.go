@@ -67,10 +67,12 @@ func accepted(c Command, reply string) bool {
 	switch c.Kind {
 	case "addr":
 		return strings.Contains(r, "changed from") || strings.HasPrefix(r, "no need to change")
-	case "ssl-set":
+	case "ca-new":
+		return strings.HasPrefix(r, "New CA file created")
+	case "ssl-set", "ca-set":
 		l := strings.ToLower(r)
 		return strings.HasPrefix(l, "transaction created") || strings.HasPrefix(l, "transaction updated")
-	case "ssl-commit":
+	case "ssl-commit", "ca-commit":
 		return strings.HasSuffix(r, "Success!")
 	case "add":
 		return strings.HasPrefix(r, "New server registered")

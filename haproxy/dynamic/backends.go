@@ -60,7 +60,7 @@ func diffBackends(old, new *Config) Change {
 	free := x.free(old)
 	budget := newSpareBudget(old)
 	var all sectionCommands
-	running := &Config{sections: make([]section, 0, len(new.sections)+len(free)), crt: old.crt}
+	running := &Config{sections: make([]section, 0, len(new.sections)+len(free)), crt: old.crt, ca: old.ca}
 	taken := map[int]bool{}
 	oi := 0
 	for i := range new.sections {

@@ -48,6 +48,9 @@ type Config struct {
 	// crt is what HAProxy runs of the crt-lists where it differs from
 	// the files (see crtEntry), by certificate file.
 	crt map[string]crtEntry
+	// ca is what HAProxy holds of destination CA files since removed
+	// (see caChange), by file.
+	ca map[string]caHeld
 	// aliases maps the names HAProxy runs backends as to the backends
 	// they stand for, where they differ ("" for an orphan; see Backend).
 	// Set once, never changed.
@@ -321,7 +324,8 @@ type Command struct {
 	// Kind is "addr", "weight" or "state" (set server), "add" (add
 	// server), "cookie-key" (set dynamic-cookie-key), "del" (del server),
 	// "ssl-new", "ssl-set", "ssl-commit" or "ssl-del" (certificates),
-	// "map" (add, set or del map), "crt-list-add" or "crt-list-del".
+	// "map" (add, set or del map), "crt-list-add" or "crt-list-del",
+	// "ca-new", "ca-set" or "ca-commit" (destination CA files).
 	Kind string
 	// Payload is the payload of an "ssl-set" or "crt-list-add" command.
 	Payload string
@@ -350,7 +354,7 @@ func Diff(old, new *Config) Change {
 		return diffBackends(old, new)
 	}
 	var all sectionCommands
-	running := &Config{sections: make([]section, len(new.sections)), crt: old.crt}
+	running := &Config{sections: make([]section, len(new.sections)), crt: old.crt, ca: old.ca}
 	for i := range new.sections {
 		run, d, reload := diffSection(&old.sections[i], &new.sections[i])
 		if reload != nil {

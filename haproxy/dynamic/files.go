@@ -43,6 +43,9 @@ type Files struct {
 
 // FileChange is what FileCommands found.
 type FileChange struct {
+	// Before go before the server commands: destination CA files added
+	// (a server added names its ca-file).
+	Before []Command
 	// Commands bring the files' contents to HAProxy: certificates
 	// replaced or added, map entries and crt-list lines added or set. They
 	// go after the server commands (a new backend has its servers before
@@ -59,8 +62,10 @@ type FileChange struct {
 	File     string
 	TooLarge bool
 	// crt is the running state of the crt-lists once the commands are
-	// applied (Config.KeepFiles).
+	// applied, ca what HAProxy holds of destination CA files removed
+	// (Config.KeepFiles).
 	crt map[string]crtEntry
+	ca  map[string]caHeld
 }
 
 // KeepFiles records, once fc's commands are applied, what HAProxy runs of
@@ -69,6 +74,9 @@ type FileChange struct {
 func (c *Config) KeepFiles(fc FileChange) {
 	if fc.crt != nil {
 		c.crt = fc.crt
+	}
+	if fc.ca != nil {
+		c.ca = fc.ca
 	}
 }
 
@@ -86,12 +94,16 @@ func (c *Config) KeepFiles(fc FileChange) {
 //     removed, "del ssl crt-list" and "del ssl cert";
 //   - a route certificate (router/certs/*.pem) whose content changed is
 //     replaced with "set ssl cert" / "commit ssl cert";
+//   - a destination CA file (router/cacerts/*.pem) added, read only by
+//     server lines' "ca-file", gets "new ssl ca-file", "set ssl ca-file",
+//     "commit ssl ca-file" before the server commands (see caChange);
 //   - a file removed that the configuration no longer names needs nothing
 //     (a backend HAProxy keeps until the next reload read it at load).
 //
 // Anything else needs a reload: another file added or changed (HAProxy
-// reads destination CAs at load; "commit ssl ca-file" does
-// not reach the server connections of 2.6), a map used otherwise (map_reg
+// reads destination CAs at load and "commit ssl ca-file" does
+// not reach the servers already using one: a destination CA file whose
+// contents change), a map used otherwise (map_reg
 // matches in list order), a crt-list line changed in place, contents not
 // known, a certificate longer than the runtime API takes (MaxPayload). The
 // configuration file itself is the caller's (Diff).
@@ -99,6 +111,8 @@ func FileCommands(in Files) FileChange {
 	configPath := filepath.Clean(in.WD.Config())
 	certDir := in.WD.Certs() + string(filepath.Separator)
 	isCert := func(p string) bool { return strings.HasPrefix(p, certDir) && strings.HasSuffix(p, ".pem") }
+	caDir := in.WD.CACerts() + string(filepath.Separator)
+	isCA := func(p string) bool { return strings.HasPrefix(p, caDir) && strings.HasSuffix(p, ".pem") }
 	maxPayload := 0
 	fits := func(p string, pem []byte) bool {
 		if maxPayload == 0 {
@@ -113,6 +127,7 @@ func FileCommands(in Files) FileChange {
 	slices.Sort(changed)
 	var out FileChange
 	lists := newCrtListChange(in.Running)
+	cas := newCAChange(in.Running)
 	var certs []string
 	for _, p := range changed {
 		if p == configPath {
@@ -120,6 +135,12 @@ func FileCommands(in Files) FileChange {
 		}
 		if isCert(p) {
 			certs = append(certs, p)
+			continue
+		}
+		if isCA(p) {
+			if !cas.add(p, in, fits) {
+				return FileChange{Reload: true, File: p}
+			}
 			continue
 		}
 		_, written := in.New[p]
@@ -170,5 +191,7 @@ func FileCommands(in Files) FileChange {
 	out.Certificates += lists.count
 	out.Entries += len(lists.adds) + len(lists.dels)
 	out.crt = lists.entries
+	out.Before, out.ca = cas.cmds, cas.held
+	out.Certificates += cas.count
 	return out
 }

@@ -270,3 +270,69 @@ func TestFileCommandsRemoveKeysUnderTheNameHAProxyHasThem(t *testing.T) {
 		Running: now, WasRunning: was})
 	wantCommands(t, got, false, want)
 }
+
+// TestFileCommandsAddDestinationCAFilesAndKeepThoseOfDeletedRoutes: a
+// re-encrypt route's destination CA file added is loaded through the
+// runtime API before any server command (a server added names it); a
+// removed one stays in HAProxy, so the same file written again needs
+// nothing; one whose contents change, that HAProxy holds with other
+// contents, or that a bind line reads, reloads.
+func TestFileCommandsAddDestinationCAFilesAndKeepThoseOfDeletedRoutes(t *testing.T) {
+	wd := layout.New("/wd")
+	ca := filepath.Join(wd.CACerts(), "ns:r.pem")
+	a := []byte("-----BEGIN CERTIFICATE-----\nMIIA\n-----END CERTIFICATE-----\n")
+	b := []byte("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")
+	withServer := []byte("backend be_secure:ns:r\n  server pod:1 10.0.0.1:8443 weight 1 ssl verify required ca-file " + ca + " alpn h2,http/1.1\n")
+	without := []byte("backend be_secure:ns:other\n  server pod:1 10.0.0.2:8443 weight 1\n")
+	onBind := []byte("frontend f\n  bind :443 ssl crt /wd/d.pem ca-file " + ca + " verify optional\n")
+	step := func(running *Config, config []byte, old, new map[string][]byte) FileChange {
+		t.Helper()
+		fc := FileCommands(Files{WD: wd, Config: config, Changed: []string{ca}, Old: old, New: new, Running: running})
+		if !fc.Reload {
+			running.KeepFiles(fc)
+		}
+		return fc
+	}
+	none := map[string][]byte{}
+
+	running := Parse(withServer)
+	fc := step(running, withServer, none, map[string][]byte{ca: a})
+	want := []string{"new ssl ca-file " + ca, "set ssl ca-file " + ca, "commit ssl ca-file " + ca}
+	if fc.Reload || len(fc.Before) != 3 || len(fc.Commands) != 0 || fc.Certificates != 1 {
+		t.Fatalf("added: %+v", fc)
+	}
+	for i, c := range fc.Before {
+		if c.Text != want[i] {
+			t.Fatalf("added: command %d is %q, want %q", i, c.Text, want[i])
+		}
+	}
+	if fc.Before[1].Payload != string(a) {
+		t.Fatalf("added: payload %q", fc.Before[1].Payload)
+	}
+	if fc := step(running, withServer, map[string][]byte{ca: a}, map[string][]byte{ca: b}); !fc.Reload {
+		t.Fatalf("contents changed: %+v, want a reload", fc)
+	}
+	if fc := step(running, without, map[string][]byte{ca: a}, none); fc.Reload || len(fc.Before)+len(fc.Commands)+len(fc.Removals) != 0 {
+		t.Fatalf("removed: %+v, want nothing", fc)
+	}
+	if fc := step(Parse(withServer).withCA(running), withServer, none, map[string][]byte{ca: b}); !fc.Reload {
+		t.Fatalf("written again with other contents: %+v, want a reload", fc)
+	}
+	if fc := step(running, withServer, none, map[string][]byte{ca: a}); fc.Reload || len(fc.Before) != 0 {
+		t.Fatalf("written again as HAProxy holds it: %+v, want nothing", fc)
+	}
+	if fc := step(Parse(onBind), onBind, none, map[string][]byte{ca: a}); !fc.Reload {
+		t.Fatalf("read by a bind line: %+v, want a reload", fc)
+	}
+	unknown := Parse(withServer)
+	step(unknown, without, none, none) // removed, contents not known
+	if fc := step(unknown, withServer, none, map[string][]byte{ca: a}); !fc.Reload {
+		t.Fatalf("written again, held with contents not known: %+v, want a reload", fc)
+	}
+}
+
+// withCA is c with what other holds of removed destination CA files.
+func (c *Config) withCA(other *Config) *Config {
+	c.ca = other.ca
+	return c
+}

@@ -16,6 +16,8 @@ const (
 	usedAsCrtList
 	// usedAsIPList: only as the patterns of "src" ACLs (acl NAME src -f).
 	usedAsIPList
+	// usedAsServerCA: only as the "ca-file" of server lines.
+	usedAsServerCA
 	usedOtherwise
 )
 
@@ -50,6 +52,8 @@ func fileUse(config []byte, p string) use {
 			this = usedAsCrtList
 		case ipListACL(before):
 			this = usedAsIPList
+		case serverCAOption(before):
+			this = usedAsServerCA
 		default:
 			return usedOtherwise
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/openshift-router-go/router/haproxy/dynamic"
@@ -360,7 +361,7 @@ func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, ch
 		cfg.KeepFiles(fc)
 		return cfg
 	}
-	cmds := append(append(change.Commands, fc.Commands...), fc.Removals...)
+	cmds := slices.Concat(fc.Before, change.Commands, fc.Commands, fc.Removals)
 	if len(cmds) == 0 {
 		// Only comments or blank lines changed.
 		return "", runs()

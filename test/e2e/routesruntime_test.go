@@ -703,3 +703,106 @@ func TestARouteOfANewNameWithTheDefaultStickyCookieNeedsNoReload(t *testing.T) {
 	})
 	check("after a reload")
 }
+
+// TestAReencryptRouteWithItsOwnDestinationCAIsAddedWithoutAReload: a
+// re-encrypt route of a new name with a destinationCACertificate of its
+// own is added through the runtime API — its CA file loaded ("new ssl
+// ca-file", "set ssl ca-file", "commit ssl ca-file") before its server
+// is added with it — and HAProxy verifies the backend with that CA: a
+// route whose CA did not sign the backend's certificate is not served.
+// Deleted and created again, it needs no reload either (HAProxy keeps the
+// file). A route whose CA changes reloads (servers keep the CA they were
+// added with), and is then served with the new one.
+func TestAReencryptRouteWithItsOwnDestinationCAIsAddedWithoutAReload(t *testing.T) {
+	backendCA, err := testcerts.NewCA("backend CA", time.Hour)
+	must(t, err)
+	otherCA, err := testcerts.NewCA("another CA", time.Hour)
+	must(t, err)
+	backendCert, err := backendCA.Issue("backend", []string{"127.0.0.1"}, time.Hour)
+	must(t, err)
+	secure := startTLSBackend(t, "ca-secure", backendCert.CertPEM, backendCert.KeyPEM)
+	route := func(name string, ca *testcerts.Pair) string {
+		return routeYAML("ca", name, name+".ca.example.com", "", "secure",
+			tlsYAML("reencrypt", "", map[string]string{"destinationCACertificate": ca.CertPEM}))
+	}
+	m := newManifests(t)
+	m.Write("svc.yaml", serviceYAML("ca", "secure", secure))
+	// Two routes of the kind loaded: spare backends of their shape.
+	m.Write("anchor-a.yaml", route("anchor-a", backendCA))
+	m.Write("anchor-z.yaml", route("anchor-z", backendCA))
+	env, ms := metricsEnv(t)
+	env["RELOAD_INTERVAL"] = "1s"
+	r := startRouter(t, m.Dir, env)
+	served := func(name string) func() error {
+		return func() error {
+			resp, err := r.httpsGet(name+".ca.example.com", "/")
+			if err != nil {
+				return err
+			}
+			if resp.Status != http.StatusOK || resp.backend() != "ca-secure" {
+				return fmt.Errorf("%s: status %d from %q, want 200 from ca-secure", name, resp.Status, resp.backend())
+			}
+			return nil
+		}
+	}
+	notServed := func(name string) func() error {
+		return func() error {
+			resp, err := r.httpsGet(name+".ca.example.com", "/")
+			if err != nil {
+				return err
+			}
+			if resp.Status != http.StatusServiceUnavailable || resp.backend() != "" {
+				return fmt.Errorf("%s: status %d from %q, want 503 from the router", name, resp.Status, resp.backend())
+			}
+			return nil
+		}
+	}
+	eventually(t, loadTimeout, "anchor-a served", served("anchor-a"))
+	waitReady(t, ms)
+	reloads0 := ms.settledReloads(t)
+	pids0 := oneWorker(t, r)
+	noReload := func(when string) {
+		t.Helper()
+		if reloads := ms.mustValue(t, "template_router_reload_seconds_count", nil); reloads != reloads0 {
+			t.Fatalf("%s: reloads %v (%s), were %v", when, reloads, ms.reloadReasons(), reloads0)
+		}
+		if pids := haproxyPIDSet(r); fmt.Sprint(pids) != fmt.Sprint(pids0) {
+			t.Fatalf("%s: haproxy processes %v, were %v", when, pids, pids0)
+		}
+	}
+
+	m.Write("re-ca.yaml", route("re-ca", backendCA))
+	eventually(t, 30*time.Second, "re-ca served once created", served("re-ca"))
+	noReload("re-ca created")
+	m.Write("re-wrong.yaml", route("re-wrong", otherCA))
+	// Its map entries are there (no 503 for want of a route would tell
+	// this apart), so wait until the route itself is applied.
+	eventually(t, 30*time.Second, "re-wrong applied", func() error {
+		if v := ms.mustValue(t, "template_router_reloads_avoided_total", map[string]string{"kind": "routes"}); v < 2 {
+			return fmt.Errorf("reloads avoided for routes: %v", v)
+		}
+		return nil
+	})
+	for i := 0; i < 3; i++ {
+		if err := notServed("re-wrong")(); err != nil {
+			t.Fatalf("a backend its CA did not sign: %v", err)
+		}
+	}
+	noReload("re-wrong created")
+
+	m.Remove("re-ca.yaml")
+	eventually(t, 30*time.Second, "re-ca no longer served once deleted", notServed("re-ca"))
+	noReload("re-ca deleted")
+	m.Write("re-ca.yaml", route("re-ca", backendCA))
+	eventually(t, 30*time.Second, "re-ca served once created again", served("re-ca"))
+	noReload("re-ca created again")
+
+	m.Write("re-wrong.yaml", route("re-wrong", backendCA))
+	eventually(t, 30*time.Second, "re-wrong served once its CA signed the backend", served("re-wrong"))
+	if v := ms.mustValue(t, "template_router_reloads_total", map[string]string{"reason": "files"}); v != 1 {
+		t.Errorf("reloads for files: %v (%s), want 1", v, ms.reloadReasons())
+	}
+	for _, n := range []string{"anchor-a", "anchor-z", "re-ca"} {
+		eventually(t, 30*time.Second, n+" served after the reload", served(n))
+	}
+}
