@@ -62,6 +62,7 @@ func diffBackends(old, new *Config) Change {
 	var all sectionCommands
 	running := &Config{sections: make([]section, 0, len(new.sections)+len(free)), crt: old.crt, ca: old.ca}
 	taken := map[int]bool{}
+	moved := map[int]bool{} // old backends whose route moved to another
 	oi := 0
 	for i := range new.sections {
 		n := &new.sections[i]
@@ -72,6 +73,16 @@ func diffBackends(old, new *Config) Change {
 		case !isBackend(n.header):
 			run, d, r = diffSection(&old.sections[x.oldOther[oi]], n)
 			oi++
+		case had && !old.sections[j].orphan && reshaped(&old.sections[j], n):
+			// The route's backend lines changed in what HAProxy cannot
+			// change at runtime: it moves to a free backend of its new
+			// shape, and the one it ran in becomes an orphan.
+			k, ok := pickOrphan(old, free[n.shape], taken, budget, backendName(n.header))
+			if !ok {
+				return Change{Reload: true, Reason: ReasonBackends, Where: n.header}
+			}
+			taken[k], moved[j] = true, true
+			run, d, r = takeOver(&old.sections[k], n)
 		case had && !old.sections[j].orphan:
 			run, d, r = diffSection(&old.sections[j], n)
 		case had:
@@ -92,19 +103,36 @@ func diffBackends(old, new *Config) Change {
 		all.append(d)
 		running.sections = append(running.sections, run)
 	}
-	// What new drops and nothing took over stays, an orphan.
+	// What new drops and nothing took over stays, an orphan; so does
+	// what a route moved out of, under a header of its own (the route's
+	// is the moved section's).
 	for i := range old.sections {
 		s := &old.sections[i]
-		if !isBackend(s.header) || x.newBackends[s.header] || taken[i] {
+		if !isBackend(s.header) || (x.newBackends[s.header] && !moved[i]) || taken[i] {
 			continue
 		}
 		run, d := orphan(s)
+		if moved[i] {
+			run.header = movedOutHeader(run.runsAs)
+		}
 		all.append(d)
 		running.sections = append(running.sections, run)
 	}
 	running.aliases = aliases(running)
 	return Change{Commands: all.ordered(), Running: running}
 }
+
+// reshaped reports whether n, the same backend as o (HAProxy runs o),
+// changed in lines HAProxy cannot change at runtime (its balance, its
+// cookie, its header actions, rate limiting turned on...): lines other
+// than servers and the dynamic-cookie-key.
+func reshaped(o, n *section) bool { return isBackend(n.header) && o.shape != n.shape }
+
+// movedOutHeader is the header of the orphan a route moved out of, HAProxy
+// running it as runsAs: no configuration has it (a backend section has one
+// name), and no other section of a running configuration (each runs as a
+// name of its own).
+func movedOutHeader(runsAs string) string { return "backend " + runsAs + " moved-out" }
 
 // backendIndex locates the sections of two configurations: backends by
 // header, the other sections by their order.

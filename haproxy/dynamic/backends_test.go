@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/openshift-router-go/router/haproxy/layout"
 )
 
 const backendsBase = `global
@@ -223,4 +225,112 @@ func TestSparesAreBudgetedPerNamespace(t *testing.T) {
 	if again := Diff(gone.Running, Parse([]byte(config+pt("t1", "x1")+pt("t1", "x3")))); again.Reload {
 		t.Fatalf("t1 adds x3 after deleting x2: reload %s at %s", again.Reason, again.Where)
 	}
+}
+
+// TestABackendWhoseLinesChangeMovesToAFreeBackendOfItsNewShape: a route
+// whose backend lines change in what HAProxy cannot change at runtime
+// (its balance here) moves to a free backend of its new shape — a spare,
+// or the backend it ran in before — with its servers; the backend it
+// leaves becomes an orphan under a header of its own, its servers in
+// maintenance. Its map entries follow it (FileCommands): values are set,
+// keys added under the new name and deleted under the old. Without a
+// free backend of the new shape it reloads.
+func TestABackendWhoseLinesChangeMovesToAFreeBackendOfItsNewShape(t *testing.T) {
+	a := routeSection("a", "ka", "pod:x 10.0.0.1:80")
+	b := routeSection("b", "kb", "pod:y 10.0.0.2:80")
+	leastconn := func(s string) string { return strings.Replace(s, "balance random", "balance leastconn", 1) }
+	spare := leastconn(strings.Replace(routeSection("x", "ks"), "be_http:ns:x", SparePrefix+"0", 1))
+	running := Parse([]byte(backendsBase + a + b + spare))
+	// The spare is there from the start (the configuration does not have it).
+	start := Diff(running, Parse([]byte(backendsBase+a+b)))
+	if start.Reload || len(start.Commands) != 0 {
+		t.Fatalf("start: %+v", start)
+	}
+
+	move := Diff(start.Running, Parse([]byte(backendsBase+leastconn(a)+b)))
+	if move.Reload {
+		t.Fatalf("balance changed: reload %s at %s", move.Reason, move.Where)
+	}
+	want := []string{
+		"add server " + SparePrefix + "0/pod:x 10.0.0.1:80 weight 1 id 1",
+		"set dynamic-cookie-key backend " + SparePrefix + "0 ka",
+		"enable server " + SparePrefix + "0/pod:x",
+		"set server be_http:ns:a/pod:x state maint",
+	}
+	if !reflect.DeepEqual(commands(move), want) {
+		t.Fatalf("balance changed: commands\n got  %q\n want %q", commands(move), want)
+	}
+	if got := move.Running.RuntimeName("be_http:ns:a"); got != SparePrefix+"0" {
+		t.Fatalf("be_http:ns:a runs as %q", got)
+	}
+	if got, ok := move.Running.Backend("be_http:ns:a"); ok {
+		t.Fatalf("the backend it left stands for %q, want an orphan", got)
+	}
+	if r := (ServerRef{Backend: "be_http:ns:a", Name: "pod:x"}); !move.Running.IsRemoved(r) {
+		t.Fatal("the backend it left keeps its server in service")
+	}
+
+	t.Run("its map entries follow it", func(t *testing.T) {
+		wd := "/wd"
+		hosts, cookies := wd+"/conf/os_http_be.map", wd+"/conf/sticky_cookie.map"
+		config := []byte("frontend f\n  use_backend %[req.hdr(host),lower,map(" + hosts + ")]\n  http-request set-var(txn.c) be_name,map_str(" + cookies + ")\n")
+		all := map[string][]byte{
+			hosts:   []byte("a.example.com be_http:ns:a\nb.example.com be_http:ns:b\n"),
+			cookies: []byte("be_http:ns:a ca\nbe_http:ns:b cb\n"),
+		}
+		fc := FileCommands(Files{WD: layout.New(wd), Config: config, Running: move.Running, WasRunning: start.Running,
+			All: func() map[string][]byte { return all }})
+		if fc.Reload {
+			t.Fatalf("reload for %s", fc.File)
+		}
+		var got []string
+		for _, c := range append(fc.Commands, fc.Removals...) {
+			got = append(got, c.Text)
+		}
+		want := []string{
+			"set map " + hosts + " a.example.com " + SparePrefix + "0",
+			"add map " + cookies + " " + SparePrefix + "0 ca",
+			"del map " + cookies + " be_http:ns:a",
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("commands\n got  %q\n want %q", got, want)
+		}
+		if fc := FileCommands(Files{WD: layout.New(wd), Config: config, Running: move.Running, WasRunning: start.Running}); !fc.Reload {
+			t.Fatal("without the files' contents a move must reload")
+		}
+	})
+
+	t.Run("back to its old lines, it takes the backend it left", func(t *testing.T) {
+		back := Diff(move.Running, Parse([]byte(backendsBase+a+b)))
+		if back.Reload {
+			t.Fatalf("reload %s at %s", back.Reason, back.Where)
+		}
+		if got := back.Running.RuntimeName("be_http:ns:a"); got != "be_http:ns:a" {
+			t.Fatalf("be_http:ns:a runs as %q", got)
+		}
+		if r := (ServerRef{Backend: SparePrefix + "0", Name: "pod:x"}); !back.Running.IsRemoved(r) {
+			t.Fatal("the spare it left keeps its server in service")
+		}
+		// Its host leads to its own backend again.
+		hosts := "/wd/conf/os_http_be.map"
+		config := []byte("frontend f\n  use_backend %[req.hdr(host),lower,map(" + hosts + ")]\n")
+		all := map[string][]byte{hosts: []byte("a.example.com be_http:ns:a\n")}
+		fc := FileCommands(Files{WD: layout.New("/wd"), Config: config, Running: back.Running, WasRunning: move.Running,
+			All: func() map[string][]byte { return all }})
+		if fc.Reload || len(fc.Commands) != 1 || fc.Commands[0].Text != "set map "+hosts+" a.example.com be_http:ns:a" {
+			t.Fatalf("map commands %+v", fc)
+		}
+		// And again: the spare it left is free again.
+		if again := Diff(back.Running, Parse([]byte(backendsBase+leastconn(a)+b))); again.Reload || again.Running.RuntimeName("be_http:ns:a") != SparePrefix+"0" {
+			t.Fatalf("moved again: %+v", again)
+		}
+	})
+
+	t.Run("no free backend of the new shape reloads", func(t *testing.T) {
+		source := strings.Replace(b, "balance random", "balance source\n  hash-type consistent", 1)
+		got := Diff(move.Running, Parse([]byte(backendsBase+leastconn(a)+source)))
+		if !got.Reload || got.Reason != ReasonBackends {
+			t.Fatalf("got reload=%v %q at %s, want %q", got.Reload, got.Reason, got.Where, ReasonBackends)
+		}
+	})
 }

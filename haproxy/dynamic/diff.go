@@ -356,6 +356,9 @@ func Diff(old, new *Config) Change {
 	var all sectionCommands
 	running := &Config{sections: make([]section, len(new.sections)), crt: old.crt, ca: old.ca}
 	for i := range new.sections {
+		if reshaped(&old.sections[i], &new.sections[i]) {
+			return diffBackends(old, new) // the route moves to another backend
+		}
 		run, d, reload := diffSection(&old.sections[i], &new.sections[i])
 		if reload != nil {
 			return *reload
@@ -388,6 +391,11 @@ func DiffSections(old, part *Config) Change {
 		}
 		if !ok || j < 0 || seen[n.header] {
 			return Change{Reload: true, Reason: ReasonConfig, Where: n.header}
+		}
+		if reshaped(&old.sections[j], n) {
+			// The route moves to another backend: Diff on the whole
+			// configuration finds it one.
+			return Change{Reload: true, Reason: ReasonBackends, Where: n.header}
 		}
 		seen[n.header] = true
 		run, d, reload := diffSection(&old.sections[j], n)

@@ -223,7 +223,7 @@ func TestDiffNeedsReload(t *testing.T) {
 	}{
 		{"global setting", func(s string) string { return strings.Replace(s, "maxconn 100", "maxconn 101", 1) }, ReasonConfig},
 		{"new backend that no removed one can stand for", func(s string) string { return s + "backend x\n  server y 10.0.0.9:1\n" }, ReasonBackends},
-		{"backend option", func(s string) string { return strings.Replace(s, "balance roundrobin", "balance leastconn", 1) }, ReasonConfig},
+		{"a backend line, no free backend of its new shape", func(s string) string { return strings.Replace(s, "balance roundrobin", "balance leastconn", 1) }, ReasonBackends},
 		{"server with a cookie added (not accepted on a dynamic server)", func(s string) string { return s + "  server c 10.0.0.3:80 cookie x\n" }, ReasonServers},
 		{"server renamed (its cookie cannot be added)", func(s string) string { return strings.Replace(s, "server a ", "server z ", 1) }, ReasonServers},
 		{"server added outside a backend", func(s string) string {

@@ -1,6 +1,7 @@
 package dynamic
 
 import (
+	"bytes"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -39,6 +40,10 @@ type Files struct {
 	// certificate a deleted route's crt-list line shows instead); nil:
 	// such a deletion reloads.
 	ReadFile func(string) ([]byte, error)
+	// All returns every file written, by cleaned path: the maps whose
+	// entries name a backend that moved (a route whose backend lines
+	// changed, see Diff) are sent again from it. Nil: such a move reloads.
+	All func() map[string][]byte
 }
 
 // FileChange is what FileCommands found.
@@ -126,6 +131,7 @@ func FileCommands(in Files) FileChange {
 	}
 	slices.Sort(changed)
 	var out FileChange
+	moved := movedBackends(in.WasRunning, in.Running)
 	lists := newCrtListChange(in.Running)
 	cas := newCAChange(in.Running)
 	var certs []string
@@ -151,11 +157,13 @@ func FileCommands(in Files) FileChange {
 			}
 			return FileChange{Reload: true, File: p}
 		case usedAsMap, usedAsIPList:
-			entries := mapCommands
+			var cmds entryCommands
+			ok := false
 			if use == usedAsIPList {
-				entries = aclCommands
+				cmds, ok = aclCommands(p, in)
+			} else {
+				cmds, ok = mapCommands(p, in, moved)
 			}
-			cmds, ok := entries(p, in)
 			if !ok {
 				return FileChange{Reload: true, File: p}
 			}
@@ -186,6 +194,15 @@ func FileCommands(in Files) FileChange {
 			out.Certificates++
 		}
 	}
+	if len(moved) > 0 {
+		cmds, ok := movedMapCommands(changed, in, moved)
+		if !ok {
+			return FileChange{Reload: true, File: "maps naming a backend that moved"}
+		}
+		out.Commands = append(out.Commands, cmds.adds...)
+		out.Removals = append(out.Removals, cmds.dels...)
+		out.Entries += len(cmds.adds) + len(cmds.dels)
+	}
 	out.Commands = append(append(out.Commands, lists.certs...), lists.adds...)
 	out.Removals = append(out.Removals, lists.dels...)
 	out.Certificates += lists.count
@@ -194,4 +211,44 @@ func FileCommands(in Files) FileChange {
 	out.Before, out.ca = cas.cmds, cas.held
 	out.Certificates += cas.count
 	return out
+}
+
+// movedMapCommands are the commands of the maps not among changed whose
+// entries name a backend that moved: every map the configuration uses
+// only for exact or prefix lookups, in the configuration directory.
+func movedMapCommands(changed []string, in Files, moved map[string]bool) (entryCommands, bool) {
+	var out entryCommands
+	if in.All == nil || in.Running == nil || in.WasRunning == nil {
+		return out, false
+	}
+	all := in.All()
+	paths := make([]string, 0, len(all))
+	confDir := in.WD.Conf() + string(filepath.Separator)
+	for p := range all {
+		if strings.HasPrefix(p, confDir) && strings.HasSuffix(p, ".map") && !slices.Contains(changed, p) {
+			paths = append(paths, p)
+		}
+	}
+	slices.Sort(paths)
+	for _, p := range paths {
+		switch fileUse(in.Config, p) {
+		case usedNowhere:
+			continue
+		case usedAsMap:
+		default:
+			for b := range moved {
+				if bytes.Contains(all[p], []byte(b)) {
+					return out, false // a map used otherwise (map_reg) names it
+				}
+			}
+			continue
+		}
+		cmds, ok := movedCommands(p, all[p], in, moved)
+		if !ok {
+			return out, false
+		}
+		out.adds = append(out.adds, cmds.adds...)
+		out.dels = append(out.dels, cmds.dels...)
+	}
+	return out, true
 }

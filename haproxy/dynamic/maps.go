@@ -127,9 +127,69 @@ func cliWord(w string) bool {
 // after the server commands, dels last.
 type entryCommands struct{ adds, dels []Command }
 
+// entry adds the commands of a map entry HAProxy has, key k → value v,
+// that is to be k → nv: a key naming a backend that moved (see
+// movedBackends) is added under its new name and deleted under the old;
+// a value that changed, or names a backend that moved, is set.
+func (out *entryCommands) entry(p, k, v, nv string, name, wasName func(string) string, moved map[string]bool) {
+	switch {
+	case moved[k]:
+		out.adds = append(out.adds, Command{Kind: "map", Text: "add map " + p + " " + name(k) + " " + cliValue(name(nv))})
+		out.dels = append(out.dels, Command{Kind: "map", Text: "del map " + p + " " + wasName(k)})
+	case v != nv || moved[nv]:
+		out.adds = append(out.adds, Command{Kind: "map", Text: "set map " + p + " " + name(k) + " " + cliValue(name(nv))})
+	}
+}
+
+// movedCommands are the commands of a map at p whose entries are as
+// HAProxy has them (data) but for the backends that moved.
+func movedCommands(p string, data []byte, in Files, moved map[string]bool) (entryCommands, bool) {
+	var out entryCommands
+	keys, values, ok := mapEntries(data)
+	if !ok {
+		return out, false
+	}
+	name := func(v string) string { return in.Running.RuntimeName(v) }
+	wasName := func(v string) string { return in.WasRunning.RuntimeName(v) }
+	for _, k := range keys {
+		if moved[k] || moved[values[k]] {
+			out.entry(p, k, values[k], values[k], name, wasName, moved)
+		}
+	}
+	return out, true
+}
+
+// movedBackends are the backends of now (a configuration as HAProxy runs
+// it) that HAProxy ran under another name in was, where they were not
+// orphans: routes that moved to another backend (see Diff). Map entries
+// that name them must follow.
+func movedBackends(was, now *Config) map[string]bool {
+	if was == nil || now == nil || was == now {
+		return nil
+	}
+	var out map[string]bool
+	idx := was.index()
+	for i := range now.sections {
+		s := &now.sections[i]
+		if s.orphan || !isBackend(s.header) {
+			continue
+		}
+		j, ok := idx[s.header]
+		if !ok || j < 0 || was.sections[j].orphan || was.sections[j].name() == s.name() {
+			continue
+		}
+		if out == nil {
+			out = map[string]bool{}
+		}
+		out[backendName(s.header)] = true
+	}
+	return out
+}
+
 // mapCommands are the commands that bring the map at p from its old to its
-// new entries.
-func mapCommands(p string, in Files) (entryCommands, bool) {
+// new entries; moved are the backends that HAProxy runs under another name
+// once the change is applied (see movedBackends).
+func mapCommands(p string, in Files, moved map[string]bool) (entryCommands, bool) {
 	var out entryCommands
 	oldData, known := in.Old[p]
 	if in.Old == nil || !known {
@@ -162,13 +222,12 @@ func mapCommands(p string, in Files) (entryCommands, bool) {
 	added := map[string]int{}
 	for _, k := range newKeys {
 		v, had := oldValues[k]
-		switch {
-		case !had:
+		if !had {
 			added[name(k)] = len(out.adds)
 			out.adds = append(out.adds, Command{Kind: "map", Text: "add map " + p + " " + name(k) + " " + cliValue(name(newValues[k]))})
-		case v != newValues[k]:
-			out.adds = append(out.adds, Command{Kind: "map", Text: "set map " + p + " " + name(k) + " " + cliValue(name(newValues[k]))})
+			continue
 		}
+		out.entry(p, k, v, newValues[k], name, wasName, moved)
 	}
 	for _, k := range oldKeys {
 		if _, has := newValues[k]; has {

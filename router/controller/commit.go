@@ -324,12 +324,7 @@ func (c *Controller) loaded(out *pipeline.Output, spares []byte, start bool, rea
 // only those are compared with what runs (dynamic.DiffSections), not the
 // whole configuration parsed again.
 func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, changed []string, fs, old []files.File, workingDir string, config []byte, sections *dynamic.Config) (string, *dynamic.Config) {
-	var change dynamic.Change
-	if sections != nil {
-		change = dynamic.DiffSections(running, sections)
-	} else {
-		change = dynamic.Diff(running, dynamic.Parse(config))
-	}
+	change, sections := diffRunning(running, config, sections)
 	if change.Reload {
 		c.logNeedsReload("change needs a reload", change)
 		return change.Reason, nil
@@ -342,7 +337,8 @@ func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, ch
 		names = running
 	}
 	fc := dynamic.FileCommands(dynamic.Files{WD: layout.New(workingDir), Config: config, Changed: changed,
-		New: changedData(fs, changed), Old: changedData(old, changed), Running: names, WasRunning: running, ReadFile: os.ReadFile})
+		New: changedData(fs, changed), Old: changedData(old, changed), Running: names, WasRunning: running, ReadFile: os.ReadFile,
+		All: func() map[string][]byte { return allData(fs) }})
 	if fc.Reload {
 		if fc.TooLarge {
 			c.o.Logger.V(1).Info("certificate too large for the runtime API; reloading", "file", fc.File)
@@ -403,6 +399,28 @@ func (c *Controller) runtimeFailed(err error, fs []files.File, n, total int) {
 		return
 	}
 	c.o.Logger.Error(err, "runtime API change failed; reloading instead", "applied", n, "of", total)
+}
+
+// diffRunning compares what HAProxy runs with the staged configuration:
+// with sections (see tryRuntime) only those, unless a route's backend
+// has to move to another (dynamic.DiffSections says ReasonBackends), which
+// the whole configuration's diff works out (sections is then nil).
+func diffRunning(running *dynamic.Config, config []byte, sections *dynamic.Config) (dynamic.Change, *dynamic.Config) {
+	if sections != nil {
+		if ch := dynamic.DiffSections(running, sections); !ch.Reload || ch.Reason != dynamic.ReasonBackends {
+			return ch, sections
+		}
+	}
+	return dynamic.Diff(running, dynamic.Parse(config)), nil
+}
+
+// allData returns the contents of every file of fs, by cleaned path.
+func allData(fs []files.File) map[string][]byte {
+	out := make(map[string][]byte, len(fs))
+	for _, f := range fs {
+		out[filepath.Clean(f.Path)] = f.Data
+	}
+	return out
 }
 
 // changedData returns the contents of the changed files among fs, by

@@ -57,7 +57,10 @@ func TestRandomRouteChangesServeWhatAFreshStartServes(t *testing.T) {
 	}
 	noCookies := "  annotations:\n    haproxy.router.openshift.io/disable_cookies: \"true\"\n"
 	kinds := []string{"unsecured", "unsecured-no-cookies", "unsecured-path", "edge", "edge-own", "reencrypt", "passthrough",
-		"unsecured-timeout", "unsecured-allowed", "unsecured-denied", "edge-hsts", "edge-hsts-preload", "unsecured-rate-limited"}
+		"unsecured-timeout", "unsecured-allowed", "unsecured-denied", "edge-hsts", "edge-hsts-preload", "unsecured-rate-limited",
+		"unsecured-leastconn", "reencrypt-ca", "reencrypt-wrong-ca"}
+	otherCA, err := testcerts.NewCA("another CA", time.Hour)
+	must(t, err)
 	p := "haproxy.router.openshift.io/"
 	yaml := func(i int, kind string) string {
 		name := fmt.Sprintf("r%d", i)
@@ -86,6 +89,12 @@ func TestRandomRouteChangesServeWhatAFreshStartServes(t *testing.T) {
 			return routeYAML("rq", name, host(i), "", "plain", tlsYAML("edge", "", map[string]string{"certificate": certs[i][0], "key": certs[i][1]}))
 		case "reencrypt":
 			return routeYAML("rq", name, host(i), "", "secure", tlsYAML("reencrypt", "", nil))
+		case "reencrypt-ca":
+			return routeYAML("rq", name, host(i), "", "secure", tlsYAML("reencrypt", "", map[string]string{"destinationCACertificate": backendCA.CertPEM}))
+		case "reencrypt-wrong-ca":
+			return routeYAML("rq", name, host(i), "", "secure", tlsYAML("reencrypt", "", map[string]string{"destinationCACertificate": otherCA.CertPEM}))
+		case "unsecured-leastconn":
+			return annotatedRouteYAML("rq", name, host(i), "", "plain", "", map[string]string{p + "balance": "leastconn"})
 		case "passthrough":
 			return routeYAML("rq", name, host(i), "", "pt", tlsYAML("passthrough", "", nil))
 		}
@@ -247,7 +256,7 @@ func TestRandomRouteChangesServeWhatAFreshStartServes(t *testing.T) {
 func expectedAnswer(kind, host string) string {
 	plain, none := "200 rq-1,rq-2", "503 -"
 	switch kind {
-	case "unsecured", "unsecured-no-cookies", "unsecured-timeout", "unsecured-allowed", "unsecured-rate-limited":
+	case "unsecured", "unsecured-no-cookies", "unsecured-timeout", "unsecured-allowed", "unsecured-rate-limited", "unsecured-leastconn":
 		return "http " + plain + " | http /p " + plain + " | https " + none + " default"
 	case "unsecured-denied":
 		return "http refused | http /p refused | https " + none + " default"
@@ -261,8 +270,10 @@ func expectedAnswer(kind, host string) string {
 		return "http " + none + " | http /p " + none + " | https " + plain + " default"
 	case "edge-own":
 		return "http " + none + " | http /p " + none + " | https " + plain + " " + host
-	case "reencrypt":
+	case "reencrypt", "reencrypt-ca":
 		return "http " + none + " | http /p " + none + " | https 200 rq-secure default"
+	case "reencrypt-wrong-ca":
+		return "http " + none + " | http /p " + none + " | https " + none + " default"
 	case "passthrough":
 		return "http " + none + " | http /p " + none + " | https 200 rq-pt passthrough backend"
 	}

@@ -806,3 +806,101 @@ func TestAReencryptRouteWithItsOwnDestinationCAIsAddedWithoutAReload(t *testing.
 		eventually(t, 30*time.Second, n+" served after the reload", served(n))
 	}
 }
+
+// TestAnnotationChangesThatRewriteABackendMoveItWithoutAReload: a route
+// whose annotations change lines of its backend HAProxy cannot change at
+// runtime — sticky cookies turned off and on again, another balance —
+// moves to a free backend of its new shape (a spare: other routes share
+// that shape) with its servers and map entries: no reload, and the new
+// lines take effect (no cookie once turned off, a cookie again once
+// turned on). A balance no other route has, no free backend: a reload
+// (reason "backends"), after which the route is served as annotated.
+func TestAnnotationChangesThatRewriteABackendMoveItWithoutAReload(t *testing.T) {
+	bes := []*backend{startBackend(t, "mv-1"), startBackend(t, "mv-2")}
+	m := newManifests(t)
+	m.Write("svc.yaml", serviceYAML("mv", "web", bes...))
+	noCookies := map[string]string{"haproxy.router.openshift.io/disable_cookies": "true"}
+	leastconn := map[string]string{"haproxy.router.openshift.io/balance": "leastconn"}
+	route := func(name string, ann map[string]string) string {
+		return annotatedRouteYAML("mv", name, name+".mv.example.com", "", "web", "", ann)
+	}
+	// Two routes of each shape: spares of each.
+	for i, ann := range []map[string]string{nil, nil, noCookies, noCookies, leastconn, leastconn} {
+		name := fmt.Sprintf("anchor-%d", i)
+		m.Write(name+".yaml", route(name, ann))
+	}
+	m.Write("r.yaml", route("r", nil))
+	env, ms := metricsEnv(t)
+	env["RELOAD_INTERVAL"] = "1s"
+	r := startRouter(t, m.Dir, env)
+	names := backendNames(bes)
+	// cookie checks that r is served from its backends, with a sticky
+	// cookie or without, every time of a few.
+	cookie := func(want bool) func() error {
+		return func() error {
+			for i := 0; i < 4; i++ {
+				resp, err := r.httpGet("r.mv.example.com", "/")
+				if err != nil {
+					return err
+				}
+				if resp.Status != http.StatusOK || (resp.backend() != "mv-1" && resp.backend() != "mv-2") {
+					return fmt.Errorf("status %d from %q, want 200 from %v", resp.Status, resp.backend(), names)
+				}
+				if got := len(resp.Header.Values("Set-Cookie")) > 0; got != want {
+					return fmt.Errorf("sticky cookie set: %v, want %v (%q)", got, want, resp.Header.Values("Set-Cookie"))
+				}
+			}
+			return nil
+		}
+	}
+	eventually(t, loadTimeout, "r served with a cookie", cookie(true))
+	waitReady(t, ms)
+	reloads0 := ms.settledReloads(t)
+	pids0 := oneWorker(t, r)
+	noReload := func(when string) {
+		t.Helper()
+		if reloads := ms.mustValue(t, "template_router_reload_seconds_count", nil); reloads != reloads0 {
+			t.Fatalf("%s: reloads %v (%s), were %v", when, reloads, ms.reloadReasons(), reloads0)
+		}
+		if pids := haproxyPIDSet(r); fmt.Sprint(pids) != fmt.Sprint(pids0) {
+			t.Fatalf("%s: haproxy processes %v, were %v", when, pids, pids0)
+		}
+	}
+
+	m.Write("r.yaml", route("r", noCookies))
+	eventually(t, 30*time.Second, "r served without a cookie once turned off", cookie(false))
+	noReload("cookies turned off")
+	m.Write("r.yaml", route("r", nil))
+	eventually(t, 30*time.Second, "r served with a cookie once turned on again", cookie(true))
+	noReload("cookies turned on again")
+	m.Write("r.yaml", route("r", leastconn))
+	// HAProxy cannot change a backend's balance: r's host now leads to a
+	// spare of the leastconn shape.
+	eventually(t, 30*time.Second, "r moved to a spare", func() error {
+		out := runtimeShow(t, r, "map "+filepath.Join(r.WorkingDir, "conf", "route_http.map"))
+		for _, l := range strings.Split(out, "\n") {
+			if f := strings.Fields(l); len(f) == 3 && strings.HasPrefix(f[1], "r.mv.example.com") {
+				if !strings.HasPrefix(f[2], "be_spare:") {
+					return fmt.Errorf("r runs in %s, want a spare", f[2])
+				}
+				return nil
+			}
+		}
+		return fmt.Errorf("no entry of r in %q", out)
+	})
+	must(t, cookie(true)())
+	noReload("balance changed")
+	// The other routes are served as before.
+	for i := 0; i < 6; i++ {
+		expectExactly(t, 5*time.Second, r, fmt.Sprintf("anchor-%d.mv.example.com", i), names...)
+	}
+
+	m.Write("r.yaml", route("r", map[string]string{"haproxy.router.openshift.io/balance": "source"}))
+	eventually(t, 30*time.Second, "one reload for a balance no other route has", func() error {
+		if !strings.Contains(ms.reloadReasons(), "backends=1") {
+			return fmt.Errorf("reloads: %s, want backends=1", ms.reloadReasons())
+		}
+		return nil
+	})
+	eventually(t, 30*time.Second, "r served after the reload", cookie(true))
+}
