@@ -85,6 +85,7 @@ func newPipeline(cfg *config.Config, workingDir string, log logr.Logger) (pipeli
 	return pipeline.Inputs{
 		Renderer: renderer,
 		Admission: admission.Options{
+			Memo:                           admission.NewValidationMemo(),
 			ExtendedValidation:             cfg.ExtendedValidation,
 			AllowWildcardRoutes:            cfg.Admission.AllowWildcardRoutes,
 			DisableNamespaceOwnershipCheck: cfg.Admission.DisableNamespaceOwnershipCheck,

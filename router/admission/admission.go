@@ -109,6 +109,9 @@ type Options struct {
 	// host meanwhile, but are neither admitted nor given a result (their
 	// status stays as it is).
 	Pending map[Key]bool
+	// Memo, when set, remembers how route objects validated from one
+	// Admit to the next (nil: every route is validated every time).
+	Memo *ValidationMemo
 }
 
 // Decision is the outcome for a set of routes.
@@ -138,8 +141,9 @@ func Admit(routes []*routev1.Route, opts Options) Decision {
 		domains.check,
 		wildcardPolicyCheck(opts.AllowWildcardRoutes),
 		hostCheck,
-		validationCheck(opts.ExtendedValidation, served),
+		validationCheck(opts.ExtendedValidation, opts.Memo, served),
 	}
+	defer opts.Memo.endPass()
 	candidates := make([]*routev1.Route, 0, len(routes))
 routes:
 	for _, r := range routes {

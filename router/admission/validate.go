@@ -101,9 +101,9 @@ func validHost(host string) bool {
 // CertificateNotLoadable. The TLS configuration an admitted edge or
 // re-encrypt route is served with (its sanitised certificates) is put in
 // served.
-func validationCheck(extended bool, served map[Key]*routev1.TLSConfig) check {
+func validationCheck(extended bool, memo *ValidationMemo, served map[Key]*routev1.TLSConfig) check {
 	return func(r *routev1.Route) (Result, bool) {
-		v := validate(r, extended)
+		v := memo.validate(r, extended)
 		switch {
 		case len(v.invalid) > 0:
 			return Result{Reason: ReasonExtendedValidationFailed, Message: v.invalid.ToAggregate().Error()}, false
