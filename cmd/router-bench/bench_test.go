@@ -99,6 +99,14 @@ func TestScenarios(t *testing.T) {
 		if res.Added != 6 || res.Deleted != 4 {
 			t.Errorf("added %d, deleted %d; want 6, 4", res.Added, res.Deleted)
 		}
+		// Routes of every kind were loaded (each answered from its backend
+		// before the phase) and changed, and each change was timed.
+		if len(res.Kinds) != len(routeKinds) {
+			t.Errorf("kinds %v, want %v", res.Kinds, routeKinds)
+		}
+		if n := res.AddLatency.Count + res.DeleteLatency.Count + res.NotSeen; n != res.Added+res.Deleted || res.AddLatency.Count == 0 || res.DeleteLatency.Count == 0 {
+			t.Errorf("changes timed: %d added, %d deleted, %d not seen; want %d in all", res.AddLatency.Count, res.DeleteLatency.Count, res.NotSeen, res.Added+res.Deleted)
+		}
 		// Additions of new names run in free backends (the deleted routes'
 		// or spares) or reload: either way, counted.
 		if res.Reloads < 0 || res.ReloadsAvoided == nil || res.Reloads+*res.ReloadsAvoided < 1 {

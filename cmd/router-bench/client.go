@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"sort"
 	"sync"
@@ -12,11 +14,47 @@ import (
 )
 
 // client sends requests to the router's HTTP port with a Host header, over
-// keep-alive connections.
+// keep-alive connections; with an HTTPS port (withHTTPS), requests of TLS
+// routes go there, with the route's host as SNI.
 type client struct {
 	url string
 	tr  *http.Transport
 	hc  *http.Client
+	// tlsHC sends the requests of TLS routes (nil: none).
+	tlsTr *http.Transport
+	tlsHC *http.Client
+}
+
+// withHTTPS lets c send the requests of TLS routes to the router's HTTPS
+// port: over TLS with the route's host as SNI (the certificate is not
+// verified: which route answers is what counts), keeping at most a few
+// connections open per host.
+func (c *client) withHTTPS(port int) *client {
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	c.tlsTr = &http.Transport{
+		MaxIdleConns:        64,
+		MaxIdleConnsPerHost: 2,
+		IdleConnTimeout:     30 * time.Second,
+		ForceAttemptHTTP2:   false,
+		TLSClientConfig:     &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // a benchmark: the answering backend is checked
+		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, network, addr)
+		},
+	}
+	c.tlsHC = &http.Client{Transport: c.tlsTr, Timeout: c.hc.Timeout, CheckRedirect: c.hc.CheckRedirect}
+	return c
+}
+
+// getRoute sends one request to route rt: over TLS for TLS routes.
+func (c *client) getRoute(ctx context.Context, rt *route) response {
+	if !rt.Kind.overTLS() {
+		return c.get(ctx, rt.Host)
+	}
+	if c.tlsHC == nil {
+		return response{Err: fmt.Errorf("%s: a TLS route, and the client has no HTTPS port", rt.Host)}
+	}
+	return c.do(ctx, c.tlsHC, "https://"+rt.Host+"/", rt.Host)
 }
 
 func newClient(port, conns int) *client {
@@ -34,7 +72,12 @@ func newClient(port, conns int) *client {
 	}
 }
 
-func (c *client) close() { c.tr.CloseIdleConnections() }
+func (c *client) close() {
+	c.tr.CloseIdleConnections()
+	if c.tlsTr != nil {
+		c.tlsTr.CloseIdleConnections()
+	}
+}
 
 // response is the outcome of one request.
 type response struct {
@@ -59,12 +102,16 @@ func (r response) describe() string {
 }
 
 func (c *client) get(ctx context.Context, host string) response {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url, nil)
+	return c.do(ctx, c.hc, c.url, host)
+}
+
+func (c *client) do(ctx context.Context, hc *http.Client, url, host string) response {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return response{Err: err}
 	}
 	req.Host = host
-	resp, err := c.hc.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return response{Err: err}
 	}
@@ -95,7 +142,7 @@ type loadStats struct {
 
 // startLoad starts the load; it ends at stop, or after maxDuration at the
 // latest.
-func startLoad(ctx context.Context, port int, routes []*route, workers, rate int, maxDuration time.Duration) *load {
+func startLoad(ctx context.Context, r *routerProc, routes []*route, workers, rate int, maxDuration time.Duration) *load {
 	ctx, cancel := context.WithTimeout(ctx, maxDuration)
 	l := &load{cancel: cancel, errors: map[string]int{}}
 	interval := time.Duration(float64(time.Second) * float64(workers) / float64(rate))
@@ -106,7 +153,7 @@ func startLoad(ctx context.Context, port int, routes []*route, workers, rate int
 		l.wg.Add(1)
 		go func(w int) {
 			defer l.wg.Done()
-			c := newClient(port, 1)
+			c := newClient(r.HTTPPort, 1).withHTTPS(r.HTTPSPort)
 			defer c.close()
 			t := time.NewTicker(interval)
 			defer t.Stop()
@@ -117,7 +164,7 @@ func startLoad(ctx context.Context, port int, routes []*route, workers, rate int
 				case <-t.C:
 				}
 				rt := routes[k%len(routes)]
-				res := c.get(ctx, rt.Host)
+				res := c.getRoute(ctx, rt)
 				if ctx.Err() != nil && res.Err != nil {
 					return // stopped mid-request: not the router's fault
 				}

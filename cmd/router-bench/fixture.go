@@ -2,15 +2,19 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/openshift-router-go/router/test/testcerts"
 )
 
 const (
@@ -19,14 +23,16 @@ const (
 )
 
 // backend is an HTTP server on a loopback address that names itself in a
-// header and in its body.
+// header and in its body, on Port without TLS and on TLSPort with TLS (a
+// certificate of the fixture's CA for every name the routes use: what
+// passthrough and re-encrypt routes reach).
 type backend struct {
-	Index int
-	Name  string
-	IP    string
-	Port  int
-	srv   *http.Server
-	l     net.Listener
+	Index   int
+	Name    string
+	IP      string
+	Port    int
+	TLSPort int
+	srvs    []*http.Server
 }
 
 // backendIP spreads backends over 127.0.0.2-127.0.0.251 (then 127.0.1.x, …).
@@ -34,51 +40,137 @@ func backendIP(i int) string {
 	return fmt.Sprintf("127.0.%d.%d", i/250, 2+i%250)
 }
 
-func startBackends(n int) ([]*backend, error) {
+// startBackends starts n backends; with cert, each also serves TLS.
+func startBackends(n int, cert *tls.Certificate) ([]*backend, error) {
 	var bs []*backend
 	for i := 0; i < n; i++ {
 		name := fmt.Sprintf("b%d", i)
-		l, err := net.Listen("tcp", net.JoinHostPort(backendIP(i), "0"))
+		b := &backend{Index: i, Name: name}
+		bs = append(bs, b)
+		body := []byte("backend=" + name + "\n")
+		handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set(backendHeader, name)
+			w.Header().Set("Content-Type", "text/plain")
+			_, _ = w.Write(body)
+		})
+		serve := func(withTLS bool) (int, error) {
+			l, err := net.Listen("tcp", net.JoinHostPort(backendIP(i), "0"))
+			if err != nil {
+				return 0, fmt.Errorf("backend %s: %w", name, err)
+			}
+			b.IP = l.Addr().(*net.TCPAddr).IP.String()
+			if withTLS {
+				l = tls.NewListener(l, &tls.Config{Certificates: []tls.Certificate{*cert}, MinVersion: tls.VersionTLS12})
+			}
+			srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+			b.srvs = append(b.srvs, srv)
+			go func() { _ = srv.Serve(l) }()
+			return l.Addr().(*net.TCPAddr).Port, nil
+		}
+		var err error
+		if b.Port, err = serve(false); err == nil && cert != nil {
+			b.TLSPort, err = serve(true)
+		}
 		if err != nil {
 			stopBackends(bs)
-			return nil, fmt.Errorf("backend %s: %w", name, err)
+			return nil, err
 		}
-		body := []byte("backend=" + name + "\n")
-		srv := &http.Server{
-			Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set(backendHeader, name)
-				w.Header().Set("Content-Type", "text/plain")
-				_, _ = w.Write(body)
-			}),
-			ReadHeaderTimeout: 10 * time.Second,
-			IdleTimeout:       2 * time.Minute,
-		}
-		addr := l.Addr().(*net.TCPAddr)
-		b := &backend{Index: i, Name: name, IP: addr.IP.String(), Port: addr.Port, srv: srv, l: l}
-		go func() { _ = srv.Serve(l) }()
-		bs = append(bs, b)
 	}
 	return bs, nil
 }
 
 func stopBackends(bs []*backend) {
 	for _, b := range bs {
-		_ = b.srv.Close()
+		for _, srv := range b.srvs {
+			_ = srv.Close()
+		}
 	}
 }
 
 // route is one benchmark route: host r<i>.bench.test, its own Service
-// r<i> and an EndpointSlice with one endpoint on a backend.
+// r<i> and an EndpointSlice with one endpoint on a backend, of a kind.
 type route struct {
 	Name    string
 	Host    string
 	Backend *backend
+	Kind    routeKind
+	// tls is the fixture's TLS material (nil for unsecured routes).
+	tls *benchTLS
 }
 
 func routeName(i int) string { return fmt.Sprintf("r%d", i) }
 
 func newRoute(name string, be *backend) *route {
-	return &route{Name: name, Host: name + ".bench.test", Backend: be}
+	return &route{Name: name, Host: name + ".bench.test", Backend: be, Kind: kindUnsecured}
+}
+
+// routeKind is a route's TLS termination, as the benchmark makes it.
+type routeKind string
+
+const (
+	kindUnsecured   routeKind = "unsecured"
+	kindEdge        routeKind = "edge"        // edge, the router's default certificate
+	kindEdgeCert    routeKind = "edge-cert"   // edge with a certificate of its own
+	kindPassthrough routeKind = "passthrough" // TLS to the backend's TLS port
+	kindReencrypt   routeKind = "reencrypt"   // verified with DEFAULT_DESTINATION_CA_PATH (service-serving certificates)
+	// kindReencryptCA: re-encrypt with a destinationCACertificate of its own.
+	kindReencryptCA routeKind = "reencrypt-ca"
+)
+
+var routeKinds = []routeKind{kindUnsecured, kindEdge, kindEdgeCert, kindPassthrough, kindReencrypt, kindReencryptCA}
+
+// parseRouteKinds reads a comma-separated list of route kinds.
+func parseRouteKinds(s string) ([]routeKind, error) {
+	var out []routeKind
+	for _, k := range strings.Split(s, ",") {
+		k = strings.TrimSpace(k)
+		if !slices.Contains(routeKinds, routeKind(k)) {
+			return nil, fmt.Errorf("unknown route kind %q (want %v)", k, routeKinds)
+		}
+		out = append(out, routeKind(k))
+	}
+	return out, nil
+}
+
+// overTLS reports whether the route is reached over TLS (on the router's
+// HTTPS port, with its host as SNI).
+func (k routeKind) overTLS() bool { return k != kindUnsecured }
+
+// backendTLS reports whether the route's endpoint is the backend's TLS port.
+func (k routeKind) backendTLS() bool {
+	return k == kindPassthrough || k == kindReencrypt || k == kindReencryptCA
+}
+
+// benchTLS is a fixture's TLS material: a CA, and a certificate of it for
+// every name the benchmark uses (*.bench.test, the services' *.bench.svc
+// names and the backends' addresses), which the backends serve and
+// edge-cert routes carry.
+type benchTLS struct {
+	CA, Leaf *testcerts.Pair
+	Cert     tls.Certificate
+	// CAPath is the CA's file: DEFAULT_DESTINATION_CA_PATH.
+	CAPath string
+}
+
+func newBenchTLS(dir string, backends int) (*benchTLS, error) {
+	ca, err := testcerts.NewCA("router-bench CA", 7*24*time.Hour)
+	if err != nil {
+		return nil, err
+	}
+	names := []string{"*.bench.test", "*." + benchNamespace + ".svc"}
+	for i := 0; i < backends; i++ {
+		names = append(names, backendIP(i))
+	}
+	leaf, err := ca.Issue("*.bench.test", names, 7*24*time.Hour)
+	if err != nil {
+		return nil, err
+	}
+	cert, err := tls.X509KeyPair([]byte(leaf.CertPEM), []byte(leaf.KeyPEM))
+	if err != nil {
+		return nil, err
+	}
+	t := &benchTLS{CA: ca, Leaf: leaf, Cert: cert, CAPath: filepath.Join(dir, "service-ca.crt")}
+	return t, os.WriteFile(t.CAPath, []byte(ca.CertPEM), 0o644)
 }
 
 // fixture is one run: backends, a manifests directory and a router.
@@ -90,16 +182,30 @@ type fixture struct {
 	Routes    []*route
 	Router    *routerProc
 	Started   time.Time
+	// Kinds are the kinds of the routes, round robin (unsecured alone
+	// unless a scenario asks for more); TLS is the material TLS kinds use.
+	Kinds []routeKind
+	TLS   *benchTLS
 }
 
-// newFixture starts the backends and writes n routes (route i on backend
-// i mod backends) into a fresh manifests directory.
+// newFixture starts the backends and writes n unsecured routes (route i
+// on backend i mod backends) into a fresh manifests directory.
 func newFixture(cfg config, n int) (*fixture, error) {
+	return newFixtureOf(cfg, n, nil)
+}
+
+// newFixtureOf is newFixture with routes of kinds (route i of kind i mod
+// len(kinds); nil: unsecured): with a TLS kind, the backends serve TLS
+// too and the router verifies re-encrypt backends with the fixture's CA.
+func newFixtureOf(cfg config, n int, kinds []routeKind) (*fixture, error) {
 	dir, err := os.MkdirTemp(cfg.TempDir, "rb")
 	if err != nil {
 		return nil, err
 	}
-	f := &fixture{cfg: cfg, Dir: dir, Manifests: filepath.Join(dir, "manifests")}
+	if len(kinds) == 0 {
+		kinds = []routeKind{kindUnsecured}
+	}
+	f := &fixture{cfg: cfg, Dir: dir, Manifests: filepath.Join(dir, "manifests"), Kinds: kinds}
 	if err := os.Mkdir(f.Manifests, 0o755); err != nil {
 		f.Close()
 		return nil, err
@@ -111,12 +217,21 @@ func newFixture(cfg config, n int) (*fixture, error) {
 	if nb < 2 {
 		nb = 2
 	}
-	if f.Backends, err = startBackends(nb); err != nil {
+	var cert *tls.Certificate
+	if slices.ContainsFunc(kinds, routeKind.overTLS) {
+		if f.TLS, err = newBenchTLS(dir, nb); err != nil {
+			f.Close()
+			return nil, err
+		}
+		cert = &f.TLS.Cert
+		f.cfg.RouterEnv = append(slices.Clip(f.cfg.RouterEnv), "DEFAULT_DESTINATION_CA_PATH="+f.TLS.CAPath)
+	}
+	if f.Backends, err = startBackends(nb, cert); err != nil {
 		f.Close()
 		return nil, err
 	}
 	for i := 0; i < n; i++ {
-		rt := newRoute(routeName(i), f.Backends[i%len(f.Backends)])
+		rt := f.route(routeName(i), i)
 		f.Routes = append(f.Routes, rt)
 		if err := f.writeFile(rt.Name+".yaml", routeServiceYAML(rt), false); err != nil {
 			f.Close()
@@ -129,6 +244,17 @@ func newFixture(cfg config, n int) (*fixture, error) {
 	}
 	cfg.logf("wrote %d routes (%d backends) to %s", n, len(f.Backends), f.Manifests)
 	return f, nil
+}
+
+// route is route i of the fixture, named name: on backend i mod backends,
+// of kind i mod kinds.
+func (f *fixture) route(name string, i int) *route {
+	rt := newRoute(name, f.Backends[i%len(f.Backends)])
+	rt.Kind = f.Kinds[i%len(f.Kinds)]
+	if rt.Kind.overTLS() {
+		rt.tls = f.TLS
+	}
+	return rt
 }
 
 // writeFile writes a manifest; atomic does it as an editor or kubectl would
@@ -220,14 +346,14 @@ func (f *fixture) waitAllRoutes(ctx context.Context) (readyTimes, error) {
 		}
 	}()
 
-	c := newClient(f.Router.HTTPPort, f.cfg.CheckWorkers)
+	c := newClient(f.Router.HTTPPort, f.cfg.CheckWorkers).withHTTPS(f.Router.HTTPSPort)
 	defer c.close()
 	first := f.Routes[0]
 	for {
 		if err := f.Router.exited(); err != nil {
 			return rt, err
 		}
-		if r := c.get(ctx, first.Host); r.ok(first.Backend) {
+		if r := c.getRoute(ctx, first); r.ok(first.Backend) {
 			rt.FirstRoute = time.Since(f.Started)
 			break
 		}
@@ -249,7 +375,7 @@ func (f *fixture) waitAllRoutes(ctx context.Context) (readyTimes, error) {
 			defer wg.Done()
 			for r := range work {
 				for {
-					res := c.get(ctx, r.Host)
+					res := c.getRoute(ctx, r)
 					if res.ok(r.Backend) {
 						mu.Lock()
 						answered++
@@ -318,10 +444,10 @@ func (f *fixture) preAdd(ctx context.Context, rt *route) (routerCounters, error)
 	if err := f.writeFile(rt.Name+".yaml", fullRouteYAML(rt), true); err != nil {
 		return routerCounters{}, err
 	}
-	probe := newClient(f.Router.HTTPPort, 1)
+	probe := newClient(f.Router.HTTPPort, 1).withHTTPS(f.Router.HTTPSPort)
 	defer probe.close()
 	deadline := time.Now().Add(f.cfg.ChangeTimeout)
-	for !probe.get(ctx, rt.Host).ok(rt.Backend) {
+	for !probe.getRoute(ctx, rt).ok(rt.Backend) {
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			return routerCounters{}, fmt.Errorf("route %s added before the phase did not answer within %s", rt.Host, f.cfg.ChangeTimeout)
 		}
@@ -361,7 +487,27 @@ spec:
   to:
     kind: Service
     name: %[1]s
-`, rt.Name, benchNamespace, rt.Host)
+%[4]s`, rt.Name, benchNamespace, rt.Host, routeTLSYAML(rt))
+}
+
+// routeTLSYAML is the tls stanza of route rt's spec ("" for unsecured).
+func routeTLSYAML(rt *route) string {
+	block := func(field, pem string) string {
+		return "    " + field + ": |\n      " + strings.ReplaceAll(strings.TrimSpace(pem), "\n", "\n      ") + "\n"
+	}
+	switch rt.Kind {
+	case kindEdge:
+		return "  tls:\n    termination: edge\n"
+	case kindEdgeCert:
+		return "  tls:\n    termination: edge\n" + block("certificate", rt.tls.Leaf.CertPEM) + block("key", rt.tls.Leaf.KeyPEM)
+	case kindPassthrough:
+		return "  tls:\n    termination: passthrough\n"
+	case kindReencrypt:
+		return "  tls:\n    termination: reencrypt\n"
+	case kindReencryptCA:
+		return "  tls:\n    termination: reencrypt\n" + block("destinationCACertificate", rt.tls.CA.CertPEM)
+	}
+	return ""
 }
 
 // endpointSliceYAML is the EndpointSlice of route rt's Service: one ready
@@ -382,7 +528,15 @@ endpoints:
 - addresses: ["%[4]s"]
   conditions:
     ready: true
-`, rt.Name, benchNamespace, rt.Backend.Port, rt.Backend.IP)
+`, rt.Name, benchNamespace, rt.endpointPort(), rt.Backend.IP)
+}
+
+// endpointPort is the backend port route rt's endpoint names.
+func (rt *route) endpointPort() int {
+	if rt.Kind.backendTLS() {
+		return rt.Backend.TLSPort
+	}
+	return rt.Backend.Port
 }
 
 // fullRouteYAML is everything of a route in one file (route churn).

@@ -62,6 +62,9 @@ type config struct {
 	// RouteChurnNames: "new" (each addition a route of a new name) or
 	// "same" (one route deleted and created again).
 	RouteChurnNames string
+	// RouteChurnKinds are the kinds of the routes loaded and changed,
+	// comma-separated, round robin.
+	RouteChurnKinds string
 
 	DataPlaneRoutes int           // data plane: routes loaded in the second run
 	WrkArgs         string        // data plane: wrk's load arguments
@@ -91,6 +94,7 @@ func defaultConfig() config {
 		RouteChanges:     200,
 		RouteChangePace:  250 * time.Millisecond,
 		RouteChurnNames:  "new",
+		RouteChurnKinds:  "unsecured,edge,edge-cert,passthrough,reencrypt,reencrypt-ca",
 		DataPlaneRoutes:  10000,
 		WrkArgs:          "-t2 -c32 -d10s",
 		WrkWarmup:        2 * time.Second,
@@ -133,6 +137,7 @@ func main() {
 	fs.IntVar(&cfg.RouteChanges, "route-changes", cfg.RouteChanges, "route-churn: route additions and deletions (alternating)")
 	fs.DurationVar(&cfg.RouteChangePace, "route-change-pace", cfg.RouteChangePace, "route-churn: time between two route changes")
 	fs.StringVar(&cfg.RouteChurnNames, "route-churn-names", cfg.RouteChurnNames, `route-churn: "new" (every addition a route of a new name, the one added before deleted) or "same" (one route deleted and created again)`)
+	fs.StringVar(&cfg.RouteChurnKinds, "route-churn-kinds", cfg.RouteChurnKinds, "route-churn: kinds of the routes loaded and changed, round robin: "+fmt.Sprint(routeKinds))
 	fs.IntVar(&cfg.DataPlaneRoutes, "dataplane-routes", cfg.DataPlaneRoutes, "dataplane: routes loaded in the second run (the first has 1)")
 	fs.StringVar(&cfg.WrkArgs, "wrk-args", cfg.WrkArgs, "dataplane: wrk load arguments")
 	fs.DurationVar(&cfg.WrkWarmup, "wrk-warmup", cfg.WrkWarmup, "dataplane: warm-up wrk run before the first measurement of each router (0: none)")
@@ -260,6 +265,8 @@ func (c *config) check(scenarios []string) error {
 		return errors.New("-routes and -dataplane-routes must be positive")
 	case c.RouteChurnNames != "new" && c.RouteChurnNames != "same":
 		return fmt.Errorf("-route-churn-names: %q, want new or same", c.RouteChurnNames)
+	case c.routeChurnKindsErr() != nil:
+		return fmt.Errorf("-route-churn-kinds: %w", c.routeChurnKindsErr())
 	case c.ChurnRoutes < 2 || c.RouteChurnRoutes < 1:
 		return errors.New("-churn-routes must be at least 2, -route-churn-routes at least 1")
 	case c.ChurnChanges < 0 || c.RouteChanges < 0:
@@ -302,6 +309,17 @@ func (c config) logf(format string, args ...any) {
 	if c.Log != nil {
 		fmt.Fprintf(c.Log, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05.000")}, args...)...)
 	}
+}
+
+// routeChurnKinds are the route churn's route kinds.
+func (c config) routeChurnKinds() []routeKind {
+	k, _ := parseRouteKinds(c.RouteChurnKinds)
+	return k
+}
+
+func (c config) routeChurnKindsErr() error {
+	_, err := parseRouteKinds(c.RouteChurnKinds)
+	return err
 }
 
 // reloadIntervalLabel is the RELOAD_INTERVAL in effect, for reports.

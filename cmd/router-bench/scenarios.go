@@ -264,7 +264,7 @@ func runChurn(ctx context.Context, cfg config) (res *churnResult, err error) {
 		return res, err
 	}
 
-	ld := startLoad(ctx, f.Router.HTTPPort, loadRoutes, cfg.LoadWorkers, cfg.LoadRate, cfg.PhaseTimeout+time.Minute)
+	ld := startLoad(ctx, f.Router, loadRoutes, cfg.LoadWorkers, cfg.LoadRate, cfg.PhaseTimeout+time.Minute)
 	sleepCtx(ctx, time.Second) // the load is steady before the first change
 	cpu0, err := cpuSeconds(f.Router.PID())
 	if err != nil {
@@ -376,17 +376,26 @@ func churnTargets(r *churnResult) (bool, string) {
 // ---------------------------------------------------------------- route churn
 
 type routeChurnResult struct {
-	Scenario          string       `json:"scenario"`
-	Routes            int          `json:"routes"`
-	Names             string       `json:"names"` // "new" or "same" (Config.RouteChurnNames)
-	ChangesWanted     int          `json:"changes_wanted"`
-	Added             int          `json:"added"`
-	Deleted           int          `json:"deleted"`
-	PaceSeconds       float64      `json:"pace_seconds"`
-	PhaseSeconds      float64      `json:"phase_seconds"`
-	PhaseTimeLimit    bool         `json:"phase_time_limit_reached"`
-	Interrupted       bool         `json:"interrupted,omitempty"`
-	ConvergedSeconds  float64      `json:"converged_seconds"` // after the last change, until every added route answers and every deleted one does not
+	Scenario         string      `json:"scenario"`
+	Routes           int         `json:"routes"`
+	Names            string      `json:"names"` // "new" or "same" (Config.RouteChurnNames)
+	Kinds            []routeKind `json:"kinds"` // of the routes loaded and changed, round robin
+	ChangesWanted    int         `json:"changes_wanted"`
+	Added            int         `json:"added"`
+	Deleted          int         `json:"deleted"`
+	PaceSeconds      float64     `json:"pace_seconds"`
+	PhaseSeconds     float64     `json:"phase_seconds"`
+	PhaseTimeLimit   bool        `json:"phase_time_limit_reached"`
+	Interrupted      bool        `json:"interrupted,omitempty"`
+	ConvergedSeconds float64     `json:"converged_seconds"` // after the last change, until every added route answers and every deleted one does not
+	// AddLatency: from writing an added route's file until it answers
+	// from its backend; DeleteLatency: from removing a route's file until
+	// it no longer does (fresh connections, polled every 10 ms).
+	AddLatency    latencyStats `json:"add_to_traffic"`
+	DeleteLatency latencyStats `json:"delete_to_traffic"`
+	// NotSeen counts changes not seen before the next change of their
+	// route, or within the change timeout.
+	NotSeen           int          `json:"changes_not_seen,omitempty"`
 	ReloadInterval    string       `json:"reload_interval"`
 	Reloads           float64      `json:"reloads"`
 	ReloadFailures    float64      `json:"reload_failures"`
@@ -416,8 +425,16 @@ func (r *routeChurnResult) Line() string {
 	if r.Names == "same" {
 		names = "one route deleted and created again"
 	}
-	return fmt.Sprintf("route-churn (%s): %d routes under load, %d additions + %d deletions%s every %s in %s, converged %s after the last; reloads %.0f%s (failed %.0f), RELOAD_INTERVAL %s; failed requests %d of %d (misrouted %d)%s; haproxy processes at the end %d (master + %d workers + %d other), max during the phase %d, %d once the load stopped%s",
-		names, r.Routes, r.Added, r.Deleted, limit, seconds(secs(r.PaceSeconds)), seconds(secs(r.PhaseSeconds)), seconds(secs(r.ConvergedSeconds)),
+	names += fmt.Sprintf("; kinds %v", r.Kinds)
+	notSeen := ""
+	if r.NotSeen > 0 {
+		notSeen = fmt.Sprintf(" (%d changes NOT seen before the next change of their route or the change timeout)", r.NotSeen)
+	}
+	return fmt.Sprintf("route-churn (%s): %d routes under load, %d additions + %d deletions%s every %s in %s; change to traffic: added p50 %s p99 %s max %s, deleted p50 %s p99 %s max %s%s; converged %s after the last; reloads %.0f%s (failed %.0f), RELOAD_INTERVAL %s; failed requests %d of %d (misrouted %d)%s; haproxy processes at the end %d (master + %d workers + %d other), max during the phase %d, %d once the load stopped%s",
+		names, r.Routes, r.Added, r.Deleted, limit, seconds(secs(r.PaceSeconds)), seconds(secs(r.PhaseSeconds)),
+		seconds(secs(r.AddLatency.P50)), seconds(secs(r.AddLatency.P99)), seconds(secs(r.AddLatency.Max)),
+		seconds(secs(r.DeleteLatency.P50)), seconds(secs(r.DeleteLatency.P99)), seconds(secs(r.DeleteLatency.Max)), notSeen,
+		seconds(secs(r.ConvergedSeconds)),
 		r.Reloads, avoided, r.ReloadFailures, r.ReloadInterval, r.Load.Failed, r.Load.Requests, r.Load.Misrouted, failureNote(r.Load),
 		r.HAProxyAtEnd, len(r.HAProxyEndDetail.Workers), len(r.HAProxyEndDetail.Other), r.HAProxyMax, r.HAProxyAfterLoad, stopNote(r.StopProblem))
 }
@@ -425,18 +442,18 @@ func (r *routeChurnResult) Line() string {
 func runRouteChurn(ctx context.Context, cfg config) (res *routeChurnResult, err error) {
 	n := cfg.RouteChurnRoutes
 	cfg.logf("route-churn: %d routes, %d route changes every %s", n, cfg.RouteChanges, cfg.RouteChangePace)
-	f, err := newFixture(cfg, n)
+	f, err := newFixtureOf(cfg, n, cfg.routeChurnKinds())
 	if err != nil {
 		return nil, err
 	}
-	res = &routeChurnResult{Scenario: "route-churn", Routes: n, Names: cfg.RouteChurnNames, ChangesWanted: cfg.RouteChanges, PaceSeconds: cfg.RouteChangePace.Seconds(), ReloadInterval: cfg.reloadIntervalLabel()}
+	res = &routeChurnResult{Scenario: "route-churn", Routes: n, Names: cfg.RouteChurnNames, Kinds: f.Kinds, ChangesWanted: cfg.RouteChanges, PaceSeconds: cfg.RouteChangePace.Seconds(), ReloadInterval: cfg.reloadIntervalLabel()}
 	defer func() { closeFixture(f, &res.StopProblem, &err) }()
 	before, err := f.startServing(ctx)
 	if err != nil {
 		return res, err
 	}
 
-	ld := startLoad(ctx, f.Router.HTTPPort, f.Routes, cfg.LoadWorkers, cfg.LoadRate, cfg.PhaseTimeout+cfg.ChangeTimeout+time.Minute)
+	ld := startLoad(ctx, f.Router, f.Routes, cfg.LoadWorkers, cfg.LoadRate, cfg.PhaseTimeout+cfg.ChangeTimeout+time.Minute)
 	// Sample the haproxy processes while routes change.
 	sampleCtx, stopSampling := context.WithCancel(ctx)
 	var sampler sync.WaitGroup
@@ -463,7 +480,8 @@ func runRouteChurn(ctx context.Context, cfg config) (res *routeChurnResult, err 
 	// state (the last one or two added routes present, every earlier one
 	// deleted) can be checked. With the same names: x0 is there before the
 	// phase, then deleted and created again, alternately.
-	extra := func(j int) *route { return newRoute(fmt.Sprintf("x%d", j), f.Backends[j%len(f.Backends)]) }
+	extra := func(j int) *route { return f.route(fmt.Sprintf("x%d", j), j) }
+	seen := newChangeWatch(ctx, f, cfg.ChangeTimeout)
 	present := map[int]bool{}
 	same := cfg.RouteChurnNames == "same"
 	if same {
@@ -491,10 +509,10 @@ func runRouteChurn(ctx context.Context, cfg config) (res *routeChurnResult, err 
 		if same {
 			rt := extra(0)
 			if present[0] {
-				opErr = f.removeFile(rt.Name + ".yaml")
+				opErr = seen.remove(rt)
 				res.Deleted++
 			} else {
-				opErr = f.writeFile(rt.Name+".yaml", fullRouteYAML(rt), true)
+				opErr = seen.add(rt)
 				res.Added++
 			}
 			if opErr != nil {
@@ -504,7 +522,7 @@ func runRouteChurn(ctx context.Context, cfg config) (res *routeChurnResult, err 
 			next = 1
 		} else if op == 0 || op%2 == 1 {
 			rt := extra(next)
-			if opErr = f.writeFile(rt.Name+".yaml", fullRouteYAML(rt), true); opErr != nil {
+			if opErr = seen.add(rt); opErr != nil {
 				break
 			}
 			present[next] = true
@@ -512,7 +530,7 @@ func runRouteChurn(ctx context.Context, cfg config) (res *routeChurnResult, err 
 			res.Added++
 		} else {
 			j := next - 2
-			if opErr = f.removeFile(extra(j).Name + ".yaml"); opErr != nil {
+			if opErr = seen.remove(extra(j)); opErr != nil {
 				break
 			}
 			delete(present, j)
@@ -521,6 +539,7 @@ func runRouteChurn(ctx context.Context, cfg config) (res *routeChurnResult, err 
 		sleepCtx(ctx, cfg.RouteChangePace)
 	}
 	res.PhaseSeconds = time.Since(start).Seconds()
+	res.AddLatency, res.DeleteLatency, res.NotSeen = seen.wait()
 	if opErr != nil {
 		stopSampling()
 		sampler.Wait()
@@ -531,14 +550,14 @@ func runRouteChurn(ctx context.Context, cfg config) (res *routeChurnResult, err 
 	// Convergence: every present route answers from its backend, every
 	// deleted one does not answer from a backend.
 	lastChange := time.Now()
-	probe := newClient(f.Router.HTTPPort, 1)
+	probe := newClient(f.Router.HTTPPort, 1).withHTTPS(f.Router.HTTPSPort)
 	defer probe.close()
 	converged := false
 	for time.Since(lastChange) < cfg.ChangeTimeout && ctx.Err() == nil {
 		pending := ""
 		for j := 0; j < next && pending == ""; j++ {
 			rt := extra(j)
-			r := probe.get(ctx, rt.Host)
+			r := probe.getRoute(ctx, rt)
 			switch {
 			case present[j] && !r.ok(rt.Backend):
 				pending = fmt.Sprintf("added %s: %s", rt.Host, r.describe())
@@ -583,6 +602,99 @@ func runRouteChurn(ctx context.Context, cfg config) (res *routeChurnResult, err 
 	}
 	res.ConvergenceDetail = ""
 	return res, ctx.Err()
+}
+
+// changeWatch makes route changes and measures each one's time to
+// traffic: a goroutine per change polls the route (fresh connections,
+// every 10 ms, at most timeout) until it answers from its backend (added)
+// or no longer does (deleted). A change whose route changes again before
+// it was seen (an addition deleted before it answered) was not seen: the
+// next change's watch starts then.
+type changeWatch struct {
+	ctx     context.Context
+	f       *fixture
+	timeout time.Duration
+	wg      sync.WaitGroup
+
+	mu          sync.Mutex
+	added, gone []time.Duration
+	notSeen     int
+	pending     map[string]context.CancelFunc // changes still watched, by route name
+}
+
+func newChangeWatch(ctx context.Context, f *fixture, timeout time.Duration) *changeWatch {
+	return &changeWatch{ctx: ctx, f: f, timeout: timeout, pending: map[string]context.CancelFunc{}}
+}
+
+// add writes route rt's file and watches it answer.
+func (w *changeWatch) add(rt *route) error {
+	w.supersede(rt)
+	t0 := time.Now()
+	if err := w.f.writeFile(rt.Name+".yaml", fullRouteYAML(rt), true); err != nil {
+		return err
+	}
+	w.watch(rt, true, t0)
+	return nil
+}
+
+// remove removes route rt's file and watches it stop answering.
+func (w *changeWatch) remove(rt *route) error {
+	w.supersede(rt)
+	t0 := time.Now()
+	if err := w.f.removeFile(rt.Name + ".yaml"); err != nil {
+		return err
+	}
+	w.watch(rt, false, t0)
+	return nil
+}
+
+// supersede ends the watch of rt's last change, if it still runs.
+func (w *changeWatch) supersede(rt *route) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if cancel, ok := w.pending[rt.Name]; ok {
+		cancel()
+		delete(w.pending, rt.Name)
+	}
+}
+
+func (w *changeWatch) watch(rt *route, present bool, t0 time.Time) {
+	ctx, cancel := context.WithDeadline(w.ctx, t0.Add(w.timeout))
+	w.mu.Lock()
+	w.pending[rt.Name] = cancel
+	w.mu.Unlock()
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		defer cancel()
+		for ctx.Err() == nil {
+			c := newClient(w.f.Router.HTTPPort, 1).withHTTPS(w.f.Router.HTTPSPort)
+			ok := c.getRoute(ctx, rt).ok(rt.Backend)
+			c.close()
+			if ok == present {
+				w.mu.Lock()
+				if present {
+					w.added = append(w.added, time.Since(t0))
+				} else {
+					w.gone = append(w.gone, time.Since(t0))
+				}
+				w.mu.Unlock()
+				return
+			}
+			sleepCtx(ctx, 10*time.Millisecond)
+		}
+		w.mu.Lock()
+		w.notSeen++
+		w.mu.Unlock()
+	}()
+}
+
+// wait waits for every watch and summarises them.
+func (w *changeWatch) wait() (added, gone latencyStats, notSeen int) {
+	w.wg.Wait()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return summarize(w.added), summarize(w.gone), w.notSeen
 }
 
 // ---------------------------------------------------------------- data plane
