@@ -334,3 +334,23 @@ func TestABackendWhoseLinesChangeMovesToAFreeBackendOfItsNewShape(t *testing.T) 
 		}
 	})
 }
+
+// TestServersWithACAFileAreNotDeleted: a server whose line goes is put in
+// maintenance either way, but only one without a ca-file is listed for
+// deletion (HAProxy 2.6.12 corrupted its heap deleting one that had
+// served requests): the other stays in maintenance until the next reload.
+func TestServersWithACAFileAreNotDeleted(t *testing.T) {
+	secure := "backend be_secure:ns:a\n  balance random\n  server pod:x 10.0.0.1:8443 weight 1 ssl verify required ca-file /wd/router/cacerts/ns:a.pem\n  server pod:y 10.0.0.2:8443 weight 1 ssl verify none\n"
+	running := Parse([]byte(backendsBase + secure))
+	gone := Diff(running, Parse([]byte(backendsBase)))
+	if gone.Reload {
+		t.Fatalf("reload %s", gone.Reason)
+	}
+	want := []string{"set server be_secure:ns:a/pod:x state maint", "set server be_secure:ns:a/pod:y state maint"}
+	if !reflect.DeepEqual(commands(gone), want) {
+		t.Fatalf("commands %q, want %q", commands(gone), want)
+	}
+	if got := gone.Running.Removed(); len(got) != 1 || got[0] != (ServerRef{Backend: "be_secure:ns:a", Name: "pod:y"}) {
+		t.Fatalf("servers to delete %v, want pod:y alone", got)
+	}
+}

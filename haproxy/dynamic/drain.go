@@ -18,13 +18,15 @@ func backendName(header string) string {
 
 // Removed lists the servers HAProxy still runs, in maintenance, whose
 // lines c no longer has (see Diff): each is deleted (DeleteCommand) once
-// its connections are done, after which Forget drops it from c.
+// its connections are done, after which Forget drops it from c. A server
+// with a ca-file is left out: it stays in maintenance until the next
+// reload (see deletable).
 func (c *Config) Removed() []ServerRef {
 	var out []ServerRef
 	for i := range c.sections {
 		s := &c.sections[i]
 		for j := range s.servers {
-			if s.servers[j].removed {
+			if s.servers[j].removed && deletable(s.servers[j].options) {
 				out = append(out, ServerRef{Backend: s.name(), Name: s.servers[j].name()})
 			}
 		}
@@ -93,4 +95,21 @@ func (c *Config) runtimeIndex() map[string]int {
 // refuses it while the server still has connections (tried again later).
 func DeleteCommand(r ServerRef) Command {
 	return Command{Kind: "del", Text: "del server " + r.String()}
+}
+
+// deletable reports whether a server with these options may be deleted
+// at runtime. Not one that verifies its TLS peer with a ca-file (a
+// re-encrypt route's destination CA, or DEFAULT_DESTINATION_CA_PATH):
+// measured on HAProxy 2.6.12, "del server" of such a server after it had
+// served requests corrupted the heap ("malloc(): unaligned tcache chunk
+// detected"; the worker aborted) — the CA store is shared with the other
+// servers using that file. In maintenance it takes no traffic; the next
+// reload drops it.
+func deletable(options string) bool {
+	for _, w := range strings.Fields(options) {
+		if w == "ca-file" {
+			return false
+		}
+	}
+	return true
 }
