@@ -217,6 +217,13 @@ func TestRandomRouteChangesServeWhatAFreshStartServes(t *testing.T) {
 	<-loadDone
 	reloads := ms.mustValue(t, "template_router_reload_seconds_count", nil)
 	t.Logf("reloads during the changes: %v (%s); steady requests to another route: %d", reloads-reloads0, ms.reloadReasons(), loadRequests)
+	// A command HAProxy refused is a change worked out wrong (the reload
+	// that follows hides it from the answers).
+	if v, err := ms.get(); err == nil {
+		if n, err := v.value("template_router_reloads_total", map[string]string{"reason": "runtime-error"}); err == nil && n > 0 {
+			t.Errorf("%v reloads after a runtime API command HAProxy refused (%s)", n, ms.reloadReasons())
+		}
+	}
 	if len(loadFailures) > 0 || loadRequests < 10 {
 		t.Errorf("requests to a route that stayed failed during the changes (%d requests): %v", loadRequests, loadFailures)
 	}

@@ -129,17 +129,7 @@ func TestRoutesDeletedAndCreatedAgainNeedNoReload(t *testing.T) {
 		eventually(t, loadTimeout, c.name+" served", c.served)
 	}
 	waitReady(t, ms)
-	reloads0 := ms.settledReloads(t)
-	pids0 := oneWorker(t, r)
-	noReload := func(when string) {
-		t.Helper()
-		if reloads := ms.mustValue(t, "template_router_reload_seconds_count", nil); reloads != reloads0 {
-			t.Fatalf("%s: reloads %v (%s), were %v", when, reloads, ms.reloadReasons(), reloads0)
-		}
-		if pids := haproxyPIDSet(r); fmt.Sprint(pids) != fmt.Sprint(pids0) {
-			t.Fatalf("%s: haproxy processes %v, were %v", when, pids, pids0)
-		}
-	}
+	noReload := noReloadSince(t, ms, r)
 	for _, c := range checks {
 		m.Remove(c.name + ".yaml")
 		eventually(t, 30*time.Second, c.name+" no longer served once deleted", c.gone)
@@ -759,17 +749,7 @@ func TestAReencryptRouteWithItsOwnDestinationCAIsAddedWithoutAReload(t *testing.
 	}
 	eventually(t, loadTimeout, "anchor-a served", served("anchor-a"))
 	waitReady(t, ms)
-	reloads0 := ms.settledReloads(t)
-	pids0 := oneWorker(t, r)
-	noReload := func(when string) {
-		t.Helper()
-		if reloads := ms.mustValue(t, "template_router_reload_seconds_count", nil); reloads != reloads0 {
-			t.Fatalf("%s: reloads %v (%s), were %v", when, reloads, ms.reloadReasons(), reloads0)
-		}
-		if pids := haproxyPIDSet(r); fmt.Sprint(pids) != fmt.Sprint(pids0) {
-			t.Fatalf("%s: haproxy processes %v, were %v", when, pids, pids0)
-		}
-	}
+	noReload := noReloadSince(t, ms, r)
 
 	m.Write("re-ca.yaml", route("re-ca", backendCA))
 	eventually(t, 30*time.Second, "re-ca served once created", served("re-ca"))
@@ -855,17 +835,7 @@ func TestAnnotationChangesThatRewriteABackendMoveItWithoutAReload(t *testing.T) 
 	}
 	eventually(t, loadTimeout, "r served with a cookie", cookie(true))
 	waitReady(t, ms)
-	reloads0 := ms.settledReloads(t)
-	pids0 := oneWorker(t, r)
-	noReload := func(when string) {
-		t.Helper()
-		if reloads := ms.mustValue(t, "template_router_reload_seconds_count", nil); reloads != reloads0 {
-			t.Fatalf("%s: reloads %v (%s), were %v", when, reloads, ms.reloadReasons(), reloads0)
-		}
-		if pids := haproxyPIDSet(r); fmt.Sprint(pids) != fmt.Sprint(pids0) {
-			t.Fatalf("%s: haproxy processes %v, were %v", when, pids, pids0)
-		}
-	}
+	noReload := noReloadSince(t, ms, r)
 
 	m.Write("r.yaml", route("r", noCookies))
 	eventually(t, 30*time.Second, "r served without a cookie once turned off", cookie(false))
@@ -903,4 +873,22 @@ func TestAnnotationChangesThatRewriteABackendMoveItWithoutAReload(t *testing.T) 
 		return nil
 	})
 	eventually(t, 30*time.Second, "r served after the reload", cookie(true))
+}
+
+// noReloadSince waits until r's reload count settles and notes it and
+// HAProxy's processes (one worker); the function it returns fails the
+// test, saying when, if either changed since.
+func noReloadSince(t *testing.T, ms *metricsClient, r *router) func(when string) {
+	t.Helper()
+	reloads0 := ms.settledReloads(t)
+	pids0 := oneWorker(t, r)
+	return func(when string) {
+		t.Helper()
+		if reloads := ms.mustValue(t, "template_router_reload_seconds_count", nil); reloads != reloads0 {
+			t.Fatalf("%s: reloads %v (%s), were %v", when, reloads, ms.reloadReasons(), reloads0)
+		}
+		if pids := haproxyPIDSet(r); fmt.Sprint(pids) != fmt.Sprint(pids0) {
+			t.Fatalf("%s: haproxy processes %v, were %v", when, pids, pids0)
+		}
+	}
 }
