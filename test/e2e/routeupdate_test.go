@@ -74,7 +74,8 @@ func TestRouteUpdatesAreWorkedOutWithoutAFullRender(t *testing.T) {
 	}
 	expectLogSince(t, r, mark, "the rotation worked out following what runs", logRuntimeSplice)
 
-	// A balance annotation: a reload, worked out without a full render.
+	// A balance annotation no other route has (no free backend of its
+	// shape to move to): a reload, worked out without a full render.
 	mark = len(r.Log())
 	m.Write("r-1.yaml", plainYAML("r-1", "leastconn"))
 	eventually(t, 30*time.Second, "the reload of the annotation change", func() error {
@@ -97,7 +98,7 @@ func TestRouteUpdatesAreWorkedOutWithoutAFullRender(t *testing.T) {
 	// the runtime API is the one reloaded (with endpoints in slots it is
 	// worked out again afresh: router/controller's
 	// TestRouteUpdatesWithoutAFullRender).
-	expectLogSince(t, r, mark, "the annotation change worked out following what runs, then reloaded", logRuntimeSplice, `"configuration loaded" logger="router.controller" started=false reason="config"`)
+	expectLogSince(t, r, mark, "the annotation change worked out following what runs, then reloaded", logRuntimeSplice, `"configuration loaded" logger="router.controller" started=false reason="backends"`)
 }
 
 // expectLogSince waits until r's log since mark has every one of lines
