@@ -723,30 +723,22 @@ func TestAReencryptRouteWithItsOwnDestinationCAIsAddedWithoutAReload(t *testing.
 	env, ms := metricsEnv(t)
 	env["RELOAD_INTERVAL"] = "1s"
 	r := startRouter(t, m.Dir, env)
-	served := func(name string) func() error {
+	// answers checks that route name answers over TLS with status, from
+	// backend ("": from the router itself).
+	answers := func(name string, status int, backend string) func() error {
 		return func() error {
 			resp, err := r.httpsGet(name+".ca.example.com", "/")
 			if err != nil {
 				return err
 			}
-			if resp.Status != http.StatusOK || resp.backend() != "ca-secure" {
-				return fmt.Errorf("%s: status %d from %q, want 200 from ca-secure", name, resp.Status, resp.backend())
+			if resp.Status != status || resp.backend() != backend {
+				return fmt.Errorf("%s: status %d from %q, want %d from %q", name, resp.Status, resp.backend(), status, backend)
 			}
 			return nil
 		}
 	}
-	notServed := func(name string) func() error {
-		return func() error {
-			resp, err := r.httpsGet(name+".ca.example.com", "/")
-			if err != nil {
-				return err
-			}
-			if resp.Status != http.StatusServiceUnavailable || resp.backend() != "" {
-				return fmt.Errorf("%s: status %d from %q, want 503 from the router", name, resp.Status, resp.backend())
-			}
-			return nil
-		}
-	}
+	served := func(name string) func() error { return answers(name, http.StatusOK, "ca-secure") }
+	notServed := func(name string) func() error { return answers(name, http.StatusServiceUnavailable, "") }
 	eventually(t, loadTimeout, "anchor-a served", served("anchor-a"))
 	waitReady(t, ms)
 	noReload := noReloadSince(t, ms, r)
