@@ -167,9 +167,7 @@ func FileCommands(in Files) FileChange {
 			if !ok {
 				return FileChange{Reload: true, File: p}
 			}
-			out.Commands = append(out.Commands, cmds.adds...)
-			out.Removals = append(out.Removals, cmds.dels...)
-			out.Entries += len(cmds.adds) + len(cmds.dels)
+			out.addEntries(cmds)
 		case usedAsCrtList:
 			if !lists.add(p, in, fits) {
 				return FileChange{Reload: true, File: p}
@@ -178,39 +176,60 @@ func FileCommands(in Files) FileChange {
 			return FileChange{Reload: true, File: p}
 		}
 	}
-	for _, p := range certs {
-		pem, written := in.New[p]
-		switch {
-		case lists.handled[p]:
-			// Added, created again or deleted with its crt-list line.
-		case !written:
-			return FileChange{Reload: true, File: p}
-		case !fits(p, pem):
-			// HAProxy would drop it unanswered: a limit of the runtime
-			// API, not a fault of the route.
-			return FileChange{Reload: true, File: p, TooLarge: true}
-		default:
-			out.Commands = append(out.Commands, CertificateCommands(lists.name(p), pem)...)
-			out.Certificates++
-		}
+	if reload := out.replaceCertificates(certs, in, lists, fits); reload != nil {
+		return *reload
 	}
 	if len(moved) > 0 {
 		cmds, ok := movedMapCommands(changed, in, moved)
 		if !ok {
 			return FileChange{Reload: true, File: "maps naming a backend that moved"}
 		}
-		out.Commands = append(out.Commands, cmds.adds...)
-		out.Removals = append(out.Removals, cmds.dels...)
-		out.Entries += len(cmds.adds) + len(cmds.dels)
+		out.addEntries(cmds)
 	}
+	out.addLists(lists, cas)
+	return out
+}
+
+// addLists adds the commands of the crt-lists' lines and the destination
+// CA files, and what HAProxy runs of them once they are applied.
+func (out *FileChange) addLists(lists *crtListChange, cas *caChange) {
 	out.Commands = append(append(out.Commands, lists.certs...), lists.adds...)
 	out.Removals = append(out.Removals, lists.dels...)
-	out.Certificates += lists.count
+	out.Certificates += lists.count + cas.count
 	out.Entries += len(lists.adds) + len(lists.dels)
 	out.crt = lists.entries
 	out.Before, out.ca = cas.cmds, cas.held
-	out.Certificates += cas.count
-	return out
+}
+
+// addEntries adds the commands of a map's or allowlist's entries.
+func (out *FileChange) addEntries(cmds entryCommands) {
+	out.Commands = append(out.Commands, cmds.adds...)
+	out.Removals = append(out.Removals, cmds.dels...)
+	out.Entries += len(cmds.adds) + len(cmds.dels)
+}
+
+// replaceCertificates adds the commands that replace the route
+// certificates certs (changed files) in place, but for those a crt-list
+// line's commands handle; it returns the change that says why a reload is
+// needed instead, if one is.
+func (out *FileChange) replaceCertificates(certs []string, in Files, lists *crtListChange, fits func(string, []byte) bool) *FileChange {
+	for _, p := range certs {
+		pem, written := in.New[p]
+		switch {
+		case lists.handled[p]:
+			// Added, created again or deleted with its crt-list line.
+		case !written:
+			return &FileChange{Reload: true, File: p}
+		case !fits(p, pem):
+			// HAProxy would drop it unanswered: a limit of the runtime
+			// API, not a fault of the route.
+			return &FileChange{Reload: true, File: p, TooLarge: true}
+		default:
+			out.Commands = append(out.Commands, CertificateCommands(lists.name(p), pem)...)
+			out.Certificates++
+		}
+	}
+	return nil
 }
 
 // movedMapCommands are the commands of the maps not among changed whose
