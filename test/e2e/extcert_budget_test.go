@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/openshift-router-go/router/router/deploy"
 	"github.com/openshift-router-go/router/test/kubetest"
@@ -135,11 +136,16 @@ func TestKubeExternalCertificateChecksFailSafe(t *testing.T) {
 
 	// The webhook fails from now on; a changed route is checked again.
 	hook.failing.Store(true)
-	rt, err := c.Routes.RouteV1().Routes(held).Get(kctx(t), "ext", metav1.GetOptions{})
-	must(t, err)
-	rt.Annotations = map[string]string{"touched": "yes"}
-	_, err = c.Routes.RouteV1().Routes(held).Update(kctx(t), rt, metav1.UpdateOptions{})
-	must(t, err)
+	// The router writes the route's status meanwhile: retried on a conflict.
+	must(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		rt, err := c.Routes.RouteV1().Routes(held).Get(kctx(t), "ext", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		rt.Annotations = map[string]string{"touched": "yes"}
+		_, err = c.Routes.RouteV1().Routes(held).Update(kctx(t), rt, metav1.UpdateOptions{})
+		return err
+	}))
 	expectLogLineWithin(t, a, 20*time.Second, "could not be checked", held+"/held-cert")
 	time.Sleep(time.Second)
 	route(thief, "ext", "held.example.com", "web", "")
