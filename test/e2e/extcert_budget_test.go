@@ -14,7 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 
 	"github.com/openshift-router-go/router/router/deploy"
 	"github.com/openshift-router-go/router/test/kubetest"
@@ -136,16 +135,7 @@ func TestKubeExternalCertificateChecksFailSafe(t *testing.T) {
 
 	// The webhook fails from now on; a changed route is checked again.
 	hook.failing.Store(true)
-	// The router writes the route's status meanwhile: retried on a conflict.
-	must(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		rt, err := c.Routes.RouteV1().Routes(held).Get(kctx(t), "ext", metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		rt.Annotations = map[string]string{"touched": "yes"}
-		_, err = c.Routes.RouteV1().Routes(held).Update(kctx(t), rt, metav1.UpdateOptions{})
-		return err
-	}))
+	touchRoute(t, c, held, "ext")
 	expectLogLineWithin(t, a, 20*time.Second, "could not be checked", held+"/held-cert")
 	time.Sleep(time.Second)
 	route(thief, "ext", "held.example.com", "web", "")

@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 
 	"github.com/openshift-router-go/router/router/deploy"
 	"github.com/openshift-router-go/router/test/kubetest"
@@ -289,17 +288,7 @@ func TestKubeExternalCertificate(t *testing.T) {
 	})
 	t.Run("a permission granted later is used once the route changes", func(t *testing.T) {
 		grant(other)
-		// The router may write the route's status meanwhile: retried on
-		// a conflict.
-		must(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			rt, err := c.Routes.RouteV1().Routes(other).Get(kctx(t), "ext", metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			rt.Annotations = map[string]string{"touched": "yes"}
-			_, err = c.Routes.RouteV1().Routes(other).Update(kctx(t), rt, metav1.UpdateOptions{})
-			return err
-		}))
+		touchRoute(t, c, other, "ext")
 		expectCN(t, r, "other.example.com", "ext one")
 		ingressOf(t, c, other, "ext", routerName, admitted(corev1.ConditionTrue, ""))
 	})

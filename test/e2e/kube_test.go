@@ -16,6 +16,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/openshift-router-go/router/test/kubetest"
 )
@@ -27,6 +28,22 @@ func kctx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// touchRoute changes an annotation of route ns/name, so that the router
+// looks at it again; the router may write its status meanwhile, so a
+// conflict is retried.
+func touchRoute(t *testing.T, c *kubetest.Cluster, ns, name string) {
+	t.Helper()
+	must(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		rt, err := c.Routes.RouteV1().Routes(ns).Get(kctx(t), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		rt.Annotations = map[string]string{"touched": "yes"}
+		_, err = c.Routes.RouteV1().Routes(ns).Update(kctx(t), rt, metav1.UpdateOptions{})
+		return err
+	}))
 }
 
 // kubeService creates a Service and one EndpointSlice holding the backends.
