@@ -67,6 +67,7 @@ func Build(v store.View, admitted []*routev1.Route, o Options) *model.TemplateDa
 		// router/mtls points the paths at its managed copies.
 		HaveClientCA: o.HAProxy.MutualTLSAuth != "none" && o.HAProxy.MutualTLSClientCA,
 	}
+	td.NewKeyOrder()
 	setEnvironmentData(td, o.HAProxy)
 	td.CertificateIndex = map[string]int{}
 	if o.DefaultCertificate != "" {

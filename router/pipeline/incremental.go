@@ -89,8 +89,7 @@ func UpdateEndpoints(src Source, in Inputs, out *Output) (*EndpointChange, error
 		pool := b.Pools[k]
 		ch.demand += routeDemand(now, pool) - routeDemand(was, pool)
 	}
-	part := *out.Model
-	part.State, part.ServiceUnits = ch.State, ch.serviceUnits
+	part := withState(out.Model, ch.State, ch.serviceUnits)
 	prev := make(servers.Layouts, len(ch.Routes))
 	for _, k := range ch.Routes {
 		prev[k] = out.Model.State[k].Servers
@@ -98,8 +97,8 @@ func UpdateEndpoints(src Source, in Inputs, out *Output) (*EndpointChange, error
 	so := in.Servers
 	so.Pools, so.CheckedSlots, so.Generation = b.Pools, b.Checked, ch.generation
 	so.UncheckedEndpoints = b.UncheckedSet()
-	servers.Assign(&part, prev, so)
-	config, err := renderConfig(&part, in, out.ConfigPath)
+	servers.Assign(part, prev, so)
+	config, err := renderConfig(part, in, out.ConfigPath)
 	if err != nil {
 		return nil, err
 	}
@@ -179,10 +178,7 @@ func (out *Output) admittedRoutes() map[model.ServiceAliasConfigKey]*routev1.Rou
 // once: what the routes' sections are told apart from.
 func (out *Output) baseConfig(in Inputs) (*dynamic.Config, error) {
 	if out.base == nil {
-		empty := *out.Model
-		empty.State = map[model.ServiceAliasConfigKey]model.ServiceAliasConfig{}
-		empty.ServiceUnits = map[model.ServiceUnitKey]model.ServiceUnit{}
-		baseConfig, err := renderConfig(&empty, in, out.ConfigPath)
+		baseConfig, err := renderConfig(withoutRoutes(out.Model), in, out.ConfigPath)
 		if err != nil {
 			return nil, err
 		}

@@ -260,12 +260,11 @@ func routesToBuild(old *model.TemplateData, d admission.Decision, affected map[m
 // rebuilt ones in, the service units and the certificate index following
 // (old is not changed).
 func changedModel(old *model.TemplateData, ch routeChanges) *model.TemplateData {
-	td := *old
-	td.State = make(map[model.ServiceAliasConfigKey]model.ServiceAliasConfig, len(old.State)+1)
+	td := withState(old, make(map[model.ServiceAliasConfigKey]model.ServiceAliasConfig, len(old.State)+1),
+		make(map[model.ServiceUnitKey]model.ServiceUnit, len(old.ServiceUnits)+len(ch.units)))
 	for k, cfg := range old.State {
 		td.State[k] = cfg
 	}
-	td.ServiceUnits = make(map[model.ServiceUnitKey]model.ServiceUnit, len(old.ServiceUnits)+len(ch.units))
 	for k, su := range old.ServiceUnits {
 		td.ServiceUnits[k] = su
 	}
@@ -301,8 +300,8 @@ func changedModel(old *model.TemplateData, ch routeChanges) *model.TemplateData 
 			assoc.of(su)[k] = true
 		}
 	}
-	assoc.apply(&td)
-	return &td
+	assoc.apply(td)
+	return td
 }
 
 // associations are copies of the ServiceAliasAssociations of the service
@@ -369,9 +368,7 @@ func routesToRender(td *model.TemplateData, out *Output, rebuilt map[model.Servi
 // modelOf is td with only the routes keys in State and their services in
 // ServiceUnits.
 func modelOf(td *model.TemplateData, keys map[model.ServiceAliasConfigKey]bool) *model.TemplateData {
-	part := *td
-	part.State = make(map[model.ServiceAliasConfigKey]model.ServiceAliasConfig, len(keys)+1)
-	part.ServiceUnits = map[model.ServiceUnitKey]model.ServiceUnit{}
+	part := withState(td, make(map[model.ServiceAliasConfigKey]model.ServiceAliasConfig, len(keys)+1), map[model.ServiceUnitKey]model.ServiceUnit{})
 	for k := range keys {
 		cfg := td.State[k]
 		part.State[k] = cfg
@@ -379,7 +376,21 @@ func modelOf(td *model.TemplateData, keys map[model.ServiceAliasConfigKey]bool) 
 			part.ServiceUnits[su] = td.ServiceUnits[su]
 		}
 	}
-	return &part
+	return part
+}
+
+// withoutRoutes is td without routes and services.
+func withoutRoutes(td *model.TemplateData) *model.TemplateData {
+	return withState(td, map[model.ServiceAliasConfigKey]model.ServiceAliasConfig{}, map[model.ServiceUnitKey]model.ServiceUnit{})
+}
+
+// withState is td with the routes of state and the services of units
+// (td is not changed; the State keys are taken in order afresh).
+func withState(td *model.TemplateData, state map[model.ServiceAliasConfigKey]model.ServiceAliasConfig, units map[model.ServiceUnitKey]model.ServiceUnit) *model.TemplateData {
+	c := *td
+	c.State, c.ServiceUnits = state, units
+	c.NewKeyOrder()
+	return &c
 }
 
 // spliceAndRender finishes next: haproxy.config is out's with the routes'
@@ -400,11 +411,11 @@ func spliceAndRender(in Inputs, out, next *Output, part, alone *model.TemplateDa
 		}
 		next.Sections = dynamic.Parse(partConfig).Sections(out.base)
 	}
-	fs, err := renderAll(next.Model, in, out.ConfigPath, config)
+	fs, rf, err := renderAll(next.Model, in, out.ConfigPath, config, out.routeFiles.following(next.Model, part))
 	if err != nil {
 		return nil, "", err
 	}
-	next.Files = fs
+	next.Files, next.routeFiles = fs, rf
 	// The same template and settings: the same configuration without
 	// routes.
 	next.base, next.baseText = out.base, out.baseText
@@ -522,10 +533,7 @@ func cutRoutes(data []byte, isRoute func(header string) (model.ServiceAliasConfi
 // and part's configuration (the template rendered for part's routes).
 func spliceRoutes(in Inputs, out *Output, part, alone, td *model.TemplateData, render map[model.ServiceAliasConfigKey]bool, probe model.ServiceAliasConfigKey) ([]byte, []byte, bool, error) {
 	if out.baseText == nil {
-		empty := *out.Model
-		empty.State = map[model.ServiceAliasConfigKey]model.ServiceAliasConfig{}
-		empty.ServiceUnits = map[model.ServiceUnitKey]model.ServiceUnit{}
-		baseConfig, err := renderConfig(&empty, in, out.ConfigPath)
+		baseConfig, err := renderConfig(withoutRoutes(out.Model), in, out.ConfigPath)
 		if err != nil {
 			return nil, nil, false, err
 		}
