@@ -180,11 +180,33 @@ routes:
 		d.Admitted = append(d.Admitted, r)
 		d.Results[KeyOf(r)] = Result{Admitted: true, Host: hostOf(r)}
 	}
-	sort.Slice(d.Admitted, func(i, j int) bool { return KeyOf(d.Admitted[i]) < KeyOf(d.Admitted[j]) })
+	sort.Slice(d.Admitted, func(i, j int) bool { return keyLess(d.Admitted[i], d.Admitted[j]) })
 	return d
 }
 
 // hostOf returns the host a route is matched on: spec.host in lower case.
+// keyLess reports whether KeyOf(a) < KeyOf(b), without making the keys
+// (sorting 10,000 routes made two keys a comparison).
+func keyLess(a, b *routev1.Route) bool {
+	if a.Namespace == b.Namespace {
+		return a.Name < b.Name
+	}
+	x, y := a.Namespace, b.Namespace
+	for i := 0; i < len(x) && i < len(y); i++ {
+		if x[i] != y[i] {
+			return x[i] < y[i]
+		}
+	}
+	// One namespace starts the other: the shorter's key has '/' there.
+	if len(x) < len(y) && y[len(x)] != '/' {
+		return '/' < y[len(x)]
+	}
+	if len(y) < len(x) && x[len(y)] != '/' {
+		return x[len(y)] < '/'
+	}
+	return KeyOf(a) < KeyOf(b)
+}
+
 func hostOf(r *routev1.Route) string { return strings.ToLower(r.Spec.Host) }
 
 // Older reports whether a claimed its host before b, as OpenShift orders

@@ -694,3 +694,16 @@ func TestPendingRoutesHoldTheirClaims(t *testing.T) {
 		t.Errorf("admitted %v", d.Admitted)
 	}
 }
+
+func TestKeyLessOrdersRoutesAsTheirKeys(t *testing.T) {
+	names := [][2]string{{"a", "x"}, {"a", "y"}, {"a-b", "x"}, {"ab", "x"}, {"a", "b/c"}, {"a/b", "c"}, {"a.b", "x"}, {"b", ""}, {"", "z"}, {"a", "a"}, {"a0", "x"}}
+	for _, p := range names {
+		for _, q := range names {
+			a := &routev1.Route{ObjectMeta: metav1.ObjectMeta{Namespace: p[0], Name: p[1]}}
+			b := &routev1.Route{ObjectMeta: metav1.ObjectMeta{Namespace: q[0], Name: q[1]}}
+			if got, want := keyLess(a, b), KeyOf(a) < KeyOf(b); got != want {
+				t.Errorf("keyLess(%s, %s) = %v, want %v", KeyOf(a), KeyOf(b), got, want)
+			}
+		}
+	}
+}
