@@ -19,6 +19,7 @@ package pipeline
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	routev1 "github.com/openshift/api/route/v1"
@@ -132,6 +133,8 @@ type Output struct {
 	// replaced since the pass (Apply): Config does not have their
 	// sections as HAProxy runs them.
 	touched map[model.ServiceAliasConfigKey]bool
+	// routeFiles are the route files among Files.
+	routeFiles routeFiles
 }
 
 // Pass runs the pipeline once on the objects of src.
@@ -151,11 +154,11 @@ func Pass(src Source, in Inputs, st State) (*Output, error) {
 	so.Pools, so.Generation = out.Budget.Pools, out.Generation
 	so.CheckedSlots, so.UncheckedEndpoints = out.Budget.Checked, out.Budget.UncheckedSet()
 	servers.Assign(out.Model, st.Layouts, so)
-	fs, err := Render(out.Model, in)
+	fs, rf, err := renderAll(out.Model, in, "", nil, routeFilesOf(out.Model))
 	if err != nil {
 		return nil, err
 	}
-	out.Files = fs
+	out.Files, out.routeFiles = fs, rf
 	out.ConfigPath = filepath.Clean(layout.New(out.Model.WorkingDir).Config())
 	out.Config = FileData(fs, out.ConfigPath)
 	return out, nil
@@ -229,12 +232,52 @@ func CurrentExclusions(ex map[admission.Key]Exclusion, routes []*routev1.Route) 
 // Render renders every file for td: the template's files, the routes'
 // certificates and allowlists, in.ExtraFiles and the default certificate.
 func Render(td *model.TemplateData, in Inputs) ([]files.File, error) {
-	return renderAll(td, in, "", nil)
+	fs, _, err := renderAll(td, in, "", nil, routeFilesOf(td))
+	return fs, err
 }
 
-// renderAll renders every file for td; with config set, that is
-// haproxy.config (at configPath) and the template's is not rendered.
-func renderAll(td *model.TemplateData, in Inputs, configPath string, config []byte) ([]files.File, error) {
+// routeFiles are the files written for each route, apart from those a
+// template writes: certificates (with destination CAs) and allowlists,
+// each in key order, as files.CertificateFiles and files.AllowlistFiles
+// make them.
+type routeFiles struct {
+	certs, allowlists []files.File
+}
+
+// routeFilesOf makes the route files of every route of td.
+func routeFilesOf(td *model.TemplateData) routeFiles {
+	return routeFiles{certs: files.CertificateFiles(td), allowlists: files.AllowlistFiles(td)}
+}
+
+// following returns the route files of td: those of part (the routes
+// rendered again) made afresh, the other routes' taken from rf (whose
+// routes not in td are dropped) — without making every route's files
+// again for a change of one.
+func (rf routeFiles) following(td, part *model.TemplateData) routeFiles {
+	keep := func(prev, made []files.File) []files.File {
+		out := make([]files.File, 0, len(prev)+len(made))
+		for _, f := range prev {
+			if _, again := part.State[f.Route]; again {
+				continue
+			}
+			if _, ok := td.State[f.Route]; !ok {
+				continue
+			}
+			for len(made) > 0 && made[0].Route < f.Route {
+				out, made = append(out, made[0]), made[1:]
+			}
+			out = append(out, f)
+		}
+		return append(out, made...)
+	}
+	return routeFiles{certs: keep(rf.certs, files.CertificateFiles(part)), allowlists: keep(rf.allowlists, files.AllowlistFiles(part))}
+}
+
+// renderAll renders every file for td, with the route files rf; with
+// config set, that is haproxy.config (at configPath) and the template's
+// is not rendered. It returns the files and rf as they are written (an
+// allowlist the template writes itself is not in it).
+func renderAll(td *model.TemplateData, in Inputs, configPath string, config []byte, rf routeFiles) ([]files.File, routeFiles, error) {
 	var extra []files.File
 	if in.ExtraFiles != nil {
 		extra = in.ExtraFiles(td)
@@ -247,12 +290,14 @@ func renderAll(td *model.TemplateData, in Inputs, configPath string, config []by
 		rendered, err = in.Renderer.RenderExcept(td, configPath)
 	}
 	if err != nil {
-		return nil, err
+		return nil, routeFiles{}, err
 	}
-	out := make([]files.File, 0, len(rendered)+len(td.State)+2+len(extra))
+	out := make([]files.File, 0, len(extra)+len(rendered)+len(rf.certs)+len(rf.allowlists)+2)
 	out = append(out, extra...)
+	written := make(map[string]bool, len(rendered))
 	for _, f := range rendered {
 		out = append(out, files.File{Path: f.Path, Data: f.Data})
+		written[filepath.Clean(f.Path)] = true
 	}
 	if config != nil {
 		// In the place the template's own would have (by path).
@@ -261,17 +306,17 @@ func renderAll(td *model.TemplateData, in Inputs, configPath string, config []by
 			return out[len(extra)+i].Path < out[len(extra)+j].Path
 		})
 	}
-	out = append(out, files.CertificateFiles(td)...)
-	for _, f := range files.AllowlistFiles(td) {
-		// A template's generateHAProxyAllowlistFile wrote it already.
-		if FileData(out, f.Path) == nil {
-			out = append(out, f)
-		}
+	// A template's generateHAProxyAllowlistFile wrote it already.
+	byTemplate := func(f files.File) bool { return written[filepath.Clean(f.Path)] }
+	if slices.ContainsFunc(rf.allowlists, byTemplate) {
+		rf.allowlists = slices.DeleteFunc(slices.Clone(rf.allowlists), byTemplate)
 	}
+	out = append(out, rf.certs...)
+	out = append(out, rf.allowlists...)
 	if td.DefaultCertificate != "" && len(in.DefaultCertificate) > 0 {
 		out = append(out, files.File{Path: td.DefaultCertificate, Data: in.DefaultCertificate, Mode: layout.FileMode})
 	}
-	return out, nil
+	return out, rf, nil
 }
 
 // FileData returns the contents of the file at path among fs, or nil.

@@ -54,6 +54,16 @@ func sameFiles(t *testing.T, got, full *Output) {
 	if !bytes.Equal(got.Config, full.Config) {
 		t.Fatalf("haproxy.config differs from a full pass's:\n%s", lineDiff(got.Config, full.Config))
 	}
+	paths := func(fs []files.File) []string {
+		var out []string
+		for _, f := range fs {
+			out = append(out, f.Path)
+		}
+		return out
+	}
+	if g, f := paths(got.Files), paths(full.Files); !slices.Equal(g, f) {
+		t.Errorf("files in another order than a full pass's:\n%s", lineDiff([]byte(strings.Join(g, "\n")), []byte(strings.Join(f, "\n"))))
+	}
 	g, f := filesByPath(got.Files), filesByPath(full.Files)
 	for p, data := range f {
 		if g[p] != data {
@@ -139,6 +149,29 @@ func TestRouteChangesEqualAFullPass(t *testing.T) {
 			}, ""},
 			{"a passthrough route added", func(st *store.Store) {
 				st.Upsert(tlsRoute(route("ns", "pt", "p.example.com", "", "c", 22), routev1.TLSTerminationPassthrough, false))
+			}, ""},
+			{"a re-encrypt route with its own destination CA added: its cacerts file", func(st *store.Store) {
+				re := tlsRoute(route("ns", "re", "re.example.com", "", "c", 25), routev1.TLSTerminationReencrypt, false)
+				re.Spec.TLS.DestinationCACertificate = string(ca.CertPEM)
+				st.Upsert(re)
+			}, ""},
+			{"a route with an allowlist added: its allowlist file", func(st *store.Store) {
+				al := route("ns", "al", "al.example.com", "", "a", 26)
+				al.Annotations = map[string]string{"haproxy.router.openshift.io/ip_allowlist": "10.0.0.1 10.1.0.0/16"}
+				st.Upsert(al)
+			}, ""},
+			{"another route changes: the other routes' files stay", func(st *store.Store) {
+				rb := route("ns", "rb", "b.example.com", "/b2", "b", 0)
+				st.Upsert(rb)
+			}, FullNoBackendChange},
+			{"the allowlist changes", func(st *store.Store) {
+				al := route("ns", "al", "al.example.com", "", "a", 26)
+				al.Annotations = map[string]string{"haproxy.router.openshift.io/ip_allowlist": "10.0.0.2"}
+				st.Upsert(al)
+			}, FullNoBackendChange},
+			{"the re-encrypt route and the allowlisted route go: their files go", func(st *store.Store) {
+				st.Delete(route("ns", "re", "", "", "", 0))
+				st.Delete(route("ns", "al", "", "", "", 0))
 			}, ""},
 			{"a wildcard passthrough route takes w.example.com for its namespace", func(st *store.Store) {
 				st.Upsert(tlsRoute(route("wild", "star", "www.w.example.com", "", "a", 23), routev1.TLSTerminationPassthrough, true))
