@@ -180,15 +180,15 @@ func Parse(data []byte) *Config {
 			}
 		}
 		shapeLine := trimmed
-		if f := strings.Fields(string(trimmed)); len(f) >= 2 {
-			switch f[0] {
+		if word, arg, ok := firstWords(trimmed); ok {
+			switch word {
 			case "balance":
-				balance = f[1]
+				balance = arg
 			case "hash-type":
-				hashType = f[1]
+				hashType = arg
 			case "dynamic-cookie-key":
-				cookieKey = f[1]
-				shapeLine = []byte(f[0])
+				cookieKey = arg
+				shapeLine = []byte(word)
 			}
 		}
 		h.Write(trimmed)
@@ -199,6 +199,26 @@ func Parse(data []byte) *Config {
 	flush()
 	p.finish(c)
 	return c
+}
+
+// firstWords returns the keyword and first argument of a section line
+// (trimmed) that sets the balance, hash type or dynamic cookie key; false
+// for any other line (most lines: without splitting them into words).
+func firstWords(line []byte) (string, string, bool) {
+	i := bytes.IndexAny(line, " \t")
+	if i < 0 {
+		return "", "", false
+	}
+	switch string(line[:i]) {
+	case "balance", "hash-type", "dynamic-cookie-key":
+	default:
+		return "", "", false
+	}
+	f := strings.Fields(string(line))
+	if len(f) < 2 {
+		return "", "", false
+	}
+	return f[0], f[1], true
 }
 
 // staticBalance reports whether a balance algorithm (and hash-type)
