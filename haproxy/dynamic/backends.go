@@ -73,18 +73,25 @@ func diffBackends(old, new *Config) Change {
 		case !isBackend(n.header):
 			run, d, r = diffSection(&old.sections[x.oldOther[oi]], n)
 			oi++
-		case had && !old.sections[j].orphan && reshaped(&old.sections[j], n):
+		case had && !old.sections[j].orphan:
+			why := &Change{Reload: true, Reason: ReasonBackends, Where: n.header}
+			if !reshaped(&old.sections[j], n) {
+				run, d, r = diffSection(&old.sections[j], n)
+				if !restyled(r) {
+					break
+				}
+				why = r
+			}
 			// The route's backend lines changed in what HAProxy cannot
-			// change at runtime: it moves to a free backend of its new
-			// shape, and the one it ran in becomes an orphan.
+			// change at runtime (its balance, say, or its servers' TLS
+			// options): it moves to a free backend of its new shape, and
+			// the one it ran in becomes an orphan.
 			k, ok := pickOrphan(old, free[n.shape], taken, budget, backendName(n.header))
 			if !ok {
-				return Change{Reload: true, Reason: ReasonBackends, Where: n.header}
+				return *why
 			}
 			taken[k], moved[j] = true, true
 			run, d, r = takeOver(&old.sections[k], n)
-		case had && !old.sections[j].orphan:
-			run, d, r = diffSection(&old.sections[j], n)
 		case had:
 			// An orphan of this very backend: its route came back.
 			taken[j] = true
@@ -127,6 +134,12 @@ func diffBackends(old, new *Config) Change {
 // cookie, its header actions, rate limiting turned on...): lines other
 // than servers and the dynamic-cookie-key.
 func reshaped(o, n *section) bool { return isBackend(n.header) && o.shape != n.shape }
+
+// restyled reports whether the diff of a backend found a server whose
+// options changed (r is diffSection's reload): the runtime API cannot
+// change a server's TLS settings, say, in place, but a free backend of
+// the same shape takes the servers with their new lines.
+func restyled(r *Change) bool { return r != nil && r.Reason == ReasonServerOptions }
 
 // movedOutHeader is the header of the orphan a route moved out of, HAProxy
 // running it as runsAs: no configuration has it (a backend section has one

@@ -354,3 +354,66 @@ func TestServersWithACAFileAreNotDeleted(t *testing.T) {
 		t.Fatalf("servers to delete %v, want pod:y alone", got)
 	}
 }
+
+// TestABackendWhoseServersChangeOptionsMovesToAFreeBackend: server
+// options the runtime API cannot change in place (a re-encrypt route's
+// servers verifying with a CA of their own from now on) move the route to
+// a free backend of its shape, its servers added there with their new
+// lines; without one, the reload says server-options, as before.
+func TestABackendWhoseServersChangeOptionsMovesToAFreeBackend(t *testing.T) {
+	none := routeSection("a", "ka", "pod:x 10.0.0.1:80 ssl verify none")
+	ca := routeSection("a", "ka", "pod:x 10.0.0.1:80 ssl verify required ca-file /wd/cacerts/ns:a.pem")
+	b := routeSection("b", "kb", "pod:y 10.0.0.2:80")
+	spare := strings.Replace(routeSection("x", "ks"), "be_http:ns:x", SparePrefix+"0", 1)
+
+	t.Run("without a free backend: a reload for the server's options", func(t *testing.T) {
+		ch := Diff(Parse([]byte(backendsBase+none+b)), Parse([]byte(backendsBase+ca+b)))
+		if !ch.Reload || ch.Reason != ReasonServerOptions {
+			t.Fatalf("reload=%v reason %q, want %q", ch.Reload, ch.Reason, ReasonServerOptions)
+		}
+	})
+
+	start := Diff(Parse([]byte(backendsBase+none+b+spare)), Parse([]byte(backendsBase+none+b)))
+	if start.Reload {
+		t.Fatalf("start: %+v", start)
+	}
+	for _, tt := range []struct {
+		name string
+		diff func(running *Config) Change
+	}{
+		{"whole configuration", func(running *Config) Change { return Diff(running, Parse([]byte(backendsBase+ca+b))) }},
+		{"sections: the whole diff is asked for", func(running *Config) Change {
+			ch := DiffSections(running, Parse([]byte(backendsBase+ca)))
+			if !ch.Reload || ch.Reason != ReasonBackends {
+				t.Fatalf("DiffSections: reload=%v reason %q, want %q", ch.Reload, ch.Reason, ReasonBackends)
+			}
+			return Diff(running, Parse([]byte(backendsBase+ca+b)))
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			move := tt.diff(start.Running)
+			if move.Reload {
+				t.Fatalf("reload %s at %s", move.Reason, move.Where)
+			}
+			want := []string{
+				"add server " + SparePrefix + "0/pod:x 10.0.0.1:80 weight 1 id 1 ssl verify required ca-file /wd/cacerts/ns:a.pem",
+				"set dynamic-cookie-key backend " + SparePrefix + "0 ka",
+				"enable server " + SparePrefix + "0/pod:x",
+				"set server be_http:ns:a/pod:x state maint",
+			}
+			if !reflect.DeepEqual(commands(move), want) {
+				t.Fatalf("commands\n got  %q\n want %q", commands(move), want)
+			}
+			if got := move.Running.RuntimeName("be_http:ns:a"); got != SparePrefix+"0" {
+				t.Fatalf("be_http:ns:a runs as %q", got)
+			}
+			back := Diff(move.Running, Parse([]byte(backendsBase+none+b)))
+			if back.Reload {
+				t.Fatalf("back to verify none: reload %s at %s", back.Reason, back.Where)
+			}
+			if got := back.Running.RuntimeName("be_http:ns:a"); got != "be_http:ns:a" {
+				t.Fatalf("back: be_http:ns:a runs as %q", got)
+			}
+		})
+	}
+}

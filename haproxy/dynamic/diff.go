@@ -380,6 +380,9 @@ func Diff(old, new *Config) Change {
 			return diffBackends(old, new) // the route moves to another backend
 		}
 		run, d, reload := diffSection(&old.sections[i], &new.sections[i])
+		if restyled(reload) && isBackend(new.sections[i].header) {
+			return diffBackends(old, new) // the route moves to another backend
+		}
 		if reload != nil {
 			return *reload
 		}
@@ -419,6 +422,11 @@ func DiffSections(old, part *Config) Change {
 		}
 		seen[n.header] = true
 		run, d, reload := diffSection(&old.sections[j], n)
+		if restyled(reload) && isBackend(n.header) {
+			// Its servers' options changed: the route moves to another
+			// backend, as above.
+			return Change{Reload: true, Reason: ReasonBackends, Where: n.header}
+		}
 		if reload != nil {
 			return *reload
 		}

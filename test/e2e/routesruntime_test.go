@@ -702,7 +702,9 @@ func TestARouteOfANewNameWithTheDefaultStickyCookieNeedsNoReload(t *testing.T) {
 // route whose CA did not sign the backend's certificate is not served.
 // Deleted and created again, it needs no reload either (HAProxy keeps the
 // file). A route whose CA changes reloads (servers keep the CA they were
-// added with), and is then served with the new one.
+// added with), and is then served with the new one. A route that starts
+// or stops verifying with a CA of its own moves to a free backend: no
+// reload.
 func TestAReencryptRouteWithItsOwnDestinationCAIsAddedWithoutAReload(t *testing.T) {
 	backendCA, err := testcerts.NewCA("backend CA", time.Hour)
 	must(t, err)
@@ -776,6 +778,29 @@ func TestAReencryptRouteWithItsOwnDestinationCAIsAddedWithoutAReload(t *testing.
 	}
 	for _, n := range []string{"anchor-a", "anchor-z", "re-ca"} {
 		eventually(t, 30*time.Second, n+" served after the reload", served(n))
+	}
+
+	// A route that starts to verify its backend, or stops: its servers'
+	// TLS options change, which the runtime API cannot do in place; the
+	// route moves to a free backend of its shape (the spares are free
+	// again after the reload), its servers added there with their new
+	// lines — and they verify with the new CA (a CA that did not sign the
+	// backend: not served).
+	noReload = noReloadSince(t, ms, r)
+	plain := routeYAML("ca", "re-plain", "re-plain.ca.example.com", "", "secure", tlsYAML("reencrypt", "", nil))
+	m.Write("re-plain.yaml", plain)
+	eventually(t, 30*time.Second, "re-plain served without verifying", served("re-plain"))
+	noReload("re-plain created")
+	m.Write("re-plain.yaml", route("re-plain", otherCA))
+	eventually(t, 30*time.Second, "re-plain no longer served once it verifies with a CA that did not sign the backend", notServed("re-plain"))
+	noReload("re-plain given a destination CA")
+	m.Write("re-plain.yaml", plain)
+	eventually(t, 30*time.Second, "re-plain served again once it no longer verifies", served("re-plain"))
+	noReload("re-plain's destination CA removed")
+	for _, n := range []string{"anchor-a", "re-ca", "re-wrong"} {
+		if err := served(n)(); err != nil {
+			t.Errorf("after re-plain's moves: %v", err)
+		}
 	}
 }
 
