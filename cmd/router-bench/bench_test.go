@@ -168,7 +168,10 @@ func TestScenarios(t *testing.T) {
 		if res.One.RPS <= 0 || res.Many.RPS <= 0 || res.Ratio <= 0 || res.Many.Routes != 20 {
 			t.Errorf("insane result: %+v", res)
 		}
-		if res.One.Non2xx+res.Many.Non2xx+res.One.SocketErrors+res.Many.SocketErrors > 0 {
+		if res.Bare.RPS <= 0 || len(res.Bare.Rounds) != cfg.WrkRounds || res.ManyToBare <= 0 || res.OneToBare <= 0 {
+			t.Errorf("insane result for the hand-written HAProxy: %+v", res)
+		}
+		if res.One.Non2xx+res.Many.Non2xx+res.Bare.Non2xx+res.One.SocketErrors+res.Many.SocketErrors+res.Bare.SocketErrors > 0 {
 			t.Errorf("wrk saw errors: %+v", res)
 		}
 	})
