@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -106,6 +107,17 @@ func TestScenarios(t *testing.T) {
 		}
 		if n := res.AddLatency.Count + res.DeleteLatency.Count + res.NotSeen; n != res.Added+res.Deleted || res.AddLatency.Count == 0 || res.DeleteLatency.Count == 0 {
 			t.Errorf("changes timed: %d added, %d deleted, %d not seen; want %d in all", res.AddLatency.Count, res.DeleteLatency.Count, res.NotSeen, res.Added+res.Deleted)
+		}
+		// The same changes, by kind.
+		byKind := 0
+		for k, l := range res.ByKind {
+			if !slices.Contains(res.Kinds, k) {
+				t.Errorf("timed changes of kind %q, not among %v", k, res.Kinds)
+			}
+			byKind += l.Added.Count + l.Deleted.Count
+		}
+		if byKind != res.AddLatency.Count+res.DeleteLatency.Count {
+			t.Errorf("%d changes timed by kind, %d in all", byKind, res.AddLatency.Count+res.DeleteLatency.Count)
 		}
 		// Additions of new names run in free backends (the deleted routes'
 		// or spares) or reload: either way, counted.

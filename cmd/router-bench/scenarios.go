@@ -393,6 +393,8 @@ type routeChurnResult struct {
 	// it no longer does (fresh connections, polled every 10 ms).
 	AddLatency    latencyStats `json:"add_to_traffic"`
 	DeleteLatency latencyStats `json:"delete_to_traffic"`
+	// ByKind is the same by kind of route.
+	ByKind map[routeKind]kindLatency `json:"by_kind,omitempty"`
 	// NotSeen counts changes not seen before the next change of their
 	// route, or within the change timeout.
 	NotSeen           int          `json:"changes_not_seen,omitempty"`
@@ -436,7 +438,29 @@ func (r *routeChurnResult) Line() string {
 		seconds(secs(r.DeleteLatency.P50)), seconds(secs(r.DeleteLatency.P99)), seconds(secs(r.DeleteLatency.Max)), notSeen,
 		seconds(secs(r.ConvergedSeconds)),
 		r.Reloads, avoided, r.ReloadFailures, r.ReloadInterval, r.Load.Failed, r.Load.Requests, r.Load.Misrouted, failureNote(r.Load),
-		r.HAProxyAtEnd, len(r.HAProxyEndDetail.Workers), len(r.HAProxyEndDetail.Other), r.HAProxyMax, r.HAProxyAfterLoad, stopNote(r.StopProblem))
+		r.HAProxyAtEnd, len(r.HAProxyEndDetail.Workers), len(r.HAProxyEndDetail.Other), r.HAProxyMax, r.HAProxyAfterLoad, stopNote(r.StopProblem)) + r.kindsLine()
+}
+
+// kindsLine is the change to traffic by kind of route (p50/p99 added,
+// then deleted), in the order of Kinds.
+func (r *routeChurnResult) kindsLine() string {
+	if len(r.ByKind) < 2 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("; by kind, p50/p99 added, deleted:")
+	pair := func(l latencyStats) string {
+		if l.Count == 0 {
+			return "-"
+		}
+		return seconds(secs(l.P50)) + "/" + seconds(secs(l.P99))
+	}
+	for _, k := range r.Kinds {
+		if l, ok := r.ByKind[k]; ok {
+			fmt.Fprintf(&b, " %s %s, %s;", k, pair(l.Added), pair(l.Deleted))
+		}
+	}
+	return strings.TrimSuffix(b.String(), ";")
 }
 
 func runRouteChurn(ctx context.Context, cfg config) (res *routeChurnResult, err error) {
@@ -540,6 +564,7 @@ func runRouteChurn(ctx context.Context, cfg config) (res *routeChurnResult, err 
 	}
 	res.PhaseSeconds = time.Since(start).Seconds()
 	res.AddLatency, res.DeleteLatency, res.NotSeen = seen.wait()
+	res.ByKind = seen.byKindStats()
 	if opErr != nil {
 		stopSampling()
 		sampler.Wait()
@@ -618,12 +643,13 @@ type changeWatch struct {
 
 	mu          sync.Mutex
 	added, gone []time.Duration
+	byKind      map[routeKind]*[2][]time.Duration // added, gone
 	notSeen     int
 	pending     map[string]context.CancelFunc // changes still watched, by route name
 }
 
 func newChangeWatch(ctx context.Context, f *fixture, timeout time.Duration) *changeWatch {
-	return &changeWatch{ctx: ctx, f: f, timeout: timeout, pending: map[string]context.CancelFunc{}}
+	return &changeWatch{ctx: ctx, f: f, timeout: timeout, pending: map[string]context.CancelFunc{}, byKind: map[routeKind]*[2][]time.Duration{}}
 }
 
 // add writes route rt's file and watches it answer.
@@ -672,11 +698,19 @@ func (w *changeWatch) watch(rt *route, present bool, t0 time.Time) {
 			ok := c.getRoute(ctx, rt).ok(rt.Backend)
 			c.close()
 			if ok == present {
+				d := time.Since(t0)
 				w.mu.Lock()
+				k := w.byKind[rt.Kind]
+				if k == nil {
+					k = &[2][]time.Duration{}
+					w.byKind[rt.Kind] = k
+				}
 				if present {
-					w.added = append(w.added, time.Since(t0))
+					w.added = append(w.added, d)
+					k[0] = append(k[0], d)
 				} else {
-					w.gone = append(w.gone, time.Since(t0))
+					w.gone = append(w.gone, d)
+					k[1] = append(k[1], d)
 				}
 				w.mu.Unlock()
 				return
@@ -695,6 +729,23 @@ func (w *changeWatch) wait() (added, gone latencyStats, notSeen int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return summarize(w.added), summarize(w.gone), w.notSeen
+}
+
+// kindLatency is the change to traffic of one kind of route.
+type kindLatency struct {
+	Added   latencyStats `json:"add_to_traffic"`
+	Deleted latencyStats `json:"delete_to_traffic"`
+}
+
+// byKindStats summarises the watches by kind of route (after wait).
+func (w *changeWatch) byKindStats() map[routeKind]kindLatency {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make(map[routeKind]kindLatency, len(w.byKind))
+	for k, ds := range w.byKind {
+		out[k] = kindLatency{Added: summarize(ds[0]), Deleted: summarize(ds[1])}
+	}
+	return out
 }
 
 // ---------------------------------------------------------------- data plane
