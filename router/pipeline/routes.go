@@ -116,9 +116,6 @@ func updateRoutes(src Source, in Inputs, st State, out *Output, mode routesMode)
 	if err != nil || full != "" {
 		return nil, full, err
 	}
-	if ch.none {
-		return unchanged(out, next), "", nil
-	}
 	td := changedModel(out.Model, ch)
 
 	// The budget, and the layouts: every backend as a fresh layout would
@@ -161,20 +158,6 @@ func updateRoutes(src Source, in Inputs, st State, out *Output, mode routesMode)
 	return res, full, err
 }
 
-// unchanged is out as of next's generation and decision, when no route
-// changed: the same model and files, no section rendered again (an empty
-// Sections: nothing for the runtime API). Full passes ran for such
-// changes before: a tenth of a second to a second of CPU at 10,000
-// routes, for nothing.
-func unchanged(out, next *Output) *Output {
-	same := *out
-	same.Generation, same.Decision, same.Exclusions = next.Generation, next.Decision, next.Exclusions
-	same.Sections = &dynamic.Config{}
-	// Made again from this decision when asked for.
-	same.admitted = nil
-	return &same
-}
-
 // routeChanges are the route changes since a pass, read from the store.
 type routeChanges struct {
 	// affected are the routes whose model entries go (and come back, if
@@ -184,8 +167,6 @@ type routeChanges struct {
 	units    map[model.ServiceUnitKey]model.ServiceUnit
 	// backends: routes were admitted or dropped.
 	backends bool
-	// none: no route is affected (following what runs only).
-	none bool
 }
 
 // readRouteChanges admits every route (next gets the decision) and
@@ -210,10 +191,6 @@ func readRouteChanges(src Source, in Inputs, st State, out, next *Output, mode r
 		switch {
 		case !backends && mode == routesForReload:
 			full = FullNoBackendChange
-		case len(build) == 0 && len(ch.affected) == 0 && mode == routesFollowing:
-			// Only objects no route uses changed (the service of a route
-			// deleted in an earlier pass, say): nothing to render.
-			ch.none = true
 		case len(build) == 0 && len(ch.affected) == 0:
 			full = FullNoChange
 		default:
