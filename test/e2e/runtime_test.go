@@ -289,19 +289,28 @@ func TestEndpointMovesLeaveNoConnectionToTheOldEndpoint(t *testing.T) {
 		}
 		return nil
 	}
-	// serving waits until HAProxy runs be (through the runtime API: no
-	// traffic meanwhile, whose connections could be the ones reused).
+	// serving waits until HAProxy runs be and no other server (through the
+	// runtime API: no traffic meanwhile, whose connections could be the
+	// ones reused). The new server is made ready before the old one is put
+	// in maintenance, so be alone running is what marks the move done.
 	serving := func(be *backend) {
 		t.Helper()
-		eventually(t, 30*time.Second, "HAProxy serves "+be.Name, func() error {
+		eventually(t, 30*time.Second, "HAProxy serves "+be.Name+" alone", func() error {
 			want := fmt.Sprintf("%s:%d maint=false", be.IP, be.Port)
 			servers := runtimeServers(t, r, "be_http:mv:r")
+			found := false
 			for _, s := range servers {
-				if s == want {
-					return nil
+				switch {
+				case s == want:
+					found = true
+				case strings.HasSuffix(s, " maint=false"):
+					return fmt.Errorf("servers %v", servers)
 				}
 			}
-			return fmt.Errorf("servers %v", servers)
+			if !found {
+				return fmt.Errorf("servers %v", servers)
+			}
+			return nil
 		})
 	}
 
