@@ -53,6 +53,15 @@ func (c *Controller) commit(ctx context.Context, allowReload, endpoints bool) (o
 		}
 	}
 	run := c.startCommit(allowReload)
+	if run.routes != nil && run.routes.RendersNothing() {
+		// Objects no route uses changed: what runs and what is written
+		// stay; the output moves on to the store's generation.
+		c.mu.Lock()
+		c.last = run.routes
+		c.mu.Unlock()
+		c.o.Logger.V(2).Info("changes affect no route; nothing to apply")
+		return outcome{}, nil
+	}
 	for {
 		res, err := c.commitRound(ctx, run)
 		if err != nil || !res.again {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	routev1 "github.com/openshift/api/route/v1"
+	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -559,6 +560,71 @@ func TestRoutesDeletedAndCreatedAgainAreAppliedAtRuntime(t *testing.T) {
 	}
 	if _, reloads := f.proc.counts(); reloads != reloads0 {
 		t.Fatalf("reloads %d, were %d", reloads, reloads0)
+	}
+	if got, want := []byte(f.config(t)), f.fullRender(t); !bytes.Equal(got, want) {
+		t.Fatalf("haproxy.config on disk is not what a full pass renders:\n%s", firstDifference(got, want))
+	}
+}
+
+// TestChangesNoRouteUsesApplyNothing: the Service and EndpointSlice of a
+// route deleted in an earlier commit go: no route uses them, so nothing is
+// rendered, written or sent (no full pass either), the last output moves
+// on to the store's generation, and the changes after it are worked out
+// from it as before, the file on disk ending as a full pass renders it.
+func TestChangesNoRouteUsesApplyNothing(t *testing.T) {
+	f, logs := startedWithLogs(t, plainRoute("a", "web"), plainRoute("b", "web"), plainRoute("c", "web"), plainRoute("d", "web"), plainRoute("e", "web"))
+	ctx := context.Background()
+	generation := func() uint64 {
+		var g uint64
+		_ = f.st.Read(func(v store.View) error { g = v.Generation(); return nil })
+		return g
+	}
+	// An endpoint change first: the last output's files lag behind what
+	// runs for that route (the text written has it).
+	setSlice(f.st, "a", "svc", "10.99.0.1", "10.50.0.1")
+	if out, err := f.c.commit(ctx, true, true); err != nil || !out.runtime {
+		t.Fatalf("endpoint change: %+v %v", out, err)
+	}
+	f.st.Delete(plainRoute("b", "web"))
+	if out, err := f.c.commit(ctx, true, false); err != nil || !out.runtime {
+		t.Fatalf("route deleted: %+v %v", out, err)
+	}
+	_, reloads0 := f.proc.counts()
+	disk, sent0, worked0 := f.config(t), len(f.rt.sent()), logs.count(logWorked)
+
+	f.st.Delete(&discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "b", Name: "svc-1"}})
+	f.st.Delete(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "b", Name: "svc"}})
+	if out, err := f.c.commit(ctx, true, true); err != nil || out != (outcome{}) {
+		t.Fatalf("service of a deleted route deleted: %+v %v", out, err)
+	}
+	if sent := f.rt.sent()[sent0:]; len(sent) > 0 {
+		t.Errorf("commands sent: %q", sent)
+	}
+	if f.config(t) != disk {
+		t.Error("haproxy.config was written again")
+	}
+	if logs.count("changes affect no route") != 1 || logs.count(logWorked) != worked0+1 {
+		t.Errorf("not worked out as a change that affects no route (%d logged)", logs.count("changes affect no route"))
+	}
+	if f.c.last == nil || f.c.last.Generation != generation() {
+		t.Fatal("the last output did not move on to the store's generation")
+	}
+
+	// What follows is worked out from it: an endpoint change, a route.
+	setSlice(f.st, "c", "svc", "10.99.2.1", "10.50.2.1")
+	if out, err := f.c.commit(ctx, true, true); err != nil || !out.runtime {
+		t.Fatalf("endpoint change after: %+v %v", out, err)
+	}
+	f.st.Upsert(plainRoute("b2", "web"))
+	setEndpoints(f.st, "b2", "svc", "10.99.4.1")
+	if out, err := f.c.commit(ctx, true, true); err != nil || !out.runtime {
+		t.Fatalf("route added after: %+v %v", out, err)
+	}
+	if logs.count(logFullPass) != 0 {
+		t.Errorf("%d full passes: %q", logs.count(logFullPass), logs.lines)
+	}
+	if _, reloads := f.proc.counts(); reloads != reloads0 {
+		t.Errorf("reloads %d, were %d", reloads, reloads0)
 	}
 	if got, want := []byte(f.config(t)), f.fullRender(t); !bytes.Equal(got, want) {
 		t.Fatalf("haproxy.config on disk is not what a full pass renders:\n%s", firstDifference(got, want))

@@ -135,6 +135,8 @@ type Output struct {
 	touched map[model.ServiceAliasConfigKey]bool
 	// routeFiles are the route files among Files.
 	routeFiles routeFiles
+	// nothing: see RendersNothing.
+	nothing bool
 }
 
 // Pass runs the pipeline once on the objects of src.

@@ -499,3 +499,65 @@ func TestRouteUpdatesFollowTheRunningLayouts(t *testing.T) {
 		})
 	}
 }
+
+// TestServiceChangesNoRouteUsesRenderNothing: a service that no route uses
+// goes with its slices (after its route went in an earlier pass):
+// following what runs, the output is the last one — same files, no
+// section to send, RendersNothing — not a full pass; for a reload the full
+// pass still runs, and so it does when nothing changed at all.
+func TestServiceChangesNoRouteUsesRenderNothing(t *testing.T) {
+	r, err := templates.Parse("default", templates.Default(), templates.FuncMap(templates.FuncOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := benchInputs(r, t.TempDir())
+	st := incrementalStore()
+	out, err := Pass(st, in, State{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Delete(endpointSlice("ns", "unused-1", "unused", true))
+	st.Delete(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "unused"}})
+
+	if _, why, err := UpdateRoutes(st, in, State{}, out); err != nil || why == "" {
+		t.Errorf("for a reload: full pass %q, %v; want a reason", why, err)
+	}
+	next, why, err := UpdateRoutesFollowing(st, in, State{}, out)
+	if err != nil || why != "" {
+		t.Fatalf("following: full pass %q, %v", why, err)
+	}
+	if !next.RendersNothing() {
+		t.Error("the output renders something")
+	}
+	if next.Sections == nil || len(next.Sections.Headers()) != 0 {
+		t.Errorf("sections to send: %v, want none", next.Sections)
+	}
+	// Nothing changed since: what is asked for is a full pass (a stale
+	// haproxy.config to render again, say).
+	if _, why, err := UpdateRoutesFollowing(st, in, State{}, next); err != nil || why != FullNoChange {
+		t.Errorf("no change since: full pass %q, %v; want %q", why, err, FullNoChange)
+	}
+	if next.Generation == out.Generation {
+		t.Error("the output did not move on to the store's generation")
+	}
+	want, err := Pass(st, in, State{Layouts: servers.Of(out.Model)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameFiles(t, next, want)
+
+	// A route change after it is worked out from it as from any output.
+	st.Upsert(route("ns", "rd", "d.example.com", "", "a", 30))
+	after, why, err := UpdateRoutes(st, in, State{}, next)
+	if err != nil || why != "" {
+		t.Fatalf("a route added after: full pass %q, %v", why, err)
+	}
+	if after.RendersNothing() {
+		t.Error("a route added renders nothing")
+	}
+	want, err = Pass(st, in, State{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameFiles(t, after, want)
+}
