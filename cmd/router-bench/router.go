@@ -413,6 +413,29 @@ func (r *routerProc) scrape(ctx context.Context) (int, error) {
 	return n, nil
 }
 
+// reloadReasons reads /metrics once and returns the router's reloads by
+// reason (template_router_reloads_total), or why it could not.
+func (r *routerProc) reloadReasons(ctx context.Context) string {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+r.Metrics+"/metrics", nil)
+	if err != nil {
+		return err.Error()
+	}
+	resp, err := metricsClient.Do(req)
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	var out []string
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		if name, v, ok := metricLine(sc.Text()); ok && strings.HasPrefix(name, "template_router_reloads_total{") {
+			out = append(out, fmt.Sprintf("%s %g", strings.TrimPrefix(name, "template_router_reloads_total"), v))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
 // metricLine splits a Prometheus text-format sample line into its name
 // (with labels) and value.
 func metricLine(line string) (string, float64, bool) {

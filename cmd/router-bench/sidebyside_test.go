@@ -43,6 +43,8 @@ import (
 //	ROUTER_BENCH_SIDEBYSIDE_SPREAD    if set: also wrk through the N-route routers with each request
 //	                                  to the next route in turn (a Lua script), not r0 alone
 //	ROUTER_BENCH_SIDEBYSIDE_THREADS   ROUTER_THREADS for every router (default: unset, HAProxy's default)
+//	ROUTER_BENCH_SIDEBYSIDE_ROUTE_CHANGES  if set: after the rounds, this many route additions and
+//	                                  deletions through the API server, one a second (sbschurn_test.go)
 //	ROUTER_BENCH_ROUTER_BIN           our router binary (default: built from this tree)
 //	ROUTER_BENCH_HAPROXY              haproxy binary for every router (default: haproxy from PATH;
 //	                                  for the other router it is bind-mounted over /usr/sbin/haproxy)
@@ -90,6 +92,8 @@ type sbsRouter struct {
 	stop       func() error
 	logTail    func(int) string
 	started    time.Time // when it was started
+	// reloadReasons (ours only) are its reloads by reason, from /metrics.
+	reloadReasons func(context.Context) string
 
 	rounds       []wrkStats
 	spreadRounds []wrkStats // ROUTER_BENCH_SIDEBYSIDE_SPREAD: every route in turn
@@ -146,6 +150,10 @@ func BenchmarkDataPlaneSideBySide(b *testing.B) {
 	spread := os.Getenv("ROUTER_BENCH_SIDEBYSIDE_SPREAD") != ""
 	wrkArgs := strings.Fields(envString("ROUTER_BENCH_SIDEBYSIDE_WRK", "-t2 -c50 -d10s"))
 	threads := os.Getenv("ROUTER_BENCH_SIDEBYSIDE_THREADS")
+	changes := 0
+	if os.Getenv("ROUTER_BENCH_SIDEBYSIDE_ROUTE_CHANGES") != "" {
+		changes = envInt(b, "ROUTER_BENCH_SIDEBYSIDE_ROUTE_CHANGES", 0)
+	}
 	haproxyBin := os.Getenv("ROUTER_BENCH_HAPROXY")
 	other := otherRouterFromEnv(b)
 
@@ -247,6 +255,7 @@ func BenchmarkDataPlaneSideBySide(b *testing.B) {
 		}
 	}
 	b.StopTimer()
+	sbsRouteChurn(b, ctx, c, ns, routers, ips, changes)
 
 	medians := map[string]float64{}
 	for _, r := range routers {
@@ -646,15 +655,16 @@ func startOurSideBySide(b *testing.B, routerBin, haproxyBin, kubeconfig, ns stri
 		return nil, err
 	}
 	return &sbsRouter{
-		Name:       fmt.Sprintf("ours-%d", routes),
-		Routes:     routes,
-		HTTPPort:   p.HTTPPort,
-		ConfigPath: layout.New(p.WorkingDir).Config(),
-		routerPID:  p.PID,
-		haproxy:    func() []int { return haproxyPIDs(p.WorkingDir) },
-		exited:     p.exited,
-		stop:       p.Stop,
-		logTail:    p.LogTail,
+		Name:          fmt.Sprintf("ours-%d", routes),
+		Routes:        routes,
+		HTTPPort:      p.HTTPPort,
+		ConfigPath:    layout.New(p.WorkingDir).Config(),
+		routerPID:     p.PID,
+		haproxy:       func() []int { return haproxyPIDs(p.WorkingDir) },
+		exited:        p.exited,
+		stop:          p.Stop,
+		logTail:       p.LogTail,
+		reloadReasons: p.reloadReasons,
 	}, nil
 }
 

@@ -53,6 +53,29 @@ type Router struct {
 	// PairedRatio (full routers only): the median over the rounds of this
 	// router's requests/s over its 1-route twin's in the same round.
 	PairedRatio float64 `json:"paired_ratio_median,omitempty"`
+	// RouteChurn (full routers only): the route churn after the rounds.
+	RouteChurn *RouteChurn `json:"route_churn,omitempty"`
+}
+
+// RouteChurn is how one router followed routes added and deleted through
+// the API server, one change a second: seconds from the API call to the
+// answer (200 from its backend, 503 once deleted).
+type RouteChurn struct {
+	Changes  int     `json:"changes"`
+	AddedP50 float64 `json:"added_p50_seconds"`
+	AddedP99 float64 `json:"added_p99_seconds"`
+	AddedMax float64 `json:"added_max_seconds"`
+	GoneP50  float64 `json:"deleted_p50_seconds"`
+	GoneP99  float64 `json:"deleted_p99_seconds"`
+	GoneMax  float64 `json:"deleted_max_seconds"`
+	// NotSeen are the changes not answered as they should within the
+	// benchmark's bound.
+	NotSeen int `json:"not_seen"`
+	// Reloads are the HAProxy processes that appeared meanwhile.
+	Reloads int `json:"reloads"`
+	// Requests and Failed: the steady load through a route that stayed.
+	Requests int `json:"steady_requests"`
+	Failed   int `json:"steady_failed"`
 }
 
 // Find returns the router of who ("ours" or "other") with routes routes.
