@@ -74,32 +74,30 @@ func diffBackends(old, new *Config) Change {
 			run, d, r = diffSection(&old.sections[x.oldOther[oi]], n)
 			oi++
 		case had && !old.sections[j].orphan:
-			why := &Change{Reload: true, Reason: ReasonBackends, Where: n.header}
-			if !reshaped(&old.sections[j], n) {
-				run, d, r = diffSection(&old.sections[j], n)
-				if !restyled(r) {
-					break
-				}
-				why = r
+			var why *Change
+			run, d, r, why = diffInPlace(&old.sections[j], n)
+			if why == nil {
+				break
 			}
 			// The route's backend lines changed in what HAProxy cannot
 			// change at runtime (its balance, say, or its servers' TLS
-			// options): it moves to a free backend of its new shape, and
-			// the one it ran in becomes an orphan.
-			k, ok := pickOrphan(old, free[n.shape], taken, budget, backendName(n.header))
+			// options, or the destination CA they read): it moves to a
+			// free backend of its new shape, and the one it ran in
+			// becomes an orphan.
+			k, ok := pickOrphan(old, free[n.shape], taken, budget, n)
 			if !ok {
 				return *why
 			}
 			taken[k], moved[j] = true, true
 			run, d, r = takeOver(&old.sections[k], n)
-		case had:
+		case had && len(n.renew) == 0:
 			// An orphan of this very backend: its route came back.
 			taken[j] = true
 			run, d, r = takeOver(&old.sections[j], n)
 		default:
-			j, ok := pickOrphan(old, free[n.shape], taken, budget, backendName(n.header))
+			j, ok := pickOrphan(old, free[n.shape], taken, budget, n)
 			if !ok {
-				return Change{Reload: true, Reason: ReasonBackends, Where: n.header}
+				return Change{Reload: true, Reason: movedReason(n), Where: n.header}
 			}
 			taken[j] = true
 			run, d, r = takeOver(&old.sections[j], n)
@@ -214,13 +212,88 @@ func (x backendIndex) free(old *Config) map[[32]byte][]int {
 // pickOrphan chooses, among the orphans at indexes l of old (of one
 // shape, in order), the first not taken yet that the backend named
 // backend may run in: a spare only within its namespace's budget.
-func pickOrphan(old *Config, l []int, taken map[int]bool, budget spareBudget, backend string) (int, bool) {
+func pickOrphan(old *Config, l []int, taken map[int]bool, budget spareBudget, n *section) (int, bool) {
+	backend := backendName(n.header)
 	for _, j := range l {
-		if !taken[j] && budget.take(&old.sections[j], backend) {
+		o := &old.sections[j]
+		if !taken[j] && !readsAny(o, n.renew) && budget.take(o, backend) {
 			return j, true
 		}
 	}
 	return 0, false
+}
+
+// diffInPlace diffs n against o, the same backend as HAProxy runs it; why
+// is set (and the rest is not) when the backend has to move to a free one
+// instead: its lines other than servers changed, its servers' options
+// changed, or they read a destination CA file whose contents changed.
+func diffInPlace(o, n *section) (run section, d sectionCommands, r, why *Change) {
+	switch {
+	case len(n.renew) > 0:
+		return run, d, nil, &Change{Reload: true, Reason: ReasonDestinationCA, Where: n.header}
+	case reshaped(o, n):
+		return run, d, nil, &Change{Reload: true, Reason: ReasonBackends, Where: n.header}
+	}
+	run, d, r = diffSection(o, n)
+	if restyled(r) {
+		return section{}, sectionCommands{}, nil, r
+	}
+	return run, d, r, nil
+}
+
+// movedReason is why a backend section that found no free backend to run
+// in needs a reload.
+func movedReason(n *section) string {
+	if len(n.renew) > 0 {
+		return ReasonDestinationCA
+	}
+	return ReasonBackends
+}
+
+// readsAny reports whether a server of s reads one of the files paths
+// ("ca-file PATH").
+func readsAny(s *section, paths []string) bool {
+	for _, p := range paths {
+		for j := range s.servers {
+			if readsFile(s.servers[j].options, "ca-file", p) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// readsFile reports whether server options name path after keyword.
+func readsFile(options, keyword, path string) bool {
+	f := strings.Fields(options)
+	for i := 0; i+1 < len(f); i++ {
+		if f[i] == keyword && f[i+1] == path {
+			return true
+		}
+	}
+	return false
+}
+
+// RenewServers marks the backend sections of c whose servers read one of
+// the destination CA files paths ("ca-file"), whose contents changed: a
+// Diff or DiffSections against c moves such a backend to a free one (its
+// servers added anew, which read the new contents once "commit ssl
+// ca-file" has run, see FileCommands), or says ReasonDestinationCA.
+func (c *Config) RenewServers(paths []string) {
+	if len(paths) == 0 {
+		return
+	}
+	for i := range c.sections {
+		s := &c.sections[i]
+		if !isBackend(s.header) {
+			continue
+		}
+		for _, p := range paths {
+			if readsAny(s, []string{p}) {
+				s.renew = append(s.renew, p)
+			}
+		}
+	}
 }
 
 // aliases maps the names HAProxy runs c's backends as to the backends of

@@ -417,3 +417,81 @@ func TestABackendWhoseServersChangeOptionsMovesToAFreeBackend(t *testing.T) {
 		})
 	}
 }
+
+// TestABackendWhoseDestinationCAChangedMovesToAFreeBackend: the servers
+// of a re-encrypt route whose destination CA file's contents changed
+// (RenewServers) keep the certificates HAProxy created them with, so the
+// route moves to a free backend whose servers are added anew — never to
+// a backend whose servers read the file already, its own included — and
+// reloads (ReasonDestinationCA) when there is none; other backends stay.
+func TestABackendWhoseDestinationCAChangedMovesToAFreeBackend(t *testing.T) {
+	const caFile = "/wd/cacerts/ns:a.pem"
+	ca := routeSection("a", "ka", "pod:x 10.0.0.1:80 ssl verify required ca-file "+caFile)
+	b := routeSection("b", "kb", "pod:y 10.0.0.2:80 ssl verify required ca-file /wd/cacerts/ns:b.pem")
+	spare := func(n string) string {
+		return strings.Replace(routeSection("x", "ks"), "be_http:ns:x", SparePrefix+n, 1)
+	}
+	renewed := func() *Config {
+		c := Parse([]byte(backendsBase + ca + b))
+		c.RenewServers([]string{caFile})
+		return c
+	}
+
+	t.Run("without a free backend: a reload", func(t *testing.T) {
+		ch := Diff(Parse([]byte(backendsBase+ca+b)), renewed())
+		if !ch.Reload || ch.Reason != ReasonDestinationCA {
+			t.Fatalf("reload=%v reason %q, want %q", ch.Reload, ch.Reason, ReasonDestinationCA)
+		}
+	})
+	t.Run("sections: the whole diff is asked for", func(t *testing.T) {
+		part := Parse([]byte(backendsBase + ca))
+		part.RenewServers([]string{caFile})
+		ch := DiffSections(Parse([]byte(backendsBase+ca+b)), part)
+		if !ch.Reload || ch.Reason != ReasonBackends {
+			t.Fatalf("DiffSections: reload=%v reason %q, want %q", ch.Reload, ch.Reason, ReasonBackends)
+		}
+	})
+
+	// Four spares: a namespace may take half of them.
+	start := Diff(Parse([]byte(backendsBase+ca+b+spare("0")+spare("1")+spare("2")+spare("3"))), Parse([]byte(backendsBase+ca+b)))
+	if start.Reload {
+		t.Fatalf("start: %+v", start)
+	}
+	move := Diff(start.Running, renewed())
+	if move.Reload {
+		t.Fatalf("reload %s at %s", move.Reason, move.Where)
+	}
+	want := []string{
+		"add server " + SparePrefix + "0/pod:x 10.0.0.1:80 weight 1 id 1 ssl verify required ca-file " + caFile,
+		"set dynamic-cookie-key backend " + SparePrefix + "0 ka",
+		"enable server " + SparePrefix + "0/pod:x",
+		"set server be_http:ns:a/pod:x state maint",
+	}
+	if !reflect.DeepEqual(commands(move), want) {
+		t.Fatalf("commands\n got  %q\n want %q", commands(move), want)
+	}
+	if got := move.Running.RuntimeName("be_http:ns:a"); got != SparePrefix+"0" {
+		t.Fatalf("be_http:ns:a runs as %q", got)
+	}
+	if got := move.Running.RuntimeName("be_http:ns:b"); got != "be_http:ns:b" {
+		t.Fatalf("be_http:ns:b runs as %q", got)
+	}
+	// Nothing more to do once moved.
+	if again := Diff(move.Running, Parse([]byte(backendsBase+ca+b))); again.Reload || len(again.Commands) != 0 {
+		t.Fatalf("after the move: %+v", again)
+	}
+
+	// Changed again, twice: neither back to its own backend nor to the
+	// first spare (their servers read the file): to the next spares.
+	running := move.Running
+	for i, want := range []string{SparePrefix + "1", SparePrefix + "2"} {
+		ch := Diff(running, renewed())
+		if ch.Reload {
+			t.Fatalf("change %d: reload %s at %s", i+2, ch.Reason, ch.Where)
+		}
+		if got := ch.Running.RuntimeName("be_http:ns:a"); got != want {
+			t.Fatalf("change %d: be_http:ns:a runs as %q, want %q", i+2, got, want)
+		}
+		running = ch.Running
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"maps"
+	"path/filepath"
 	"strings"
 )
 
@@ -11,12 +12,36 @@ import (
 // read by its server lines' "ca-file"): HAProxy reads them at load, and
 // the runtime API adds one (measured on HAProxy 2.6.12: "new ssl ca-file
 // P", "set ssl ca-file P" with the certificates, "commit ssl ca-file P";
-// a server added afterwards with "ca-file P" verifies with it). What
-// "commit ssl ca-file" does to the servers already using a file is not
-// what a reload does (they keep the store they were loaded with), so a
-// file whose contents change reloads. A file removed (its route deleted)
-// stays in HAProxy until the next reload: the router keeps what HAProxy
-// holds of it, and the same file written again needs nothing.
+// a server added afterwards with "ca-file P" verifies with it). The
+// servers already using a file keep the store they were created with
+// after "set ssl ca-file P" and "commit ssl ca-file P" (measured on 2.6.12
+// and 3.0.11), while servers added after it read the new contents: a file
+// whose contents change is committed and the backends whose servers read
+// it move to free backends (Config.RenewServers, which Diff needs to be
+// told of before FileCommands runs: ChangedCAFiles), or the change
+// reloads. A file removed (its route deleted) stays in HAProxy until the
+// next reload: the router keeps what HAProxy holds of it, and the same
+// file written again needs nothing.
+
+// ChangedCAFiles returns the destination CA files among changed whose
+// contents in newData differ from those in oldData, both
+// known: the files whose servers Diff has to renew (Config.RenewServers).
+func ChangedCAFiles(caDir string, changed []string, newData, oldData map[string][]byte) []string {
+	var out []string
+	prefix := caDir + string(filepath.Separator)
+	for _, p := range changed {
+		p = filepath.Clean(p)
+		if !strings.HasPrefix(p, prefix) || !strings.HasSuffix(p, ".pem") {
+			continue
+		}
+		n, written := newData[p]
+		o, had := oldData[p]
+		if written && had && !bytes.Equal(n, o) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
 
 // caHeld is a destination CA file HAProxy holds whose file is gone: the
 // hash of the contents it holds (known: false when they are not known).
@@ -55,8 +80,20 @@ func (c *caChange) add(p string, in Files, fits func(string, []byte) bool) bool 
 		// Removed: HAProxy keeps it (a backend it runs may still use it).
 		c.held[p] = caHeld{hash: sha256.Sum256(old), known: had}
 		return true
+	case had && bytes.Equal(old, data):
+		return true
 	case had:
-		return bytes.Equal(old, data)
+		// New contents: the servers reading the file were moved to free
+		// backends, their servers added anew after these commands
+		// (RenewServers, ChangedCAFiles).
+		if fileUse(in.Config, p) != usedAsServerCA || !fits(p, data) {
+			return false
+		}
+		c.cmds = append(c.cmds,
+			Command{Kind: "ca-set", Text: "set ssl ca-file " + p, Payload: string(data)},
+			Command{Kind: "ca-commit", Text: "commit ssl ca-file " + p})
+		c.count++
+		return true
 	}
 	if h, ok := c.held[p]; ok {
 		// Written again: what HAProxy holds must be what is written.

@@ -38,6 +38,9 @@ const (
 	// ReasonServerOptions: a server line changed in something other than
 	// its address, weight or maintenance state.
 	ReasonServerOptions = "server-options"
+	// ReasonDestinationCA: a destination CA file's contents changed and
+	// no free backend was left for the routes using it to move to.
+	ReasonDestinationCA = "destination-ca"
 	// ReasonServerAddress: a server's new address is not an IP and port.
 	ReasonServerAddress = "server-address"
 )
@@ -85,6 +88,11 @@ type section struct {
 	// runtime get their cookie from it once it is set again (HAProxy 2.6
 	// computes dynamic cookies of configured servers only).
 	cookieKey string
+	// renew are the destination CA files whose contents changed that the
+	// section's servers read (RenewServers): HAProxy's servers keep the
+	// certificates they were created with, so the backend moves to a
+	// free one whose servers are added anew.
+	renew []string
 	// lastID is the highest server id the running backend has given out:
 	// HAProxy numbers the servers of a loaded backend 1, 2, ... in order,
 	// and the router gives each server it adds the next one. (HAProxy
@@ -376,7 +384,7 @@ func Diff(old, new *Config) Change {
 	var all sectionCommands
 	running := &Config{sections: make([]section, len(new.sections)), crt: old.crt, ca: old.ca}
 	for i := range new.sections {
-		if reshaped(&old.sections[i], &new.sections[i]) {
+		if reshaped(&old.sections[i], &new.sections[i]) || len(new.sections[i].renew) > 0 {
 			return diffBackends(old, new) // the route moves to another backend
 		}
 		run, d, reload := diffSection(&old.sections[i], &new.sections[i])
@@ -415,7 +423,7 @@ func DiffSections(old, part *Config) Change {
 		if !ok || j < 0 || seen[n.header] {
 			return Change{Reload: true, Reason: ReasonConfig, Where: n.header}
 		}
-		if reshaped(&old.sections[j], n) {
+		if reshaped(&old.sections[j], n) || len(n.renew) > 0 {
 			// The route moves to another backend: Diff on the whole
 			// configuration finds it one.
 			return Change{Reload: true, Reason: ReasonBackends, Where: n.header}
@@ -563,7 +571,7 @@ type serverDiff struct {
 
 func newServerDiff(o, n *section) *serverDiff {
 	run := *n
-	run.runsAs, run.orphan = o.name(), false
+	run.runsAs, run.orphan, run.renew = o.name(), false, nil
 	if run.runsAs == backendName(n.header) {
 		run.runsAs = "" // its own backend
 	}

@@ -101,14 +101,14 @@ func (c *Config) KeepFiles(fc FileChange) {
 //     replaced with "set ssl cert" / "commit ssl cert";
 //   - a destination CA file (router/cacerts/*.pem) added, read only by
 //     server lines' "ca-file", gets "new ssl ca-file", "set ssl ca-file",
-//     "commit ssl ca-file" before the server commands (see caChange);
+//     "commit ssl ca-file" before the server commands (see caChange); one
+//     whose contents changed, "set ssl ca-file" and "commit ssl ca-file",
+//     its servers renewed by the Diff (ChangedCAFiles);
 //   - a file removed that the configuration no longer names needs nothing
 //     (a backend HAProxy keeps until the next reload read it at load).
 //
-// Anything else needs a reload: another file added or changed (HAProxy
-// reads destination CAs at load and "commit ssl ca-file" does
-// not reach the servers already using one: a destination CA file whose
-// contents change), a map used otherwise (map_reg
+// Anything else needs a reload: another file added or changed, a map
+// used otherwise (map_reg
 // matches in list order), a crt-list line changed in place, contents not
 // known, a certificate longer than the runtime API takes (MaxPayload). The
 // configuration file itself is the caller's (Diff).

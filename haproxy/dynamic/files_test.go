@@ -275,8 +275,9 @@ func TestFileCommandsRemoveKeysUnderTheNameHAProxyHasThem(t *testing.T) {
 // re-encrypt route's destination CA file added is loaded through the
 // runtime API before any server command (a server added names it); a
 // removed one stays in HAProxy, so the same file written again needs
-// nothing; one whose contents change, that HAProxy holds with other
-// contents, or that a bind line reads, reloads.
+// nothing; one whose contents change is set and committed (its servers
+// are renewed by the Diff, see ChangedCAFiles); one that HAProxy holds
+// with other contents, or that a bind line reads, reloads.
 func TestFileCommandsAddDestinationCAFilesAndKeepThoseOfDeletedRoutes(t *testing.T) {
 	wd := layout.New("/wd")
 	ca := filepath.Join(wd.CACerts(), "ns:r.pem")
@@ -309,8 +310,20 @@ func TestFileCommandsAddDestinationCAFilesAndKeepThoseOfDeletedRoutes(t *testing
 	if fc.Before[1].Payload != string(a) {
 		t.Fatalf("added: payload %q", fc.Before[1].Payload)
 	}
-	if fc := step(running, withServer, map[string][]byte{ca: a}, map[string][]byte{ca: b}); !fc.Reload {
-		t.Fatalf("contents changed: %+v, want a reload", fc)
+	changedTo := map[string][]byte{ca: b}
+	if got := ChangedCAFiles(wd.CACerts(), []string{ca}, changedTo, map[string][]byte{ca: a}); !reflect.DeepEqual(got, []string{ca}) {
+		t.Fatalf("ChangedCAFiles: %q", got)
+	}
+	fc = step(running, withServer, map[string][]byte{ca: a}, changedTo)
+	if fc.Reload || len(fc.Before) != 2 || fc.Before[0].Text != "set ssl ca-file "+ca || fc.Before[0].Payload != string(b) ||
+		fc.Before[1].Text != "commit ssl ca-file "+ca || fc.Certificates != 1 {
+		t.Fatalf("contents changed: %+v, want the file set and committed", fc)
+	}
+	if fc := step(Parse(onBind), onBind, map[string][]byte{ca: a}, changedTo); !fc.Reload {
+		t.Fatalf("contents changed, read by a bind line: %+v, want a reload", fc)
+	}
+	if got := ChangedCAFiles(wd.CACerts(), []string{ca}, changedTo, none); len(got) != 0 {
+		t.Fatalf("ChangedCAFiles of a file added: %q", got)
 	}
 	if fc := step(running, without, map[string][]byte{ca: a}, none); fc.Reload || len(fc.Before)+len(fc.Commands)+len(fc.Removals) != 0 {
 		t.Fatalf("removed: %+v, want nothing", fc)

@@ -333,7 +333,9 @@ func (c *Controller) loaded(out *pipeline.Output, spares []byte, start bool, rea
 // only those are compared with what runs (dynamic.DiffSections), not the
 // whole configuration parsed again.
 func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, changed []string, fs, old []files.File, workingDir string, config []byte, sections *dynamic.Config) (string, *dynamic.Config) {
-	change, sections := diffRunning(running, config, sections)
+	wd := layout.New(workingDir)
+	newData, oldData := changedData(fs, changed), changedData(old, changed)
+	change, sections := diffRunning(running, config, sections, dynamic.ChangedCAFiles(wd.CACerts(), changed, newData, oldData))
 	if change.Reload {
 		c.logNeedsReload("change needs a reload", change)
 		return change.Reason, nil
@@ -345,8 +347,8 @@ func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, ch
 	if sections != nil {
 		names = running
 	}
-	fc := dynamic.FileCommands(dynamic.Files{WD: layout.New(workingDir), Config: config, Changed: changed,
-		New: changedData(fs, changed), Old: changedData(old, changed), Running: names, WasRunning: running, ReadFile: os.ReadFile,
+	fc := dynamic.FileCommands(dynamic.Files{WD: wd, Config: config, Changed: changed,
+		New: newData, Old: oldData, Running: names, WasRunning: running, ReadFile: os.ReadFile,
 		All: func() map[string][]byte { return allData(fs) }})
 	if fc.Reload {
 		if fc.TooLarge {
@@ -413,14 +415,19 @@ func (c *Controller) runtimeFailed(err error, fs []files.File, n, total int) {
 // diffRunning compares what HAProxy runs with the staged configuration:
 // with sections (see tryRuntime) only those, unless a route's backend
 // has to move to another (dynamic.DiffSections says ReasonBackends), which
-// the whole configuration's diff works out (sections is then nil).
-func diffRunning(running *dynamic.Config, config []byte, sections *dynamic.Config) (dynamic.Change, *dynamic.Config) {
+// the whole configuration's diff works out (sections is then nil). The
+// backends whose servers read a destination CA file of renew (contents
+// changed) move to free backends.
+func diffRunning(running *dynamic.Config, config []byte, sections *dynamic.Config, renew []string) (dynamic.Change, *dynamic.Config) {
 	if sections != nil {
+		sections.RenewServers(renew)
 		if ch := dynamic.DiffSections(running, sections); !ch.Reload || ch.Reason != dynamic.ReasonBackends {
 			return ch, sections
 		}
 	}
-	return dynamic.Diff(running, dynamic.Parse(config)), nil
+	parsed := dynamic.Parse(config)
+	parsed.RenewServers(renew)
+	return dynamic.Diff(running, parsed), nil
 }
 
 // allData returns the contents of every file of fs, by cleaned path.
