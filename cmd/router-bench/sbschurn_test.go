@@ -12,12 +12,7 @@ import (
 	"testing"
 	"time"
 
-	routev1 "github.com/openshift/api/route/v1"
-	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/utils/ptr"
 
 	"github.com/openshift-router-go/router/test/benchreport"
 	"github.com/openshift-router-go/router/test/kubetest"
@@ -174,29 +169,7 @@ func churnPlan(changes int) []churnOp {
 // createChurnRoute creates Service c<j>, its EndpointSlice (one endpoint,
 // ip) and Route c<j>, and returns when the route's create was sent.
 func createChurnRoute(ctx context.Context, c *kubetest.Cluster, ns string, j int, ip string) (time.Time, error) {
-	name := churnRouteName(j)
-	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(sbsBackendPort)}}}}
-	if _, err := c.Kube.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
-		return time.Time{}, fmt.Errorf("service %s: %w", name, err)
-	}
-	eps := &discoveryv1.EndpointSlice{
-		ObjectMeta:  metav1.ObjectMeta{Name: name + "-1", Labels: map[string]string{discoveryv1.LabelServiceName: name}},
-		AddressType: discoveryv1.AddressTypeIPv4,
-		Endpoints: []discoveryv1.Endpoint{{Addresses: []string{ip},
-			Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}},
-		Ports: []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To[int32](sbsBackendPort)}},
-	}
-	if _, err := c.Kube.DiscoveryV1().EndpointSlices(ns).Create(ctx, eps, metav1.CreateOptions{}); err != nil {
-		return time.Time{}, fmt.Errorf("endpoint slice %s: %w", eps.Name, err)
-	}
-	rt := &routev1.Route{ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: routev1.RouteSpec{Host: name + ".bench.test", To: routev1.RouteTargetReference{Kind: "Service", Name: name}}}
-	t0 := time.Now()
-	if _, err := c.Routes.RouteV1().Routes(ns).Create(ctx, rt, metav1.CreateOptions{}); err != nil {
-		return time.Time{}, fmt.Errorf("route %s: %w", name, err)
-	}
-	return t0, nil
+	return createRouteObjects(ctx, c, ns, churnRouteName(j), churnRouteName(j), ip, nil)
 }
 
 // deleteChurnRoute deletes Route c<j>, then its Service and EndpointSlice,

@@ -615,12 +615,22 @@ func createSideBySideFixture(b *testing.B, ctx context.Context, c *kubetest.Clus
 }
 
 func createSideBySideRoute(ctx context.Context, c *kubetest.Cluster, ns string, i int, ip string) error {
-	name := routeName(i)
-	svcName := fmt.Sprintf("s%d", i)
+	var labels map[string]string
+	if i == 0 {
+		labels = map[string]string{sbsLabel: sbsLabelValue}
+	}
+	_, err := createRouteObjects(ctx, c, ns, routeName(i), fmt.Sprintf("s%d", i), ip, labels)
+	return err
+}
+
+// createRouteObjects creates in ns Service svcName, its EndpointSlice (one
+// ready endpoint, ip:8080) and Route name (host name.bench.test, labels),
+// in that order, and returns when the route's create was sent.
+func createRouteObjects(ctx context.Context, c *kubetest.Cluster, ns, name, svcName, ip string, labels map[string]string) (time.Time, error) {
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: svcName},
 		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(sbsBackendPort)}}}}
 	if _, err := c.Kube.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("service %s: %w", svcName, err)
+		return time.Time{}, fmt.Errorf("service %s: %w", svcName, err)
 	}
 	eps := &discoveryv1.EndpointSlice{
 		ObjectMeta:  metav1.ObjectMeta{Name: svcName + "-1", Labels: map[string]string{discoveryv1.LabelServiceName: svcName}},
@@ -630,17 +640,15 @@ func createSideBySideRoute(ctx context.Context, c *kubetest.Cluster, ns string, 
 		Ports: []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To[int32](sbsBackendPort)}},
 	}
 	if _, err := c.Kube.DiscoveryV1().EndpointSlices(ns).Create(ctx, eps, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("endpoint slice %s: %w", eps.Name, err)
+		return time.Time{}, fmt.Errorf("endpoint slice %s: %w", eps.Name, err)
 	}
-	rt := &routev1.Route{ObjectMeta: metav1.ObjectMeta{Name: name},
+	rt := &routev1.Route{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
 		Spec: routev1.RouteSpec{Host: name + ".bench.test", To: routev1.RouteTargetReference{Kind: "Service", Name: svcName}}}
-	if i == 0 {
-		rt.Labels = map[string]string{sbsLabel: sbsLabelValue}
-	}
+	t0 := time.Now()
 	if _, err := c.Routes.RouteV1().Routes(ns).Create(ctx, rt, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("route %s: %w", name, err)
+		return time.Time{}, fmt.Errorf("route %s: %w", name, err)
 	}
-	return nil
+	return t0, nil
 }
 
 // startOurSideBySide starts this project's router on the API server.
