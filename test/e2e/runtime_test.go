@@ -369,10 +369,12 @@ func TestEndpointMovesLeaveNoConnectionToTheOldEndpoint(t *testing.T) {
 
 // runsWhatDiskSays waits until HAProxy runs exactly the servers the
 // haproxy.config on disk has for backend (servers of lines that went away
-// are deleted once drained).
+// are deleted once drained: once their last request is done and HAProxy
+// has closed their idle connections, pool-purge-delay later, which takes
+// longer on a busy machine).
 func runsWhatDiskSays(t *testing.T, r *router, backend string) {
 	t.Helper()
-	eventually(t, 10*time.Second, "running servers as haproxy.config on disk", func() error {
+	eventually(t, 30*time.Second, "running servers as haproxy.config on disk", func() error {
 		if mem, disk := runtimeServers(t, r, backend), diskServers(t, r, backend); !reflect.DeepEqual(mem, disk) {
 			return fmt.Errorf("running servers differ from haproxy.config on disk:\nrunning %v\ndisk    %v", mem, disk)
 		}
