@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -83,10 +84,10 @@ func (c *caChange) add(p string, in Files, fits func(string, []byte) bool) bool 
 	case had && bytes.Equal(old, data):
 		return true
 	case had:
-		// New contents: the servers reading the file were moved to free
-		// backends, their servers added anew after these commands
-		// (RenewServers, ChangedCAFiles).
-		if fileUse(in.Config, p) != usedAsServerCA || !fits(p, data) {
+		// New contents: only when the Diff moved the servers reading the
+		// file to free backends, their servers added anew after these
+		// commands (Renewed; else the servers would keep the old CA).
+		if !slices.Contains(in.Renewed, p) || fileUse(in.Config, p) != usedAsServerCA || !fits(p, data) {
 			return false
 		}
 		c.cmds = append(c.cmds,

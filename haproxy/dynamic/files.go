@@ -32,6 +32,10 @@ type Files struct {
 	// keeps what HAProxy runs of the crt-lists where it differs from the
 	// files.
 	Running *Config
+	// Renewed are the destination CA files whose servers the Diff
+	// producing Running renewed (Config.RenewServers with ChangedCAFiles):
+	// only those may change contents at runtime, any other reloads.
+	Renewed []string
 	// WasRunning names the backends as HAProxy runs them before the
 	// change (nil: as Running): the keys of map entries removed are sent
 	// with these names, those HAProxy has them under.

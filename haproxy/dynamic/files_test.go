@@ -286,9 +286,10 @@ func TestFileCommandsAddDestinationCAFilesAndKeepThoseOfDeletedRoutes(t *testing
 	withServer := []byte("backend be_secure:ns:r\n  server pod:1 10.0.0.1:8443 weight 1 ssl verify required ca-file " + ca + " alpn h2,http/1.1\n")
 	without := []byte("backend be_secure:ns:other\n  server pod:1 10.0.0.2:8443 weight 1\n")
 	onBind := []byte("frontend f\n  bind :443 ssl crt /wd/d.pem ca-file " + ca + " verify optional\n")
+	renewed := []string{ca} // as if the Diff renewed its servers
 	step := func(running *Config, config []byte, old, new map[string][]byte) FileChange {
 		t.Helper()
-		fc := FileCommands(Files{WD: wd, Config: config, Changed: []string{ca}, Old: old, New: new, Running: running})
+		fc := FileCommands(Files{WD: wd, Config: config, Changed: []string{ca}, Old: old, New: new, Running: running, Renewed: renewed})
 		if !fc.Reload {
 			running.KeepFiles(fc)
 		}
@@ -322,6 +323,11 @@ func TestFileCommandsAddDestinationCAFilesAndKeepThoseOfDeletedRoutes(t *testing
 	if fc := step(Parse(onBind), onBind, map[string][]byte{ca: a}, changedTo); !fc.Reload {
 		t.Fatalf("contents changed, read by a bind line: %+v, want a reload", fc)
 	}
+	renewed = nil
+	if fc := step(running, withServer, map[string][]byte{ca: a}, changedTo); !fc.Reload {
+		t.Fatalf("contents changed, servers not renewed by the diff: %+v, want a reload", fc)
+	}
+	renewed = []string{ca}
 	if got := ChangedCAFiles(wd.CACerts(), []string{ca}, changedTo, none); len(got) != 0 {
 		t.Fatalf("ChangedCAFiles of a file added: %q", got)
 	}

@@ -335,7 +335,8 @@ func (c *Controller) loaded(out *pipeline.Output, spares []byte, start bool, rea
 func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, changed []string, fs, old []files.File, workingDir string, config []byte, sections *dynamic.Config) (string, *dynamic.Config) {
 	wd := layout.New(workingDir)
 	newData, oldData := changedData(fs, changed), changedData(old, changed)
-	change, sections := diffRunning(running, config, sections, dynamic.ChangedCAFiles(wd.CACerts(), changed, newData, oldData))
+	renew := dynamic.ChangedCAFiles(wd.CACerts(), changed, newData, oldData)
+	change, sections := diffRunning(running, config, sections, renew)
 	if change.Reload {
 		c.logNeedsReload("change needs a reload", change)
 		return change.Reason, nil
@@ -348,7 +349,7 @@ func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, ch
 		names = running
 	}
 	fc := dynamic.FileCommands(dynamic.Files{WD: wd, Config: config, Changed: changed,
-		New: newData, Old: oldData, Running: names, WasRunning: running, ReadFile: os.ReadFile,
+		New: newData, Old: oldData, Running: names, WasRunning: running, Renewed: renew, ReadFile: os.ReadFile,
 		All: func() map[string][]byte { return allData(fs) }})
 	if fc.Reload {
 		if fc.TooLarge {
