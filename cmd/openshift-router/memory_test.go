@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"runtime"
 	"testing"
 	"time"
 
@@ -69,5 +70,56 @@ func TestMemoryTrimmerTrimsOnceAfterSuccessfulReloads(t *testing.T) {
 				t.Errorf("after the trim, a reload scheduled %d trims in all, want %d", len(timers), tt.wantTimer+1)
 			}
 		})
+	}
+}
+
+func TestMemoryTrimmerTrimsAQuietRouterHoldingMuchUnusedHeap(t *testing.T) {
+	const mib = 1 << 20
+	start := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name string
+		// sinceWork is the time since the last pass; pending is a trim
+		// scheduled after a reload.
+		sinceWork      time.Duration
+		pending        bool
+		resident, live uint64
+		wantTrim       bool
+	}{
+		{"quiet with half the live heap unused trims", time.Minute, false, 150 * mib, 75 * mib, true},
+		{"a pass within quietFor waits", quietFor - time.Second, false, 150 * mib, 75 * mib, false},
+		{"quiet for exactly quietFor trims", quietFor, false, 150 * mib, 75 * mib, true},
+		{"little unused heap is not worth a collection", time.Minute, false, 90 * mib, 75 * mib, false},
+		{"a small heap needs minIdleTrim unused", time.Minute, false, 20 * mib, 8 * mib, false},
+		{"a small heap with minIdleTrim unused trims", time.Minute, false, 25 * mib, 8 * mib, true},
+		{"a trim pending after a reload is not doubled", time.Minute, true, 150 * mib, 75 * mib, false},
+		{"unreadable metrics never trim", time.Minute, false, 0, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := newMemoryTrimmer(&countingObserver{}, logr.Discard())
+			frees := 0
+			m.free = func() { frees++ }
+			m.after = func(time.Duration, func()) {}
+			now := start
+			m.now = func() time.Time { return now }
+			m.heap = func() (uint64, uint64) { return tt.resident, tt.live }
+			m.ObserveWriteConfig(time.Millisecond)
+			if tt.pending {
+				m.ObserveReload(time.Millisecond, nil)
+			}
+			now = now.Add(tt.sinceWork)
+			m.idleTrim()
+			if got := frees == 1; got != tt.wantTrim || frees > 1 {
+				t.Errorf("heap freed %d times, want trim %v", frees, tt.wantTrim)
+			}
+		})
+	}
+}
+
+func TestHeapUseReadsTheRuntimesHeap(t *testing.T) {
+	runtime.GC()
+	resident, live := heapUse()
+	if live == 0 || resident < live {
+		t.Errorf("heapUse() = resident %d, live %d; want live > 0 and resident >= live", resident, live)
 	}
 }

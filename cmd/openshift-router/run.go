@@ -107,7 +107,9 @@ func run(ctx context.Context, f runFlags) error {
 			src.status.Update(results)
 		}
 	}
-	pipe.Observer = newMemoryTrimmer(obs, log.WithName("memory"))
+	trimmer := newMemoryTrimmer(obs, log.WithName("memory"))
+	go trimmer.Run(ctx)
+	pipe.Observer = trimmer
 	if src.extcert != nil {
 		pipe.ExternalCertificates = src.extcert
 	}
