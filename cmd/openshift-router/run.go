@@ -102,6 +102,9 @@ func run(ctx context.Context, f runFlags) error {
 	pipe.ReloadInterval = cfg.ReloadInterval
 	pipe.SpareBackends, pipe.SparesFile = cfg.SpareBackends, spares
 	pipe.BindEarly = !cfg.Kube.BindPortsAfterSync
+	// The embedded HAProxy's master keeps what it ran when it refuses a
+	// configuration; a reload script or a sidecar are checked first.
+	pipe.FirstLoadUnchecked = cfg.ReloadScript == "" && cfg.Process.HAProxyAdminSocket == ""
 	pipe.OnResults = func(results map[admission.Key]admission.Result) {
 		if src.status != nil {
 			src.status.Update(results)

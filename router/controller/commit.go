@@ -242,7 +242,9 @@ func (c *Controller) rollback(what string) {
 
 // load checks a staged configuration and starts or reloads HAProxy with
 // it: a configuration HAProxy could not start under the open-files limit
-// (Preflight) or refuses ("haproxy -c") excludes the routes it names.
+// (Preflight) or refuses ("haproxy -c") excludes the routes it names. With
+// Options.FirstLoadUnchecked the first configuration with routes is
+// loaded without the check, which runs only if HAProxy refuses it.
 func (c *Controller) load(ctx context.Context, run *commitRun, out *pipeline.Output, reason string, changed []string) (roundResult, error) {
 	if found, err := pipeline.Preflight(out.Config, c.o.FDLimit); err != nil {
 		// What HAProxy would refuse at start, "haproxy -c" does not see.
@@ -252,26 +254,46 @@ func (c *Controller) load(ctx context.Context, run *commitRun, out *pipeline.Out
 		}
 		return c.retryWithout(run, found, err)
 	}
-	spares, err := c.checkWithSpares(ctx, out, c.writeSpares(out.Config))
-	if err != nil {
-		c.rollback("refused configuration")
-		found := pipeline.Culprits(err, out.Files, out.Config)
-		if len(found) == 0 {
-			return roundResult{}, fmt.Errorf("haproxy refused the new configuration: %w", err)
+	spares := c.writeSpares(out.Config)
+	unchecked := c.o.FirstLoadUnchecked && !c.loadsChecked && !c.presync
+	if !unchecked {
+		var err error
+		if spares, err = c.checkWithSpares(ctx, out, spares); err != nil {
+			return c.refused(run, out, err)
 		}
-		return c.retryWithout(run, found, err)
 	}
 	start := !c.o.Process.Running()
 	if err := c.startOrReload(ctx, start, reason); err != nil {
+		if unchecked {
+			// Not checked before: the check tells a refused
+			// configuration's routes, and checks every load from now on.
+			c.loadsChecked = true
+			c.o.Logger.Error(err, "haproxy did not load the first configuration with routes (loaded without a check); checking it")
+			if _, cerr := c.checkWithSpares(ctx, out, spares); cerr != nil {
+				return c.refused(run, out, cerr)
+			}
+		}
 		// The files go back to what HAProxy runs (a HAProxy that is
 		// restarted, e.g. a sidecar's container, then loads the last
 		// configuration that was loaded, not the one it refused).
 		c.rollback("a configuration haproxy did not load")
 		return roundResult{}, fmt.Errorf("loading configuration into haproxy: %w", err)
 	}
+	c.loadsChecked = c.loadsChecked || !c.presync
 	c.writer.Commit()
 	c.loaded(out, spares, start, reason, len(changed))
 	return roundResult{outcome: outcome{reloaded: true}}, nil
+}
+
+// refused rolls back a configuration HAProxy's check refused (err) and
+// excludes the routes it names for another round.
+func (c *Controller) refused(run *commitRun, out *pipeline.Output, err error) (roundResult, error) {
+	c.rollback("refused configuration")
+	found := pipeline.Culprits(err, out.Files, out.Config)
+	if len(found) == 0 {
+		return roundResult{}, fmt.Errorf("haproxy refused the new configuration: %w", err)
+	}
+	return c.retryWithout(run, found, err)
 }
 
 // startOrReload starts HAProxy (start) or reloads it, counted with reason.

@@ -132,6 +132,14 @@ type Options struct {
 	// when SparesFile is "".
 	SpareBackends int
 	SparesFile    string
+	// FirstLoadUnchecked loads the first configuration with routes
+	// without Process.Check before it, for a Process that refuses a
+	// configuration HAProxy rejects and keeps what it ran (the embedded
+	// HAProxy's master): the check runs only then, to find the routes to
+	// blame, and before every later load. At start-up the check would
+	// parse the whole configuration once more before HAProxy does (about
+	// 0.7 s at 10,000 routes, 7 s at 100,000).
+	FirstLoadUnchecked bool
 }
 
 // maxCulpritRounds bounds how many times one commit retries after
@@ -170,6 +178,10 @@ type Controller struct {
 	down bool
 	// everStarted is set once HAProxy has been started successfully.
 	everStarted bool
+	// loadsChecked is set once a configuration with routes was loaded or
+	// an unchecked one refused: every load is checked from then on
+	// (Options.FirstLoadUnchecked).
+	loadsChecked bool
 	// annotationProblems holds what was logged about each route's ignored
 	// annotations, so each problem is logged once, not on every pass.
 	annotationProblems map[model.ServiceAliasConfigKey]string

@@ -166,6 +166,48 @@ func TestRefusedConfigKeepsServing(t *testing.T) {
 	})
 }
 
+// TestARouteHAProxyRefusesAtStartIsRejectedAndTheOthersServed: the first
+// configuration with routes is loaded without a separate "haproxy -c";
+// when HAProxy refuses it because of one route that is there from the
+// start, the check then names that route, which is rejected, and the
+// others are served — whether HAProxy was bound early (a reload of the
+// pre-sync configuration) or starts with the routes.
+func TestARouteHAProxyRefusesAtStartIsRejectedAndTheOthersServed(t *testing.T) {
+	for _, bindAfterSync := range []string{"false", "true"} {
+		t.Run("ROUTER_BIND_PORTS_AFTER_SYNC="+bindAfterSync, func(t *testing.T) {
+			good := startBackend(t, "good")
+			m := newManifests(t)
+			m.Write("svc.yaml", serviceYAML("c", "good", good))
+			m.Write("good.yaml", routeYAML("c", "good", "good.example.com", "", "good", ""))
+			m.Write("bad.yaml", "apiVersion: route.openshift.io/v1\nkind: Route\nmetadata:\n  name: bad\n  namespace: c\n  annotations:\n    example.com/raw: \"no-such-directive on\"\nspec:\n  host: bad.example.com\n  to:\n    kind: Service\n    name: good\n")
+			r := startRouter(t, m.Dir, map[string]string{"ROUTER_BIND_PORTS_AFTER_SYNC": bindAfterSync}, "--template", customTemplate(t))
+			expectBackend(t, loadTimeout, func() (response, error) { return r.httpGet("good.example.com", "/") }, "good")
+			eventually(t, 5*time.Second, "offending route named in the log", func() error {
+				if !strings.Contains(r.Log(), "c/bad") || !strings.Contains(r.Log(), "ConfigCheckFailed") {
+					return errString("c/bad / ConfigCheckFailed not in log")
+				}
+				return nil
+			})
+			resp, err := r.httpGet("bad.example.com", "/")
+			must(t, err)
+			if resp.Status != 503 {
+				t.Errorf("refused route served: %d", resp.Status)
+			}
+			cfg, err := os.ReadFile(filepath.Join(r.WorkingDir, "conf", "haproxy.config"))
+			must(t, err)
+			if strings.Contains(string(cfg), "no-such-directive") {
+				t.Error("refused route left in haproxy.config")
+			}
+			if !strings.Contains(r.Log(), "did not load the first configuration with routes") {
+				t.Error("the first configuration was not loaded unchecked: no refused load in the log")
+			}
+			if exited, err := r.Exited(); exited {
+				t.Fatalf("router exited: %v", err)
+			}
+		})
+	}
+}
+
 // TestBrokenTemplateFailsAtStart: a template that cannot produce a valid
 // configuration is a clear error and a non-zero exit.
 func TestBrokenTemplateFailsAtStart(t *testing.T) {
