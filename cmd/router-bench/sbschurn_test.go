@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -56,8 +57,13 @@ type churnWatch struct {
 	reloads atomic.Int64
 }
 
-// sbsRouteChurn runs the route churn on the full routers among routers and
-// puts its results into their reports.
+// sbsRouteChurn runs the route churn on the full routers among routers,
+// one after the other, and puts its results into their reports. While one
+// router is measured the others are paused (SIGSTOP; their HAProxy keeps
+// serving, idle): on a machine of two cores a router reloading every few
+// seconds would otherwise take the cores the measured one needs, and each
+// would be measured against the other's reloads. The paused ones catch up
+// once resumed, before their own turn.
 func sbsRouteChurn(b *testing.B, ctx context.Context, c *kubetest.Cluster, ns string, routers []*sbsRouter, ips []string, changes int) {
 	b.Helper()
 	var watches []*churnWatch
@@ -69,35 +75,82 @@ func sbsRouteChurn(b *testing.B, ctx context.Context, c *kubetest.Cluster, ns st
 	if len(watches) == 0 || changes <= 0 {
 		return
 	}
-	// The warm-up, not measured: the routes the first deletions delete,
-	// served by every full router before the churn begins.
+	// The warm-up, not measured: the routes the first deletions delete.
 	for j := 0; j < sbsChurnLive-1; j++ {
 		if _, err := createChurnRoute(ctx, c, ns, j, ips[j%len(ips)]); err != nil {
 			b.Fatalf("route churn, warm-up: %v", err)
 		}
 	}
-	deadline := time.Now().Add(sbsChurnTimeout)
-	for _, w := range watches {
-		for j := 0; j < sbsChurnLive-1; j++ {
-			if err := waitRouteAnswers(ctx, w.r, churnRouteName(j)+".bench.test", sbsBackendName(j%len(ips)), deadline); err != nil {
-				b.Fatalf("route churn, warm-up: %s: %v", w.r.Name, err)
+	plan := churnPlan(changes * len(watches))
+	for i, w := range watches {
+		ops := plan[i*changes : (i+1)*changes]
+		resume := pauseOthers(b, routers, w.r)
+		made := churnPhase(b, ctx, c, ns, w, routers, ops, ips)
+		resume()
+		res := w.result(made)
+		w.r.report.RouteChurn = res
+		b.Logf("%s, route churn (the other routers paused): %d changes; additions p50 %.2f s, p99 %.2f s, max %.2f s; "+
+			"deletions p50 %.2f s, p99 %.2f s, max %.2f s; not seen within %s: %d; reloads %d; steady requests to r0: %d, failed %d %v",
+			w.r.Name, res.Changes, res.AddedP50, res.AddedP99, res.AddedMax, res.GoneP50, res.GoneP99, res.GoneMax,
+			sbsChurnTimeout, res.NotSeen, res.Reloads, res.Requests, res.Failed, w.firstFailures)
+		if w.r.reloadReasons != nil {
+			b.Logf("%s: reloads by reason since it started: %s", w.r.Name, w.r.reloadReasons(ctx))
+		}
+		b.ReportMetric(res.AddedP99, w.r.Name+"-route-added-p99-s")
+		b.ReportMetric(float64(res.Reloads), w.r.Name+"-route-churn-reloads")
+		if ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+// pauseOthers stops (SIGSTOP) every router of routers but r, and returns
+// the function that resumes them.
+func pauseOthers(b *testing.B, routers []*sbsRouter, r *sbsRouter) func() {
+	b.Helper()
+	var paused []int
+	for _, o := range routers {
+		if o == r {
+			continue
+		}
+		if p := o.routerPID(); p != 0 {
+			if err := syscall.Kill(p, syscall.SIGSTOP); err != nil {
+				b.Logf("route churn: pausing %s: %v", o.Name, err)
+				continue
 			}
+			paused = append(paused, p)
+		}
+	}
+	return func() {
+		for _, p := range paused {
+			_ = syscall.Kill(p, syscall.SIGCONT)
+		}
+	}
+}
+
+// churnPhase measures w's router through the changes ops, once it serves
+// the routes that live before them (the warm-up's, or those an earlier
+// phase left), and returns the number of changes made.
+func churnPhase(b *testing.B, ctx context.Context, c *kubetest.Cluster, ns string, w *churnWatch, routers []*sbsRouter, ops []churnOp, ips []string) int {
+	b.Helper()
+	deadline := time.Now().Add(sbsChurnTimeout)
+	for _, j := range liveBefore(ops[0]) {
+		if err := waitRouteAnswers(ctx, w.r, churnRouteName(j)+".bench.test", sbsBackendName(j%len(ips)), deadline); err != nil {
+			b.Fatalf("route churn, before %s's changes: %v", w.r.Name, err)
 		}
 	}
 	waitRoutersIdle(b, ctx, routers)
 	churnCtx, stop := context.WithCancel(ctx)
 	var bg sync.WaitGroup
-	for _, w := range watches {
-		bg.Add(2)
-		go func() { defer bg.Done(); w.steadyLoad(churnCtx) }()
-		go func() { defer bg.Done(); w.countReloads(churnCtx) }()
-	}
+	bg.Add(2)
+	go func() { defer bg.Done(); w.steadyLoad(churnCtx) }()
+	go func() { defer bg.Done(); w.countReloads(churnCtx) }()
 	var changesWG sync.WaitGroup
 	tick := time.NewTicker(sbsChurnPace)
 	defer tick.Stop()
 	began := time.Now()
 	made := 0
-	for _, op := range churnPlan(changes) {
+	for _, op := range ops {
 		if ctx.Err() != nil {
 			break
 		}
@@ -115,10 +168,8 @@ func sbsRouteChurn(b *testing.B, ctx context.Context, c *kubetest.Cluster, ns st
 			break
 		}
 		made++
-		for _, w := range watches {
-			changesWG.Add(1)
-			go func() { defer changesWG.Done(); w.watch(ctx, host, want, t0) }()
-		}
+		changesWG.Add(1)
+		go func() { defer changesWG.Done(); w.watch(ctx, host, want, t0) }()
 		select {
 		case <-ctx.Done():
 		case <-tick.C:
@@ -127,20 +178,22 @@ func sbsRouteChurn(b *testing.B, ctx context.Context, c *kubetest.Cluster, ns st
 	changesWG.Wait()
 	stop()
 	bg.Wait()
-	b.Logf("route churn: %d changes in %s", made, time.Since(began).Round(time.Second))
-	for _, w := range watches {
-		res := w.result(made)
-		w.r.report.RouteChurn = res
-		b.Logf("%s, route churn: %d changes; additions p50 %.2f s, p99 %.2f s, max %.2f s; deletions p50 %.2f s, p99 %.2f s, max %.2f s; "+
-			"not seen within %s: %d; reloads %d; steady requests to r0: %d, failed %d %v",
-			w.r.Name, res.Changes, res.AddedP50, res.AddedP99, res.AddedMax, res.GoneP50, res.GoneP99, res.GoneMax,
-			sbsChurnTimeout, res.NotSeen, res.Reloads, res.Requests, res.Failed, w.firstFailures)
-		if w.r.reloadReasons != nil {
-			b.Logf("%s: reloads by reason since it started: %s", w.r.Name, w.r.reloadReasons(ctx))
-		}
-		b.ReportMetric(res.AddedP99, w.r.Name+"-route-added-p99-s")
-		b.ReportMetric(float64(res.Reloads), w.r.Name+"-route-churn-reloads")
+	b.Logf("route churn, %s: %d changes in %s", w.r.Name, made, time.Since(began).Round(time.Second))
+	return made
+}
+
+// liveBefore returns the routes that live when change op of the churn
+// plan comes: the sbsChurnLive-1 routes added last before it.
+func liveBefore(op churnOp) []int {
+	first := op.route - (sbsChurnLive - 1) // an addition: the routes before it
+	if !op.add {
+		first = op.route // a deletion: the route it deletes and those after it
 	}
+	var live []int
+	for j := max(first, 0); len(live) < sbsChurnLive-1; j++ {
+		live = append(live, j)
+	}
+	return live
 }
 
 func churnRouteName(j int) string { return fmt.Sprintf("c%d", j) }
@@ -302,4 +355,29 @@ func get(ctx context.Context, hc *http.Client, url, host string) (int, string, e
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	return resp.StatusCode, string(body), nil
+}
+
+// TestChurnPhasesStartWithRoutesThatLive replays the churn plan: before
+// every change, the routes liveBefore names have been added (by the
+// warm-up or the plan) and not deleted, as a phase that starts there
+// waits for them.
+func TestChurnPhasesStartWithRoutesThatLive(t *testing.T) {
+	live := map[int]bool{}
+	for j := 0; j < sbsChurnLive-1; j++ {
+		live[j] = true
+	}
+	for i, op := range churnPlan(41) {
+		for _, j := range liveBefore(op) {
+			if !live[j] {
+				t.Fatalf("change %d (%+v): liveBefore names c%d, which does not live", i, op, j)
+			}
+		}
+		if got := len(liveBefore(op)); got != sbsChurnLive-1 {
+			t.Fatalf("change %d: liveBefore names %d routes, want %d", i, got, sbsChurnLive-1)
+		}
+		if op.add == live[op.route] {
+			t.Fatalf("change %d (%+v): route already in that state", i, op)
+		}
+		live[op.route] = op.add
+	}
 }
