@@ -70,9 +70,14 @@ func diffBackends(old, new *Config) Change {
 		var d sectionCommands
 		var r *Change
 		switch j, had := x.oldBackends[n.header]; {
+		case !isBackend(n.header) && n.unchanged:
+			run = old.sections[x.oldOther[oi]]
+			oi++
 		case !isBackend(n.header):
 			run, d, r = diffSection(&old.sections[x.oldOther[oi]], n)
 			oi++
+		case had && !old.sections[j].orphan && n.unchanged:
+			run = old.sections[j] // as it runs (DiffMoved)
 		case had && !old.sections[j].orphan:
 			var why *Change
 			run, d, r, why = diffInPlace(&old.sections[j], n)

@@ -100,6 +100,9 @@ type section struct {
 	// servers added together then collide in its hash tree and some get
 	// no traffic; with explicit ids every one does.)
 	lastID uint32
+	// unchanged marks a section of a configuration DiffMoved puts
+	// together that is the running section itself: nothing to compare.
+	unchanged bool
 }
 
 type server struct {
@@ -423,9 +426,10 @@ func DiffSections(old, part *Config) Change {
 		if !ok || j < 0 || seen[n.header] {
 			return Change{Reload: true, Reason: ReasonConfig, Where: n.header}
 		}
-		if reshaped(&old.sections[j], n) || len(n.renew) > 0 {
-			// The route moves to another backend: Diff on the whole
-			// configuration finds it one.
+		if reshaped(&old.sections[j], n) || len(n.renew) > 0 || old.sections[j].orphan {
+			// The route moves to another backend, or comes back to its
+			// orphan: Diff on the whole configuration, or DiffMoved,
+			// finds it one.
 			return Change{Reload: true, Reason: ReasonBackends, Where: n.header}
 		}
 		seen[n.header] = true

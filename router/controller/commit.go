@@ -194,7 +194,7 @@ func (c *Controller) commitRuntime(ctx context.Context, run *commitRun, out *pip
 	if run.lastBefore != nil {
 		old = run.lastBefore.Files
 	}
-	reason, parsed := c.tryRuntime(ctx, running, changed, out.Files, old, out.Model.WorkingDir, out.Config, out.Sections)
+	reason, parsed := c.tryRuntime(ctx, running, changed, out, old)
 	if reason != "" {
 		return roundResult{}, reason, nil
 	}
@@ -350,15 +350,17 @@ func (c *Controller) loaded(out *pipeline.Output, spares []byte, start bool, rea
 // configuration when it did, or why a reload is needed: a command HAProxy
 // refused, or a runtime API that failed, falls back to a reload.
 //
-// With sections (the routes' sections an output rendered again, the rest
-// of config being as HAProxy runs it: pipeline.UpdateRoutesFollowing)
-// only those are compared with what runs (dynamic.DiffSections), not the
-// whole configuration parsed again.
-func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, changed []string, fs, old []files.File, workingDir string, config []byte, sections *dynamic.Config) (string, *dynamic.Config) {
-	wd := layout.New(workingDir)
+// With out.Sections (the routes' sections an output rendered again, the
+// rest of its configuration being as HAProxy runs it:
+// pipeline.UpdateRoutesFollowing) only those and out.Gone are compared
+// with what runs (dynamic.DiffSections, dynamic.DiffMoved), not the whole
+// configuration parsed again. old are the files before.
+func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, changed []string, out *pipeline.Output, old []files.File) (string, *dynamic.Config) {
+	fs, config := out.Files, out.Config
+	wd := layout.New(out.Model.WorkingDir)
 	newData, oldData := changedData(fs, changed), changedData(old, changed)
 	renew := dynamic.ChangedCAFiles(wd.CACerts(), changed, newData, oldData)
-	change, sections := diffRunning(running, config, sections, renew)
+	change, sections := diffRunning(running, config, out.Sections, out.Gone, renew)
 	if change.Reload {
 		c.logNeedsReload("change needs a reload", change)
 		return change.Reason, nil
@@ -436,16 +438,23 @@ func (c *Controller) runtimeFailed(err error, fs []files.File, n, total int) {
 }
 
 // diffRunning compares what HAProxy runs with the staged configuration:
-// with sections (see tryRuntime) only those, unless a route's backend
-// has to move to another (dynamic.DiffSections says ReasonBackends), which
-// the whole configuration's diff works out (sections is then nil). The
-// backends whose servers read a destination CA file of renew (contents
-// changed) move to free backends.
-func diffRunning(running *dynamic.Config, config []byte, sections *dynamic.Config, renew []string) (dynamic.Change, *dynamic.Config) {
+// with sections (see tryRuntime) only those, unless backends go (gone) or
+// a route's backend has to move to another (dynamic.DiffSections says
+// ReasonBackends), which dynamic.DiffMoved works out from sections and
+// gone; the whole configuration's diff does when a destination CA file
+// changed (renew: the backends whose servers read it, whichever they are,
+// move to free backends). The sections returned are nil unless the change
+// holds those sections only.
+func diffRunning(running *dynamic.Config, config []byte, sections *dynamic.Config, gone, renew []string) (dynamic.Change, *dynamic.Config) {
 	if sections != nil {
 		sections.RenewServers(renew)
-		if ch := dynamic.DiffSections(running, sections); !ch.Reload || ch.Reason != dynamic.ReasonBackends {
-			return ch, sections
+		if len(gone) == 0 {
+			if ch := dynamic.DiffSections(running, sections); !ch.Reload || ch.Reason != dynamic.ReasonBackends {
+				return ch, sections
+			}
+		}
+		if len(renew) == 0 {
+			return dynamic.DiffMoved(running, sections, gone), nil
 		}
 	}
 	parsed := dynamic.Parse(config)

@@ -121,6 +121,11 @@ type Output struct {
 	// it): a runtime API diff needs to look at those only
 	// (dynamic.DiffSections). Nil otherwise.
 	Sections *dynamic.Config
+	// Gone are, with Sections, the headers of the sections the
+	// configuration no longer has: the backends of routes deleted, no
+	// longer admitted or renamed. Sections and Gone are the whole change
+	// (dynamic.DiffMoved).
+	Gone []string
 
 	// admitted indexes Decision.Admitted by model key and base are the
 	// sections of the configuration rendered without routes; both are

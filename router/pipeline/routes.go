@@ -101,9 +101,8 @@ const (
 	// routesFresh: any route change, every backend laid out afresh.
 	routesFresh
 	// routesFollowing: any route change, the routes rendered again laid
-	// out against their running lines (new routes afresh); with routes
-	// admitted or dropped, Output.Sections is nil (the runtime API diff
-	// then compares the whole configuration).
+	// out against their running lines (new routes afresh); the headers of
+	// the backends that go are Output.Gone.
 	routesFollowing
 )
 
@@ -152,13 +151,7 @@ func updateRoutes(src Source, in Inputs, st State, out *Output, mode routesMode)
 		td.State[k] = cfg
 	}
 	next.Model = td
-	res, full, err := spliceAndRender(in, out, next, part, modelOf(td, map[model.ServiceAliasConfigKey]bool{probe: true}), render, probe, mode)
-	if res != nil && ch.backends {
-		// Backends come and go: the runtime API diff compares the whole
-		// configuration (dynamic.Diff), which shows the ones that go.
-		res.Sections = nil
-	}
-	return res, full, err
+	return spliceAndRender(in, out, next, part, modelOf(td, map[model.ServiceAliasConfigKey]bool{probe: true}), render, probe, mode)
 }
 
 // unchanged is out as of next's generation and decision, when objects
@@ -430,7 +423,7 @@ func withState(td *model.TemplateData, state map[model.ServiceAliasConfigKey]mod
 // sections (part's) spliced in, following what runs its parsed sections
 // for the runtime API, and the other files from the whole model.
 func spliceAndRender(in Inputs, out, next *Output, part, alone *model.TemplateData, render map[model.ServiceAliasConfigKey]bool, probe model.ServiceAliasConfigKey, mode routesMode) (*Output, string, error) {
-	config, partConfig, ok, err := spliceRoutes(in, out, part, alone, next.Model, render, probe)
+	config, partConfig, gone, ok, err := spliceRoutes(in, out, part, alone, next.Model, render, probe)
 	if err != nil || !ok {
 		if err == nil {
 			return nil, FullNotPerRoute, nil
@@ -442,7 +435,7 @@ func spliceAndRender(in Inputs, out, next *Output, part, alone *model.TemplateDa
 		if out.base == nil {
 			out.base = dynamic.Parse(out.baseText)
 		}
-		next.Sections = dynamic.Parse(partConfig).Sections(out.base)
+		next.Sections, next.Gone = dynamic.Parse(partConfig).Sections(out.base), gone
 	}
 	fs, rf, err := renderAll(next.Model, in, out.ConfigPath, config, out.routeFiles.following(next.Model, part))
 	if err != nil {
@@ -564,17 +557,17 @@ func cutRoutes(data []byte, isRoute func(header string) (model.ServiceAliasConfi
 // (out.Config) with the sections of the routes of part (rendered alone)
 // in place of theirs, the sections of the routes no longer in td out;
 // and part's configuration (the template rendered for part's routes).
-func spliceRoutes(in Inputs, out *Output, part, alone, td *model.TemplateData, render map[model.ServiceAliasConfigKey]bool, probe model.ServiceAliasConfigKey) ([]byte, []byte, bool, error) {
+func spliceRoutes(in Inputs, out *Output, part, alone, td *model.TemplateData, render map[model.ServiceAliasConfigKey]bool, probe model.ServiceAliasConfigKey) (config, partConfig []byte, gone []string, ok bool, err error) {
 	if out.baseText == nil {
 		baseConfig, err := renderConfig(withoutRoutes(out.Model), in, out.ConfigPath)
 		if err != nil {
-			return nil, nil, false, err
+			return nil, nil, nil, false, err
 		}
 		out.baseText = baseConfig
 	}
-	partConfig, err := renderConfig(part, in, out.ConfigPath)
+	partConfig, err = renderConfig(part, in, out.ConfigPath)
 	if err != nil {
-		return nil, nil, false, err
+		return nil, nil, nil, false, err
 	}
 	routeOf := func(state map[model.ServiceAliasConfigKey]model.ServiceAliasConfig) func(string) (model.ServiceAliasConfigKey, bool) {
 		return func(header string) (model.ServiceAliasConfigKey, bool) {
@@ -593,31 +586,31 @@ func spliceRoutes(in Inputs, out *Output, part, alone, td *model.TemplateData, r
 	}
 	was, ok := cutRoutes(out.Config, routeOf(out.Model.State))
 	if !ok {
-		return nil, nil, false, nil
+		return nil, nil, nil, false, nil
 	}
 	now, ok := cutRoutes(partConfig, routeOf(part.State))
 	if !ok {
-		return nil, nil, false, nil
+		return nil, nil, nil, false, nil
 	}
 	base := out.baseText
 	// The sections besides the routes' are the template's own: the same
 	// with or without routes, before and after the change.
 	without := func(t *routeText) []byte { return append(append(append([]byte(nil), t.head...), t.rest...), t.tail...) }
 	if !bytes.Equal(without(was), base) || !bytes.Equal(without(now), base) {
-		return nil, nil, false, nil
+		return nil, nil, nil, false, nil
 	}
 	if len(was.keys) != len(out.Model.State) || len(now.keys) != len(part.State) {
 		// A route of the model without a section of its own.
-		return nil, nil, false, nil
+		return nil, nil, nil, false, nil
 	}
 	aloneConfig, err := renderConfig(alone, in, out.ConfigPath)
 	if err != nil {
-		return nil, nil, false, err
+		return nil, nil, nil, false, err
 	}
 	probed, ok := cutRoutes(aloneConfig, routeOf(alone.State))
 	if !ok || !bytes.Equal(without(probed), base) || !bytes.Equal(probed.blocks[probe], was.blocks[probe]) {
 		// The text around the routes' sections depends on them.
-		return nil, nil, false, nil
+		return nil, nil, nil, false, nil
 	}
 	keys := mergeKeys(was.keys, td.State)
 	size := len(was.head) + len(was.rest) + len(was.tail)
@@ -629,17 +622,43 @@ func spliceRoutes(in Inputs, out *Output, part, alone, td *model.TemplateData, r
 			blocks[i] = was.blocks[k]
 		}
 		if blocks[i] == nil {
-			return nil, nil, false, nil
+			return nil, nil, nil, false, nil
 		}
 		size += len(blocks[i])
 	}
-	config := make([]byte, 0, size)
+	config = make([]byte, 0, size)
 	config = append(config, was.head...)
 	for _, b := range blocks {
 		config = append(config, b...)
 	}
 	config = append(append(config, was.rest...), was.tail...)
-	return config, partConfig, true, nil
+	return config, partConfig, goneHeaders(was, now, td, render), true, nil
+}
+
+// goneHeaders are the headers of the sections of the routes of was (the
+// configuration before) that the configuration after no longer has: the
+// sections of routes no longer in td, and those of routes rendered again
+// (now) that their new sections do not have.
+func goneHeaders(was, now *routeText, td *model.TemplateData, render map[model.ServiceAliasConfigKey]bool) []string {
+	var gone []string
+	for _, k := range was.keys {
+		_, kept := td.State[k]
+		if kept && !render[k] {
+			continue
+		}
+		have := map[string]bool{}
+		if kept {
+			for _, s := range dynamic.Cut(now.blocks[k]) {
+				have[s.Header] = true
+			}
+		}
+		for _, s := range dynamic.Cut(was.blocks[k]) {
+			if !have[s.Header] {
+				gone = append(gone, s.Header)
+			}
+		}
+	}
+	return gone
 }
 
 // mergeKeys returns the keys of state in order, from sorted, the keys

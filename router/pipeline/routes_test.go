@@ -561,3 +561,62 @@ func TestServiceChangesNoRouteUsesRenderNothing(t *testing.T) {
 	}
 	sameFiles(t, after, want)
 }
+
+// TestRouteChangesNameTheBackendsThatGo: following what runs, the
+// backends of a route deleted, and of a route whose backend is renamed
+// (its TLS termination changed), are Output.Gone, and the sections of the
+// routes rendered again are Output.Sections; a route added is a section,
+// nothing gone.
+func TestRouteChangesNameTheBackendsThatGo(t *testing.T) {
+	r, err := templates.Parse("default", templates.Default(), templates.FuncMap(templates.FuncOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := benchInputs(r, t.TempDir())
+	edge := func(rt *routev1.Route) *routev1.Route {
+		rt = rt.DeepCopy()
+		rt.ResourceVersion = "2"
+		rt.Spec.TLS = &routev1.TLSConfig{Termination: routev1.TLSTerminationEdge}
+		return rt
+	}
+	tests := []struct {
+		name     string
+		change   func(st *store.Store)
+		sections []string
+		gone     []string
+	}{
+		{"a route deleted", func(st *store.Store) { st.Delete(route("ns", "rb", "b.example.com", "", "b", 0)) },
+			nil, []string{"backend be_http:ns:rb"}},
+		{"a route renamed by its termination", func(st *store.Store) {
+			st.Upsert(edge(&routev1.Route{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "rc"}, Spec: routev1.RouteSpec{Host: "c.example.com", Path: "/c", To: routev1.RouteTargetReference{Kind: "Service", Name: "c"}}}))
+		}, []string{"backend be_edge_http:ns:rc"}, []string{"backend be_http:ns:rc"}},
+		{"a route added", func(st *store.Store) { st.Upsert(route("ns", "rd", "d.example.com", "", "a", 30)) },
+			[]string{"backend be_http:ns:rd"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := incrementalStore()
+			// A fourth route: one neither first nor last is left to
+			// probe the text around the routes' sections.
+			st.Upsert(route("ns", "re", "e.example.com", "", "c", 40))
+			out, err := Pass(st, in, State{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.change(st)
+			next, why, err := UpdateRoutesFollowing(st, in, State{}, out)
+			if err != nil || why != "" {
+				t.Fatalf("full pass %q, %v", why, err)
+			}
+			if next.Sections == nil {
+				t.Fatal("no sections")
+			}
+			if got := next.Sections.Headers(); !slices.Equal(got, tt.sections) {
+				t.Errorf("sections %q, want %q", got, tt.sections)
+			}
+			if !slices.Equal(next.Gone, tt.gone) {
+				t.Errorf("gone %q, want %q", next.Gone, tt.gone)
+			}
+		})
+	}
+}
