@@ -66,7 +66,7 @@ func setEndpoints(st *store.Store, ns, name string, ips ...string) {
 
 // tenantOptions are controller options with the default template and 5
 // spare slots per backend, writing into dir; no Process.
-func tenantOptions(t *testing.T, st *store.Store, dir string) Options {
+func tenantOptions(t testing.TB, st *store.Store, dir string) Options {
 	t.Helper()
 	r, err := templates.Parse("default", templates.Default(), templates.FuncMap(templates.FuncOptions{}))
 	if err != nil {
