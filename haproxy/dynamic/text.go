@@ -5,6 +5,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Text is the text of a configuration cut into its sections, so that the
@@ -13,16 +14,20 @@ import (
 // the rest. A section's text runs from the comments and blank lines just
 // before its header to those just before the next header.
 type Text struct {
-	data  []byte
-	spans map[string]span // by header; start < 0: the header is there twice
-	repl  map[string][]byte
+	data []byte
+	// spans are the sections by header (start < 0: the header is there
+	// twice), cut on the first Replace: most texts are replaced whole
+	// by the next pass's before a section of theirs is.
+	spans    map[string]span
+	cutSpans sync.Once
+	repl     map[string][]byte
 }
 
 type span struct{ start, end int }
 
 // NewText cuts data (a rendered haproxy.config) into its sections.
 func NewText(data []byte) *Text {
-	return &Text{data: data, spans: cut(data), repl: map[string][]byte{}}
+	return &Text{data: data, repl: map[string][]byte{}}
 }
 
 // cut returns the span of every section of data by header.
@@ -123,6 +128,7 @@ func firstWord(trimmed []byte) string {
 // t. It reports false, changing nothing, when t or part does not have
 // one of them exactly once.
 func (t *Text) Replace(part []byte, headers []string) bool {
+	t.cutSpans.Do(func() { t.spans = cut(t.data) })
 	spans := cut(part)
 	repl := make(map[string][]byte, len(headers))
 	for _, h := range headers {
