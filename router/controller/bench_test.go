@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	routev1 "github.com/openshift/api/route/v1"
+
+	"github.com/openshift-router-go/router/router/admission"
 )
 
 // BenchmarkRouteAddedOrDeleted10000: one route deleted, then added again,
@@ -22,6 +24,7 @@ func BenchmarkRouteAddedOrDeleted10000(b *testing.B) {
 	st := tenantStore(append(routes, extra)...)
 	o := tenantOptions(b, st, b.TempDir())
 	o.Process, o.Runtime = newFakeProcess(), &fakeRuntime{}
+	o.Admission.Memo = admission.NewValidationMemo() // as the router runs
 	c := New(o)
 	ctx := context.Background()
 	if _, err := c.Commit(ctx); err != nil {
