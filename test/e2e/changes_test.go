@@ -123,6 +123,29 @@ func customTemplate(t *testing.T) string {
 	return path
 }
 
+// refusedRouteYAML is route c/bad (service good) whose example.com/raw
+// annotation customTemplate writes into its backend: a directive HAProxy
+// refuses.
+const refusedRouteYAML = "apiVersion: route.openshift.io/v1\nkind: Route\nmetadata:\n  name: bad\n  namespace: c\n  annotations:\n    example.com/raw: \"no-such-directive on\"\nspec:\n  host: bad.example.com\n  to:\n    kind: Service\n    name: good\n"
+
+// expectRefusedRouteRejected waits until r names route c/bad
+// (refusedRouteYAML) as rejected with ConfigCheckFailed, and checks that
+// it is not served.
+func expectRefusedRouteRejected(t *testing.T, r *router) {
+	t.Helper()
+	eventually(t, 5*time.Second, "offending route named in the log", func() error {
+		if !strings.Contains(r.Log(), "c/bad") || !strings.Contains(r.Log(), "ConfigCheckFailed") {
+			return errString("c/bad / ConfigCheckFailed not in log")
+		}
+		return nil
+	})
+	resp, err := r.httpGet("bad.example.com", "/")
+	must(t, err)
+	if resp.Status != 503 {
+		t.Errorf("refused route served: %d", resp.Status)
+	}
+}
+
 // TestRefusedConfigKeepsServing: when the template renders something
 // HAProxy refuses for one route, the last good configuration keeps serving,
 // the offending route is named, and the others are served.
@@ -137,20 +160,10 @@ func TestRefusedConfigKeepsServing(t *testing.T) {
 	before, err := os.ReadFile(configPath)
 	must(t, err)
 
-	m.Write("bad.yaml", "apiVersion: route.openshift.io/v1\nkind: Route\nmetadata:\n  name: bad\n  namespace: c\n  annotations:\n    example.com/raw: \"no-such-directive on\"\nspec:\n  host: bad.example.com\n  to:\n    kind: Service\n    name: good\n")
+	m.Write("bad.yaml", refusedRouteYAML)
 	m.Write("later.yaml", routeYAML("c", "later", "later.example.com", "", "good", ""))
 	expectBackend(t, 5*time.Second, func() (response, error) { return r.httpGet("later.example.com", "/") }, "good")
-	eventually(t, 5*time.Second, "offending route named in the log", func() error {
-		if !strings.Contains(r.Log(), "c/bad") || !strings.Contains(r.Log(), "ConfigCheckFailed") {
-			return errString("c/bad / ConfigCheckFailed not in log")
-		}
-		return nil
-	})
-	resp, err := r.httpGet("bad.example.com", "/")
-	must(t, err)
-	if resp.Status != 503 {
-		t.Errorf("refused route served: %d", resp.Status)
-	}
+	expectRefusedRouteRejected(t, r)
 	after, err := os.ReadFile(configPath)
 	must(t, err)
 	if strings.Contains(string(after), "no-such-directive") {
@@ -179,20 +192,10 @@ func TestARouteHAProxyRefusesAtStartIsRejectedAndTheOthersServed(t *testing.T) {
 			m := newManifests(t)
 			m.Write("svc.yaml", serviceYAML("c", "good", good))
 			m.Write("good.yaml", routeYAML("c", "good", "good.example.com", "", "good", ""))
-			m.Write("bad.yaml", "apiVersion: route.openshift.io/v1\nkind: Route\nmetadata:\n  name: bad\n  namespace: c\n  annotations:\n    example.com/raw: \"no-such-directive on\"\nspec:\n  host: bad.example.com\n  to:\n    kind: Service\n    name: good\n")
+			m.Write("bad.yaml", refusedRouteYAML)
 			r := startRouter(t, m.Dir, map[string]string{"ROUTER_BIND_PORTS_AFTER_SYNC": bindAfterSync}, "--template", customTemplate(t))
 			expectBackend(t, loadTimeout, func() (response, error) { return r.httpGet("good.example.com", "/") }, "good")
-			eventually(t, 5*time.Second, "offending route named in the log", func() error {
-				if !strings.Contains(r.Log(), "c/bad") || !strings.Contains(r.Log(), "ConfigCheckFailed") {
-					return errString("c/bad / ConfigCheckFailed not in log")
-				}
-				return nil
-			})
-			resp, err := r.httpGet("bad.example.com", "/")
-			must(t, err)
-			if resp.Status != 503 {
-				t.Errorf("refused route served: %d", resp.Status)
-			}
+			expectRefusedRouteRejected(t, r)
 			cfg, err := os.ReadFile(filepath.Join(r.WorkingDir, "conf", "haproxy.config"))
 			must(t, err)
 			if strings.Contains(string(cfg), "no-such-directive") {
