@@ -21,6 +21,7 @@ import (
 	"github.com/openshift-router-go/router/router/admission"
 	"github.com/openshift-router-go/router/router/config"
 	"github.com/openshift-router-go/router/router/controller"
+	"github.com/openshift-router-go/router/router/pipeline"
 	"github.com/openshift-router-go/router/router/store"
 	"github.com/openshift-router-go/router/templates"
 )
@@ -52,26 +53,11 @@ func (f *runFlags) register(cmd *cobra.Command) {
 func run(ctx context.Context, f runFlags) error {
 	log := klog.NewKlogr().WithName("router")
 
-	getenv := f.upstream.Getenv()
-	cfg, err := config.FromEnv(getenv)
+	cfg, wd, err := setUp(f, log)
 	if err != nil {
 		return err
 	}
-	if err := f.upstream.check(getenv, log); err != nil {
-		return err
-	}
-
-	workingDir, err := filepath.Abs(cfg.WorkingDir)
-	if err != nil {
-		return fmt.Errorf("working directory: %w", err)
-	}
-	wd := layout.New(workingDir)
-	if err := wd.CheckSocketPaths(); err != nil {
-		return err
-	}
-	if err := wd.Prepare(log); err != nil {
-		return err
-	}
+	workingDir := wd.Dir
 
 	logConfigNotes(cfg, log)
 	fitCurves(ctx, cfg, f.haproxy, log)
@@ -79,7 +65,6 @@ func run(ctx context.Context, f runFlags) error {
 	if err != nil {
 		return err
 	}
-	pipe := controller.Options{Inputs: inputs}
 
 	sigCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -95,28 +80,7 @@ func run(ctx context.Context, f runFlags) error {
 	spares := sparesPath(cfg, wd)
 	proc, procProblem := newHAProxyProcess(cfg, f.haproxy, wd.Config(), spares, wd.Run(), log.WithName("haproxy"))
 	obs := newRouterMetrics()
-	pipe.Store = st
-	pipe.Process = proc
-	pipe.Logger = log.WithName("controller")
-	pipe.Sources = []string{src.name}
-	pipe.ReloadInterval = cfg.ReloadInterval
-	pipe.SpareBackends, pipe.SparesFile = cfg.SpareBackends, spares
-	pipe.BindEarly = !cfg.Kube.BindPortsAfterSync
-	// The embedded HAProxy's master keeps what it ran when it refuses a
-	// configuration; a reload script or a sidecar are checked first.
-	pipe.FirstLoadUnchecked = cfg.ReloadScript == "" && cfg.Process.HAProxyAdminSocket == ""
-	pipe.OnResults = func(results map[admission.Key]admission.Result) {
-		if src.status != nil {
-			src.status.Update(results)
-		}
-	}
-	trimmer := newMemoryTrimmer(obs, log.WithName("memory"))
-	go trimmer.Run(ctx)
-	pipe.Observer = trimmer
-	if src.extcert != nil {
-		pipe.ExternalCertificates = src.extcert
-	}
-	pipe.Runtime = &runtimeapi.Client{Path: wd.RuntimeSocket()}
+	pipe := controllerOptions(ctx, cfg, inputs, st, src, proc, spares, wd, obs, log)
 	mgr, err := newMutualTLS(cfg, wd, log, st.Poke)
 	if err != nil {
 		return err
@@ -162,6 +126,57 @@ func run(ctx context.Context, f runFlags) error {
 	}
 	log.Info("router stopped")
 	return runErr
+}
+
+// setUp reads the router's settings and prepares its working directory.
+func setUp(f runFlags, log logr.Logger) (*config.Config, layout.Layout, error) {
+	getenv := f.upstream.Getenv()
+	cfg, err := config.FromEnv(getenv)
+	if err != nil {
+		return nil, layout.Layout{}, err
+	}
+	if err := f.upstream.check(getenv, log); err != nil {
+		return nil, layout.Layout{}, err
+	}
+	workingDir, err := filepath.Abs(cfg.WorkingDir)
+	if err != nil {
+		return nil, layout.Layout{}, fmt.Errorf("working directory: %w", err)
+	}
+	wd := layout.New(workingDir)
+	if err := wd.CheckSocketPaths(); err != nil {
+		return nil, layout.Layout{}, err
+	}
+	if err := wd.Prepare(log); err != nil {
+		return nil, layout.Layout{}, err
+	}
+	return cfg, wd, nil
+}
+
+// controllerOptions are the controller's options for the router's
+// sources, HAProxy process and settings; the memory trimmer runs until ctx
+// ends.
+func controllerOptions(ctx context.Context, cfg *config.Config, inputs pipeline.Inputs, st *store.Store, src *source, proc haproxyProcess, spares string, wd layout.Layout, obs *routerMetrics, log logr.Logger) controller.Options {
+	pipe := controller.Options{Inputs: inputs, Store: st, Process: proc, Logger: log.WithName("controller"),
+		Sources: []string{src.name}, ReloadInterval: cfg.ReloadInterval,
+		SpareBackends: cfg.SpareBackends, SparesFile: spares, BindEarly: !cfg.Kube.BindPortsAfterSync,
+		// The embedded HAProxy's master keeps what it ran when it
+		// refuses a configuration; a reload script or a sidecar are
+		// checked first.
+		FirstLoadUnchecked: cfg.ReloadScript == "" && cfg.Process.HAProxyAdminSocket == "",
+		Runtime:            &runtimeapi.Client{Path: wd.RuntimeSocket()},
+	}
+	pipe.OnResults = func(results map[admission.Key]admission.Result) {
+		if src.status != nil {
+			src.status.Update(results)
+		}
+	}
+	trimmer := newMemoryTrimmer(obs, log.WithName("memory"))
+	go trimmer.Run(ctx)
+	pipe.Observer = trimmer
+	if src.extcert != nil {
+		pipe.ExternalCertificates = src.extcert
+	}
+	return pipe
 }
 
 func loadTemplate(cfg *config.Config) (*templates.Renderer, error) {
