@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	routev1 "github.com/openshift/api/route/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,7 +14,6 @@ import (
 	"github.com/openshift-router-go/router/router/admission"
 	"github.com/openshift-router-go/router/router/model"
 	"github.com/openshift-router-go/router/test/prereq"
-	"github.com/openshift-router-go/router/test/testcerts"
 )
 
 // checkingProcess checks configurations with the real haproxy and
@@ -29,8 +27,8 @@ type checkingProcess struct {
 }
 
 func (p *checkingProcess) Check(ctx context.Context, path string) error {
-	if _, err := os.Stat(p.refuse); p.refuse != "" && err == nil {
-		return &checkErr{out: "[ALERT]    (1) : config : parsing [" + path + ":99] : 'bind :443' : unable to load SSL certificate into SSL Context '" + p.refuse + "'.\n[ALERT]    (1) : config : Fatal errors found in configuration.\n"}
+	if fileExists(p.refuse) {
+		return certificateRefused(path, p.refuse)
 	}
 	out, err := exec.CommandContext(ctx, "haproxy", "-c", "-q", "-f", path).CombinedOutput()
 	if err != nil {
@@ -40,6 +38,18 @@ func (p *checkingProcess) Check(ctx context.Context, path string) error {
 }
 
 type checkErr struct{ out string }
+
+// fileExists reports whether a file is at path ("" is none).
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return path != "" && err == nil
+}
+
+// certificateRefused is the error of "haproxy -c" on configuration path
+// when it cannot load the certificate file cert.
+func certificateRefused(path, cert string) error {
+	return &checkErr{out: "[ALERT]    (1) : config : parsing [" + path + ":99] : 'bind :443' : unable to load SSL certificate into SSL Context '" + cert + "'.\n[ALERT]    (1) : config : Fatal errors found in configuration.\n"}
+}
 
 func (e *checkErr) Error() string { return "haproxy -c failed:\n" + e.out }
 
@@ -102,16 +112,7 @@ func TestAFailureTracedToARouteRejectsOnlyThatRoute(t *testing.T) {
 		}
 	})
 	t.Run("a certificate haproxy refuses rejects its route only", func(t *testing.T) {
-		broken := plain("careless", "badcert", nil)
-		ca, err := testcerts.NewCA("tenant CA", time.Hour)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pair, err := ca.Issue(broken.Spec.Host, []string{broken.Spec.Host}, time.Hour)
-		if err != nil {
-			t.Fatal(err)
-		}
-		broken.Spec.TLS = &routev1.TLSConfig{Termination: routev1.TLSTerminationEdge, Certificate: pair.CertPEM, Key: pair.KeyPEM}
+		broken := edgeRoute(t, "careless", "badcert")
 		st.Upsert(broken)
 		// HAProxy refuses the certificate file (as it would one its
 		// OpenSSL cannot load).

@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,15 +25,12 @@ type refusingProcess struct {
 	calls   []string
 }
 
-func (p *refusingProcess) refused() bool {
-	_, err := os.Stat(p.refuse)
-	return p.refuse != "" && err == nil
-}
+func (p *refusingProcess) refused() bool { return fileExists(p.refuse) }
 
 func (p *refusingProcess) Check(_ context.Context, path string) error {
 	p.calls = append(p.calls, "check")
 	if p.refused() {
-		return &checkErr{out: "[ALERT]    (1) : config : parsing [" + path + ":99] : 'bind :443' : unable to load SSL certificate into SSL Context '" + p.refuse + "'.\n[ALERT]    (1) : config : Fatal errors found in configuration.\n"}
+		return certificateRefused(path, p.refuse)
 	}
 	return nil
 }
