@@ -20,15 +20,17 @@ import (
 )
 
 // The route churn of BenchmarkDataPlaneSideBySide, after the data plane
-// rounds (ROUTER_BENCH_SIDEBYSIDE_ROUTE_CHANGES changes, 0 for none):
+// rounds (ROUTER_BENCH_SIDEBYSIDE_ROUTE_CHANGES changes for each full
+// router, 0 for none):
 // routes of new names are added and deleted through the API server, one
 // change every sbsChurnPace, additions and deletions alternating (route
 // c<j> added, then c<j-sbsChurnLive+1> deleted with its Service and
 // EndpointSlice, so that a route lives for about 2 x sbsChurnLive changes,
 // long enough for a router that reloads every few seconds to serve it
 // before it goes; the first sbsChurnLive-1 routes are added, and served by
-// every router, before the changes are measured). For every full router (all routes loaded) each change is
-// timed from the API call that made it (the route created or deleted; an
+// every router, before the changes are measured). Each full router (all
+// routes loaded) is measured on changes of its own, the other routers
+// paused (see sbsRouteChurn); each change is timed from the API call that made it (the route created or deleted; an
 // addition's Service and EndpointSlice are created just before it) until
 // the router answers as it should (an addition: 200 from its backend; a
 // deletion: 503), asked every sbsChurnPoll on a new connection. Meanwhile a
