@@ -114,6 +114,7 @@ func TestRandomRouteChangesServeWhatAFreshStartServes(t *testing.T) {
 	env, ms := metricsEnv(t)
 	env["RELOAD_INTERVAL"] = "2s"
 	r := startRouter(t, m.Dir, env)
+	t.Cleanup(func() { logRuntimeOnFailure(t, r) })
 	expectExactly(t, loadTimeout, r, "a.anchor.example.com", backendNames(plain)...)
 	waitReady(t, ms)
 	reloads0 := ms.settledReloads(t)
@@ -255,6 +256,25 @@ func TestRandomRouteChangesServeWhatAFreshStartServes(t *testing.T) {
 	// routesruntime_test.go assert that takeovers need none.)
 	if got := ms.mustValue(t, "template_router_reload_seconds_count", nil); got != reloadsBefore {
 		t.Logf("reloaded since the route of a new name took a deleted one's backend: %v (%s), were %v", got, ms.reloadReasons(), reloadsBefore)
+	}
+}
+
+// logRuntimeOnFailure logs, when t failed, what the running HAProxy of r
+// routes by (its route maps) and to (the servers of every backend), the
+// evidence a failed step needs (run before the router stops: cleanups
+// run last registered first).
+func logRuntimeOnFailure(t *testing.T, r *router) {
+	if !t.Failed() {
+		return
+	}
+	c := &runtimeapi.Client{Path: filepath.Join(r.WorkingDir, "run", "haproxy.sock")}
+	var cmds []string
+	for _, m := range []string{"route_http.map", "route_https.map", "route_sni_passthrough.map"} {
+		cmds = append(cmds, "show map "+filepath.Join(r.WorkingDir, "conf", m))
+	}
+	for _, cmd := range append(cmds, "show servers state") {
+		out, err := c.Exec(context.Background(), cmd)
+		t.Logf("%s (after the failure): %v\n%s", cmd, err, out)
 	}
 }
 
