@@ -3,8 +3,10 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -260,7 +262,8 @@ func TestRandomRouteChangesServeWhatAFreshStartServes(t *testing.T) {
 }
 
 // logRuntimeOnFailure logs, when t failed, what the running HAProxy of r
-// routes by (its route maps) and to (the servers of every backend), the
+// routes by (its route maps) and to (the servers of every backend), and
+// its processes (`show proc`: an old worker still serving?), the
 // evidence a failed step needs (run before the router stops: cleanups
 // run last registered first).
 func logRuntimeOnFailure(t *testing.T, r *router) {
@@ -276,6 +279,11 @@ func logRuntimeOnFailure(t *testing.T, r *router) {
 		out, err := c.Exec(context.Background(), cmd)
 		t.Logf("%s (after the failure): %v\n%s", cmd, err, out)
 	}
+	// Workers of earlier generations still listening would answer with
+	// the configuration they loaded.
+	master := &runtimeapi.Client{Path: filepath.Join(r.WorkingDir, "run", "master.sock")}
+	out, err := master.Exec(context.Background(), "show proc")
+	t.Logf("show proc (after the failure): %v\n%s", err, out)
 }
 
 // expectedAnswer is what answerOf returns for a route of kind (or "none")
@@ -308,15 +316,15 @@ func expectedAnswer(kind, host string) string {
 }
 
 // answerOf is how the router answers host: over HTTP at / and /p/x, and
-// over HTTPS with SNI host at / (the status, the endpoints reached in a
-// few requests, the certificate shown: "default" for any not issued for
+// over HTTPS with SNI host at / (the last status, the endpoints reached in
+// a few requests, the certificates shown: "default" for any not issued for
 // a route, and the Strict-Transport-Security header); "refused" when the
 // connection is closed without an answer (an allowlist).
 func answerOf(r *router, host string) string {
 	hsts := ""
 	part := func(get func() (response, error)) (string, string) {
-		status, cn := "", ""
-		seen := map[string]bool{}
+		status := ""
+		seen, cns := map[string]bool{}, map[string]bool{}
 		for n := 0; n < 16; n++ {
 			resp, err := get()
 			if err != nil {
@@ -332,18 +340,16 @@ func answerOf(r *router, host string) string {
 			}
 			seen[b] = true
 			if resp.PeerCert != nil {
-				cn = resp.PeerCert.Subject.CommonName
+				cn := resp.PeerCert.Subject.CommonName
+				if cn != host && cn != "passthrough backend" {
+					cn = "default"
+				}
+				cns[cn] = true
 			}
 		}
-		var bs []string
-		for b := range seen {
-			bs = append(bs, b)
-		}
-		sort.Strings(bs)
-		if cn != "" && cn != host && cn != "passthrough backend" {
-			cn = "default"
-		}
-		return status + " " + strings.Join(bs, ","), cn
+		// Every endpoint and certificate seen: a host answered two ways
+		// shows both.
+		return status + " " + strings.Join(slices.Sorted(maps.Keys(seen)), ","), strings.Join(slices.Sorted(maps.Keys(cns)), ",")
 	}
 	h, _ := part(func() (response, error) { return r.httpGet(host, "/") })
 	hp, _ := part(func() (response, error) { return r.httpGet(host, "/p/x") })
