@@ -74,6 +74,11 @@ func (o *outputLog) drain(r io.Reader, log logr.Logger) {
 		switch {
 		case knownHarmless(line):
 			log.Info("haproxy output: the configuration's pidfile is ignored, the router's -p wins", "output", line)
+		case noServerAvailable(line):
+			// Routine with runtime changes: a deleted or moved route's
+			// backend stays, its servers in maintenance, until the next
+			// reload (OpenShift's router, reloading, never shows it).
+			log.V(1).Info("haproxy: a backend has no server in service (a route deleted or moved, or its endpoints down)", "output", line)
 		case strings.Contains(line, "[ALERT]"):
 			log.Error(nil, "haproxy alert", "output", line)
 		case strings.Contains(line, "[WARNING]"):
@@ -86,6 +91,13 @@ func (o *outputLog) drain(r io.Reader, log logr.Logger) {
 		log.Error(err, "reading haproxy output; discarding the rest")
 		_, _ = io.Copy(io.Discard, r)
 	}
+}
+
+// noServerAvailable reports whether line is HAProxy's alert that a
+// backend's last server left service ("backend 'NAME' has no server
+// available!").
+func noServerAvailable(line string) bool {
+	return strings.Contains(line, "[ALERT]") && strings.Contains(line, ": backend '") && strings.HasSuffix(line, "' has no server available!")
 }
 
 // diagnostics returns the [ALERT] and [WARNING] lines of out, or all of its
