@@ -44,8 +44,8 @@ const (
 // unused heap is at least a sixteenth of the live heap and minIdleTrim —
 // never the frequent passes themselves. Status writes run no pass: the
 // garbage they leave (a route version and a request per write) is
-// returned once it is worth a collection, whatever the collector's goal. GOGC and GOMEMLIMIT keep their
-// usual meaning.
+// returned once it is worth a collection, whatever the collector's goal.
+// GOGC and GOMEMLIMIT keep their usual meaning.
 type memoryTrimmer struct {
 	controller.Observer
 	log logr.Logger
