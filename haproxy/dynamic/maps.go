@@ -195,11 +195,21 @@ func mapCommands(p string, in Files, moved map[string]bool) (entryCommands, bool
 	if in.Old == nil || !known {
 		return out, false
 	}
+	newData := in.New[p]
+	if len(moved) == 0 {
+		// Only the lines between the first and the last that differ can
+		// need a command (a change of one route touches one or two lines
+		// of a map of every route).
+		var ok bool
+		if oldData, newData, ok = changedLines(oldData, newData); !ok {
+			return out, false
+		}
+	}
 	oldKeys, oldValues, ok := mapEntries(oldData)
 	if !ok {
 		return out, false
 	}
-	newKeys, newValues, ok := mapEntries(in.New[p])
+	newKeys, newValues, ok := mapEntries(newData)
 	if !ok {
 		return out, false
 	}
@@ -240,4 +250,84 @@ func mapCommands(p string, in Files, moved map[string]bool) (entryCommands, bool
 		out.dels = append(out.dels, Command{Kind: "map", Text: "del map " + p + " " + wasName(k)})
 	}
 	return out, true
+}
+
+// maxChangedKeys bounds the keys changedLines looks for, one at a time, in
+// the lines that did not change; more and the whole files are compared.
+const maxChangedKeys = 64
+
+// changedLines returns the lines of a map's old and new contents from the
+// first line that differs to the last, whole lines: the lines before and
+// after are the same in both, and their entries need no command. It
+// reports false when a key of those lines is also the key of a line kept
+// before or after (the entry HAProxy has is the first of a key: a command
+// cannot tell which). Past maxChangedKeys lines it returns old and new
+// whole.
+func changedLines(old, new []byte) ([]byte, []byte, bool) {
+	n := min(len(old), len(new))
+	i := 0
+	for i < n && old[i] == new[i] {
+		i++
+	}
+	if i == len(old) && i == len(new) {
+		return nil, nil, true
+	}
+	head := bytes.LastIndexByte(new[:i], '\n') + 1
+	oldRest, newRest := old[head:], new[head:]
+	k := 0
+	for k < len(oldRest) && k < len(newRest) && oldRest[len(oldRest)-1-k] == newRest[len(newRest)-1-k] {
+		k++
+	}
+	// The kept tail starts a line in both: where the common end starts,
+	// if a line starts there in both, else after its first line end.
+	tail := len(newRest) - k
+	lineStart := func(b []byte, at int) bool { return at == 0 || b[at-1] == '\n' }
+	if !lineStart(newRest, tail) || !lineStart(oldRest, len(oldRest)-k) {
+		if j := bytes.IndexByte(newRest[tail:], '\n'); j >= 0 {
+			tail += j + 1
+		} else {
+			tail = len(newRest)
+		}
+		k = len(newRest) - tail
+	}
+	oldMid, newMid := oldRest[:len(oldRest)-k], newRest[:tail]
+	if bytes.Count(oldMid, []byte{'\n'})+bytes.Count(newMid, []byte{'\n'}) > maxChangedKeys {
+		return old, new, true
+	}
+	kept := [2][]byte{new[:head], newRest[tail:]}
+	for _, mid := range [2][]byte{oldMid, newMid} {
+		for _, line := range bytes.Split(mid, []byte{'\n'}) {
+			f := bytes.Fields(line)
+			if len(f) == 0 || f[0][0] == '#' {
+				continue
+			}
+			if hasKeyLine(kept[0], f[0]) || hasKeyLine(kept[1], f[0]) {
+				return nil, nil, false
+			}
+		}
+	}
+	return oldMid, newMid, true
+}
+
+// hasKeyLine reports whether a line of data has key as its first word.
+func hasKeyLine(data, key []byte) bool {
+	for off := 0; ; {
+		j := bytes.Index(data[off:], key)
+		if j < 0 {
+			return false
+		}
+		at := off + j
+		off = at + 1
+		end := at + len(key)
+		if end < len(data) && data[end] != ' ' && data[end] != '\t' && data[end] != '\n' && data[end] != '\r' {
+			continue
+		}
+		b := at
+		for b > 0 && (data[b-1] == ' ' || data[b-1] == '\t') {
+			b--
+		}
+		if b == 0 || data[b-1] == '\n' {
+			return true
+		}
+	}
 }
