@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	routev1 "github.com/openshift/api/route/v1"
@@ -66,6 +67,64 @@ type Store struct {
 	endpointLogStart uint64
 	synced           map[string]bool
 	changed          chan struct{}
+
+	// order caches the routes sorted by key (View.Routes) once asked
+	// for: a route added or deleted later is put in or taken out in
+	// place, up to maxOrderEdits between two asks (more, as while the
+	// routes are first loaded, and the cache is dropped: the next ask
+	// sorts once). Upsert and Delete change it under mu; Routes, which
+	// runs under mu's read lock, builds it under orderMu.
+	orderMu    sync.Mutex
+	order      []*routev1.Route
+	orderKnown bool
+	orderEdits int
+}
+
+// maxOrderEdits bounds the routes put in or taken out of the cached order
+// between two View.Routes (each costs a copy of the order's tail).
+const maxOrderEdits = 64
+
+// routeLess orders routes by namespace, then name (View.Routes).
+func routeLess(a, b *routev1.Route) int {
+	if a.Namespace != b.Namespace {
+		return strings.Compare(a.Namespace, b.Namespace)
+	}
+	return strings.Compare(a.Name, b.Name)
+}
+
+// orderUpsert keeps the cached order up to date with route r added or
+// replaced (s.mu held).
+func (s *Store) orderUpsert(r *routev1.Route) {
+	if !s.orderKnown {
+		return
+	}
+	i, found := slices.BinarySearchFunc(s.order, r, routeLess)
+	switch {
+	case found:
+		s.order[i] = r
+	case s.orderEdits < maxOrderEdits:
+		s.order = slices.Insert(s.order, i, r)
+		s.orderEdits++
+	default:
+		s.order, s.orderKnown = nil, false
+	}
+}
+
+// orderDelete keeps the cached order up to date with route r deleted
+// (s.mu held).
+func (s *Store) orderDelete(r *routev1.Route) {
+	if !s.orderKnown {
+		return
+	}
+	i, found := slices.BinarySearchFunc(s.order, r, routeLess)
+	switch {
+	case !found:
+	case s.orderEdits < maxOrderEdits:
+		s.order = slices.Delete(s.order, i, i+1)
+		s.orderEdits++
+	default:
+		s.order, s.orderKnown = nil, false
+	}
 }
 
 // endpointChange is one endpoint change (the generation it made and the
@@ -171,6 +230,7 @@ func (s *Store) Upsert(obj runtime.Object) {
 	case *routev1.Route:
 		k := KeyOf(o.Namespace, o.Name)
 		s.routes[k] = o
+		s.orderUpsert(o)
 		s.notifyRoute(k)
 		return
 	case *corev1.Service:
@@ -229,7 +289,10 @@ func (s *Store) Delete(obj runtime.Object) {
 	switch o := obj.(type) {
 	case *routev1.Route:
 		k := KeyOf(o.Namespace, o.Name)
-		delete(s.routes, k)
+		if r, ok := s.routes[k]; ok {
+			delete(s.routes, k)
+			s.orderDelete(r)
+		}
 		s.notifyRoute(k)
 		return
 	case *corev1.Service:
@@ -341,19 +404,22 @@ func (v View) ChangesSince(since uint64) (routes, services []Key, ok bool) {
 	return routes, services, true
 }
 
-// Routes returns all routes sorted by key.
+// Routes returns all routes sorted by namespace, then name (a slice of
+// the caller's own). A route change costs a copy, not a sort.
 func (v View) Routes() []*routev1.Route {
-	out := make([]*routev1.Route, 0, len(v.s.routes))
-	for _, r := range v.s.routes {
-		out = append(out, r)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Namespace != out[j].Namespace {
-			return out[i].Namespace < out[j].Namespace
+	s := v.s
+	s.orderMu.Lock()
+	defer s.orderMu.Unlock()
+	if !s.orderKnown {
+		s.order = make([]*routev1.Route, 0, len(s.routes))
+		for _, r := range s.routes {
+			s.order = append(s.order, r)
 		}
-		return out[i].Name < out[j].Name
-	})
-	return out
+		slices.SortFunc(s.order, routeLess)
+		s.orderKnown = true
+	}
+	s.orderEdits = 0
+	return slices.Clone(s.order)
 }
 
 // Route returns a route or nil.
