@@ -84,8 +84,9 @@ type Store struct {
 // between two View.Routes (each costs a copy of the order's tail).
 const maxOrderEdits = 64
 
-// routeLess orders routes by namespace, then name (View.Routes).
-func routeLess(a, b *routev1.Route) int {
+// compareRoutes orders routes by namespace, then name (View.Routes): -1,
+// 0 or +1 as slices.SortFunc takes it.
+func compareRoutes(a, b *routev1.Route) int {
 	if a.Namespace != b.Namespace {
 		return strings.Compare(a.Namespace, b.Namespace)
 	}
@@ -98,7 +99,7 @@ func (s *Store) orderUpsert(r *routev1.Route) {
 	if !s.orderKnown {
 		return
 	}
-	i, found := slices.BinarySearchFunc(s.order, r, routeLess)
+	i, found := slices.BinarySearchFunc(s.order, r, compareRoutes)
 	switch {
 	case found:
 		s.order[i] = r
@@ -116,7 +117,7 @@ func (s *Store) orderDelete(r *routev1.Route) {
 	if !s.orderKnown {
 		return
 	}
-	i, found := slices.BinarySearchFunc(s.order, r, routeLess)
+	i, found := slices.BinarySearchFunc(s.order, r, compareRoutes)
 	switch {
 	case !found:
 	case s.orderEdits < maxOrderEdits:
@@ -415,7 +416,7 @@ func (v View) Routes() []*routev1.Route {
 		for _, r := range s.routes {
 			s.order = append(s.order, r)
 		}
-		slices.SortFunc(s.order, routeLess)
+		slices.SortFunc(s.order, compareRoutes)
 		s.orderKnown = true
 	}
 	s.orderEdits = 0
