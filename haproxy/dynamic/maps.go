@@ -89,11 +89,10 @@ func hasAnySuffix(b []byte, suffixes []string) bool {
 func mapEntries(data []byte) (keys []string, values map[string]string, ok bool) {
 	values = map[string]string{}
 	for _, line := range strings.Split(string(data), "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || line[0] == '#' {
+		f := mapLineFields(line)
+		if f == nil {
 			continue
 		}
-		f := strings.Fields(line)
 		if len(f) != 2 || !cliWord(f[0]) || !cliWord(strings.ReplaceAll(f[1], ";", "")) {
 			return nil, nil, false
 		}
@@ -104,6 +103,16 @@ func mapEntries(data []byte) (keys []string, values map[string]string, ok bool) 
 		values[f[0]] = f[1]
 	}
 	return keys, values, true
+}
+
+// mapLineFields returns the words of a map file's line, nil for a blank
+// line or a comment.
+func mapLineFields(line string) []string {
+	f := strings.Fields(line)
+	if len(f) == 0 || f[0][0] == '#' {
+		return nil
+	}
+	return f
 }
 
 // cliValue is a map value as a word of a runtime API command: its ';'
@@ -296,12 +305,12 @@ func changedLines(old, new []byte) ([]byte, []byte, bool) {
 	}
 	kept := [2][]byte{new[:head], newRest[tail:]}
 	for _, mid := range [2][]byte{oldMid, newMid} {
-		for _, line := range bytes.Split(mid, []byte{'\n'}) {
-			f := bytes.Fields(line)
-			if len(f) == 0 || f[0][0] == '#' {
+		for _, line := range strings.Split(string(mid), "\n") {
+			f := mapLineFields(line)
+			if f == nil {
 				continue
 			}
-			if hasKeyLine(kept[0], f[0]) || hasKeyLine(kept[1], f[0]) {
+			if key := []byte(f[0]); hasKeyLine(kept[0], key) || hasKeyLine(kept[1], key) {
 				return nil, nil, false
 			}
 		}
