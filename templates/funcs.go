@@ -115,9 +115,10 @@ func FuncMap(opts FuncOptions) template.FuncMap {
 		"timeoutMillis":          TimeoutMillis,
 		"hstsMap":                HSTSMap,
 		"rateLimitMap":           RateLimitMap,
+		"stickyCookieName":       StickyCookieName,
 		"stickyCookieMap":        StickyCookieMap,
-		"hasStickyCookie":        HasStickyCookie,
 		"stickyCookie":           func() string { return StickyCookie },
+		"hasStickyCookie":        HasStickyCookie,
 		"haproxyQuote":           syntax.Quote,
 		"haproxyLogFormat":       syntax.LogFormat,
 	}

@@ -449,3 +449,39 @@ func TestGenerateHAProxyMapTemplateArguments(t *testing.T) {
 		})
 	}
 }
+
+func TestStickyCookieNameAndTheHelpersKeptForEarlierTemplates(t *testing.T) {
+	route := func(name, cookie string, disable bool, term routev1.TLSTerminationType) model.ServiceAliasConfig {
+		cfg := mapTestRoute("ns", name, name+".example.com", "", term, "", false)
+		cfg.RoutingKeyName = "k" + name
+		cfg.Settings.CookieName, cfg.Settings.DisableCookies = cookie, disable
+		return cfg
+	}
+	for _, tc := range []struct {
+		name        string
+		cfg         model.ServiceAliasConfig
+		routerName  string
+		want        string
+		inCookieMap bool
+	}{
+		{"the route's hashed name", route("plain", "", false, ""), "", "kplain", true},
+		{"ROUTER_COOKIE_NAME", route("plain", "", false, ""), "router_cookie", "router_cookie", true},
+		{"the annotation wins", route("named", "mine", false, routev1.TLSTerminationEdge), "router_cookie", "mine", true},
+		{"disable_cookies: not in the map", route("off", "", true, ""), "", "koff", false},
+		{"passthrough: not in the map", route("pt", "", false, routev1.TLSTerminationPassthrough), "", "kpt", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := model.HAProxySettings{CookieName: tc.routerName}
+			if got := StickyCookieName(tc.cfg, h); got != tc.want {
+				t.Fatalf("StickyCookieName = %q, want %q", got, tc.want)
+			}
+			td := model.TemplateData{HAProxy: h, State: map[model.ServiceAliasConfigKey]model.ServiceAliasConfig{
+				model.NewServiceAliasConfigKey(tc.cfg.Namespace, tc.cfg.Name): tc.cfg}}
+			line := GenBackendNamePrefix(tc.cfg.TLSTermination) + ":ns:" + tc.cfg.Name + " " + tc.want + "\n"
+			got := execHelperTemplate(t, FuncOptions{}, `{{ stickyCookie }}{{ stickyCookieMap . }}`, td)
+			if want := StickyCookie + "\n" + map[bool]string{true: line, false: ""}[tc.inCookieMap]; got != want {
+				t.Fatalf("stickyCookie, stickyCookieMap = %q, want %q", got, want)
+			}
+		})
+	}
+}

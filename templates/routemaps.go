@@ -222,18 +222,24 @@ func HSTSMap(td model.TemplateData) string {
 	return m.String()
 }
 
-// StickyCookie is the name every backend of the default template gives
-// HAProxy's sticky cookie ("cookie ... insert"). Clients never see it:
-// the defaults section "routes" renames it, in both directions, to the
-// route's own name from sticky_cookie.map (StickyCookieMap), so that
-// routes with sticky cookies differ in no backend line by the cookie's
-// name and a route of a new name can take over a free backend at runtime.
+// StickyCookieName is the name of the sticky cookie of a route's
+// backend (when HasStickyCookie): router.openshift.io/cookie_name, else
+// ROUTER_COOKIE_NAME (h.CookieName), else the route's RoutingKeyName, as
+// in OpenShift. A backend HAProxy runs with another name (taken over at
+// runtime) gets it through the renames map (haproxy/dynamic).
+func StickyCookieName(cfg model.ServiceAliasConfig, h model.HAProxySettings) string {
+	return cmp.Or(cfg.Settings.CookieName, h.CookieName, cfg.RoutingKeyName)
+}
+
+// StickyCookie and StickyCookieMap are the helpers of the default
+// template before it named each backend's cookie after its route
+// (before sticky_renames.map): every backend inserted StickyCookie, which
+// the defaults section renamed from StickyCookieMap (backend → the
+// cookie's name clients see). Kept so that templates written against it
+// still render and run as they did.
 const StickyCookie = "_router_sticky"
 
-// StickyCookieMap is sticky_cookie.map: the backend of each route with a
-// sticky cookie (not passthrough, no disable_cookies) → the cookie's name
-// clients see: router.openshift.io/cookie_name, else ROUTER_COOKIE_NAME,
-// else the route's RoutingKeyName, as in OpenShift.
+// StickyCookieMap: see StickyCookie.
 func StickyCookieMap(td model.TemplateData) string {
 	var m mapText
 	for _, k := range td.SortedStateKeys() {
@@ -241,8 +247,7 @@ func StickyCookieMap(td model.TemplateData) string {
 		if cfg.TLSTermination == routev1.TLSTerminationPassthrough || !HasStickyCookie(cfg) {
 			continue
 		}
-		name := cmp.Or(cfg.Settings.CookieName, td.HAProxy.CookieName, cfg.RoutingKeyName)
-		m.line(GenBackendNamePrefix(cfg.TLSTermination)+":"+string(k), name)
+		m.line(GenBackendNamePrefix(cfg.TLSTermination)+":"+string(k), StickyCookieName(cfg, td.HAProxy))
 	}
 	return m.String()
 }

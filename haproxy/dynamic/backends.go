@@ -60,7 +60,7 @@ func diffBackends(old, new *Config) Change {
 	free := x.free(old)
 	budget := newSpareBudget(old)
 	var all sectionCommands
-	running := &Config{sections: make([]section, 0, len(new.sections)+len(free)), crt: old.crt, ca: old.ca}
+	running := &Config{sections: make([]section, 0, len(new.sections)+len(free)), crt: old.crt, ca: old.ca, renames: old.renames}
 	taken := map[int]bool{}
 	moved := map[int]bool{} // old backends whose route moved to another
 	oi := 0
@@ -129,6 +129,7 @@ func diffBackends(old, new *Config) Change {
 		running.sections = append(running.sections, run)
 	}
 	running.aliases = aliases(running)
+	all.append(cookieRenames(old, running, old.runningAs(running)))
 	return Change{Commands: all.ordered(), Running: running}
 }
 

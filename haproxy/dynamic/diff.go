@@ -61,6 +61,9 @@ type Config struct {
 	// byHeader indexes sections by header (see index), byName by the
 	// name HAProxy runs them as (see runtimeIndex); nil until used.
 	byHeader, byName map[string]int
+	// renames is the path of the sticky cookie renames map the
+	// configuration reads (see cookies.go), "" when it reads none.
+	renames string
 }
 
 type section struct {
@@ -77,9 +80,15 @@ type section struct {
 	orphan bool
 	// others hashes the section's lines other than server lines; shape
 	// hashes them without the dynamic-cookie-key's value (which the
-	// runtime API sets).
+	// runtime API sets). Where the configuration reads a renames map,
+	// neither has a backend's sticky cookie name (see cookies.go).
 	others, shape [sha256.Size]byte
-	servers       []server
+	// cookie is the name of a backend's sticky cookie ("cookie NAME
+	// ..."), as the configuration has it; cookieRuns the name HAProxy
+	// inserts instead, where it runs the backend with another (a backend
+	// taken over, or whose route's cookie name changed: see cookies.go).
+	cookie, cookieRuns string
+	servers            []server
 	// staticLB is set when the section's balance algorithm does not
 	// allow servers to be added at runtime (static-rr, or a hash without
 	// "hash-type consistent").
@@ -137,7 +146,13 @@ var sectionKeywords = map[string]bool{
 
 // Parse reads the sections and server lines of a configuration.
 func Parse(data []byte) *Config {
-	c := &Config{}
+	return parse(data, renamesMap(data))
+}
+
+// parse is Parse for a configuration that reads the renames map at path
+// renames ("" for none).
+func parse(data []byte, renames string) *Config {
+	c := &Config{renames: renames}
 	p := serverParser{options: map[string]string{}}
 	var cur *section
 	h, shape := sha256.New(), sha256.New()
@@ -190,7 +205,7 @@ func Parse(data []byte) *Config {
 				continue
 			}
 		}
-		shapeLine := trimmed
+		shapeLine, othersLine := trimmed, trimmed
 		if word, arg, ok := firstWords(trimmed); ok {
 			switch word {
 			case "balance":
@@ -200,9 +215,17 @@ func Parse(data []byte) *Config {
 			case "dynamic-cookie-key":
 				cookieKey = arg
 				shapeLine = []byte(word)
+			case "cookie":
+				if isBackend(cur.header) {
+					cur.cookie = arg
+					if renames != "" {
+						shapeLine = unnamedCookie(trimmed)
+						othersLine = shapeLine
+					}
+				}
 			}
 		}
-		h.Write(trimmed)
+		h.Write(othersLine)
 		h.Write([]byte{'\n'})
 		shape.Write(shapeLine)
 		shape.Write([]byte{'\n'})
@@ -213,7 +236,7 @@ func Parse(data []byte) *Config {
 }
 
 // firstWords returns the keyword and first argument of a section line
-// (trimmed) that sets the balance, hash type or dynamic cookie key; false
+// (trimmed) that sets the balance, hash type, cookie or dynamic cookie key; false
 // for any other line (most lines: without splitting them into words).
 func firstWords(line []byte) (string, string, bool) {
 	i := bytes.IndexAny(line, " \t")
@@ -221,7 +244,7 @@ func firstWords(line []byte) (string, string, bool) {
 		return "", "", false
 	}
 	switch string(line[:i]) {
-	case "balance", "hash-type", "dynamic-cookie-key":
+	case "balance", "hash-type", "dynamic-cookie-key", "cookie":
 	default:
 		return "", "", false
 	}
@@ -385,7 +408,7 @@ func Diff(old, new *Config) Change {
 		return diffBackends(old, new)
 	}
 	var all sectionCommands
-	running := &Config{sections: make([]section, len(new.sections)), crt: old.crt, ca: old.ca}
+	running := &Config{sections: make([]section, len(new.sections)), crt: old.crt, ca: old.ca, renames: old.renames}
 	for i := range new.sections {
 		if reshaped(&old.sections[i], &new.sections[i]) || len(new.sections[i].renew) > 0 {
 			return diffBackends(old, new) // the route moves to another backend
@@ -400,6 +423,7 @@ func Diff(old, new *Config) Change {
 		all.append(d)
 		running.sections[i] = run
 	}
+	all.append(cookieRenames(old, running, func(i int) *section { return &old.sections[i] }))
 	return Change{Commands: all.ordered(), Running: running}
 }
 
@@ -445,6 +469,7 @@ func DiffSections(old, part *Config) Change {
 		all.append(d)
 		running.sections[i] = run
 	}
+	all.append(cookieRenames(old, running, old.runningAs(running)))
 	return Change{Commands: all.ordered(), Running: running}
 }
 
@@ -576,6 +601,10 @@ type serverDiff struct {
 func newServerDiff(o, n *section) *serverDiff {
 	run := *n
 	run.runsAs, run.orphan, run.renew = o.name(), false, nil
+	run.cookieRuns = ""
+	if c := o.runningCookie(); c != n.cookie {
+		run.cookieRuns = c
+	}
 	if run.runsAs == backendName(n.header) {
 		run.runsAs = "" // its own backend
 	}

@@ -26,6 +26,8 @@ const MaxSpareSection = 4096
 // sections name no backend or have no server line, nor of one whose lines
 // are longer than MaxSpareSection (routes' own header actions, say: the
 // spares of one tenant's routes must not make every configuration large).
+// Where config reads the renames map (see cookies.go), a spare's sticky
+// cookie is SpareCookie, whichever route's name its shape had.
 func Spares(config []byte, perShape, total int) []byte {
 	if perShape <= 0 || total <= 0 {
 		return nil
@@ -36,6 +38,7 @@ func Spares(config []byte, perShape, total int) []byte {
 	}
 	shapes := map[[32]byte]*shape{}
 	var order [][32]byte
+	renames := renamesMap(config)
 	for _, sec := range rawSections(config) {
 		if !isBackend(sec.header) || strings.HasPrefix(backendName(sec.header), SparePrefix) {
 			continue
@@ -43,7 +46,7 @@ func Spares(config []byte, perShape, total int) []byte {
 		if len(sec.text) > MaxSpareSection+len(sec.header) {
 			continue // its servers count here too: a bound, not a measure
 		}
-		p := Parse([]byte(sec.text))
+		p := parse([]byte(sec.text), renames)
 		if len(p.sections) != 1 || len(p.sections[0].servers) == 0 {
 			continue
 		}
@@ -73,6 +76,9 @@ func Spares(config []byte, perShape, total int) []byte {
 					continue
 				case len(f) >= 2 && f[0] == "dynamic-cookie-key":
 					fmt.Fprintf(&out, "  dynamic-cookie-key %s\n", name)
+				case len(f) >= 2 && f[0] == "cookie" && renames != "":
+					f[1] = SpareCookie
+					out.WriteString("  " + strings.Join(f, " ") + "\n")
 				default:
 					out.WriteString(l + "\n")
 				}

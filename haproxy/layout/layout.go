@@ -28,6 +28,10 @@ const (
 	// SparesFile is the router's spare backends (haproxy/dynamic.Spares),
 	// a second configuration file HAProxy loads after ConfigFile.
 	SparesFile = ConfDir + "/spare-backends.cfg"
+	// StickyRenamesFile is the map of the backends HAProxy runs with
+	// another sticky cookie name than their route's (haproxy/dynamic:
+	// filled at runtime, empty when HAProxy loads it).
+	StickyRenamesFile = ConfDir + "/sticky_renames.map"
 	// DefaultCertificateFile is the default certificate (and key).
 	DefaultCertificateFile = ConfDir + "/default_pub_keys.pem"
 	// RunDir holds the sockets and the pid file.

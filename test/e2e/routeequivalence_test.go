@@ -174,7 +174,8 @@ func TestRandomRouteChangesServeWhatAFreshStartServes(t *testing.T) {
 	// Last, a route of a new name (with the default sticky cookie and a
 	// timeout) takes a deleted one's backend without a reload: the maps
 	// compared below then name a backend HAProxy runs under another name,
-	// keys of the backend-keyed maps (sticky_cookie.map, timeouts) included.
+	// keys of the backend-keyed maps (timeouts) included, and its sticky
+	// cookie is renamed (sticky_renames.map) to its own name.
 	takeover := func(name string) string {
 		return annotatedRouteYAML("rq", name, name+".rq.example.com", "", "plain", "",
 			map[string]string{p + "timeout": "20s"})
@@ -251,6 +252,11 @@ func TestRandomRouteChangesServeWhatAFreshStartServes(t *testing.T) {
 		}
 	}
 	rename := sameMaps(t, r, fresh)
+	hosts := []string{"x-new.rq.example.com", "x-cert.rq.example.com"}
+	for i := 0; i < names; i++ {
+		hosts = append(hosts, host(i))
+	}
+	sameStickyCookies(t, r, fresh, hosts)
 	sameServers(t, r, fresh, rename)
 	sameCertificates(t, r, fresh)
 	// (A reload since x-new took x-old's backend renames it back: the map
@@ -429,7 +435,9 @@ func sameMaps(t *testing.T, changed, fresh *router) (rename map[string]string) {
 		return name
 	}
 	for _, m := range files(fresh, "conf", ".map") {
-		if strings.HasPrefix(m, "route_") {
+		if strings.HasPrefix(m, "route_") || m == "sticky_renames.map" {
+			// sticky_renames.map: empty after a start, its entries are
+			// the cookie names HAProxy runs (sameStickyCookies).
 			continue
 		}
 		got := show(changed, "map", filepath.Join(changed.WorkingDir, "conf", m))
@@ -452,6 +460,47 @@ func sameMaps(t *testing.T, changed, fresh *router) (rename map[string]string) {
 		}
 	}
 	return rename
+}
+
+// sameStickyCookies compares the Set-Cookie headers of each host but for
+// the cookies' values (over HTTP and HTTPS) after the changes with a fresh
+// start's: a backend HAProxy runs with another sticky cookie name (taken
+// over at runtime, its entry in sticky_renames.map) shows clients the
+// route's own name, as a fresh start's does.
+func sameStickyCookies(t *testing.T, changed, fresh *router, hosts []string) {
+	t.Helper()
+	cookies := func(r *router, host string) string {
+		var out []string
+		for _, get := range []func() (response, error){
+			func() (response, error) { return r.httpGet(host, "/") },
+			func() (response, error) { return r.httpsGet(host, "/") },
+		} {
+			resp, err := get()
+			if err != nil {
+				out = append(out, "refused")
+				continue
+			}
+			var cs []string
+			for _, c := range resp.Header.Values("Set-Cookie") {
+				name, rest, _ := strings.Cut(c, "=")
+				_, attrs, _ := strings.Cut(rest, ";")
+				cs = append(cs, name+"=...;"+attrs)
+			}
+			out = append(out, strings.Join(cs, ", "))
+		}
+		return strings.Join(out, " | ")
+	}
+	sticky := 0
+	for _, h := range hosts {
+		got, want := cookies(changed, h), cookies(fresh, h)
+		if got != want {
+			t.Errorf("%s: Set-Cookie %q after the changes, %q after a fresh start", h, got, want)
+		}
+		if strings.Contains(want, "HttpOnly") {
+			sticky++
+		}
+	}
+	t.Logf("sticky cookies compared with a fresh start: %d of %d hosts set one", sticky, len(hosts))
 }
 
 // runtimeShow runs "show ..." on r's HAProxy.
