@@ -403,19 +403,33 @@ func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, ch
 		c.runtimeFailed(err, fs, n, len(cmds))
 		return ReasonRuntimeError, nil
 	}
-	if len(change.Commands) > 0 {
+	c.observeRuntime(change.Commands, fc)
+	c.o.Logger.V(1).Info("changes applied without a reload", "serverCommands", len(change.Commands), "certificates", fc.Certificates,
+		"entries", fc.Entries, "took", time.Since(began).String())
+	c.noteRemoved(change.Running)
+	return "", runs()
+}
+
+// observeRuntime counts a change applied through the runtime API by what
+// it changed: servers ("endpoints"), certificates, and map entries and
+// crt-list lines ("routes"), the sticky cookie renames a server change
+// brings among them (dynamic: map commands in change).
+func (c *Controller) observeRuntime(change []dynamic.Command, fc dynamic.FileChange) {
+	entries := fc.Entries
+	for _, cmd := range change {
+		if cmd.Kind == "map" {
+			entries++
+		}
+	}
+	if len(change) > entries-fc.Entries {
 		c.o.Observer.ObserveRuntimeChange("endpoints")
 	}
 	if fc.Certificates > 0 {
 		c.o.Observer.ObserveRuntimeChange("certificate")
 	}
-	if fc.Entries > 0 {
+	if entries > 0 {
 		c.o.Observer.ObserveRuntimeChange("routes")
 	}
-	c.o.Logger.V(1).Info("changes applied without a reload", "serverCommands", len(change.Commands), "certificates", fc.Certificates,
-		"entries", fc.Entries, "took", time.Since(began).String())
-	c.noteRemoved(change.Running)
-	return "", runs()
 }
 
 // runtimeFailed records a runtime API change that failed after n of total
