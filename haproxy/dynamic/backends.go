@@ -15,11 +15,12 @@ const ReasonBackends = "backends"
 // drop backend sections (the running HAProxy keeps them as orphans, their
 // servers in maintenance, until the next reload) and add backend sections
 // that an orphan can stand for. An orphan stands for a new section whose
-// lines are the same but for its name, its servers and its
-// dynamic-cookie-key (a route deleted and created again, or another route
-// of the same kind and settings); the new section then runs under the
-// orphan's name, and the map entries that name the new backend are sent
-// with that name (RuntimeName). Sections other than backends must stay
+// lines are the same but for its name, its servers, its
+// dynamic-cookie-key and, where the configuration reads the renames map
+// (cookies.go), its sticky cookie's name: a route deleted and created
+// again, or another route of the same kind and settings. The new section
+// then runs under the orphan's name, and the map entries that name the
+// new backend are sent with that name (RuntimeName). Sections other than backends must stay
 // as they are, in the same order.
 
 // name is the backend HAProxy runs the section as, "" when the section is
@@ -130,7 +131,7 @@ func diffBackends(old, new *Config) Change {
 	}
 	running.aliases = aliases(running)
 	all.append(cookieRenames(old, running, old.runningAs(running)))
-	return Change{Commands: all.ordered(), Running: running}
+	return all.change(running)
 }
 
 // reshaped reports whether n, the same backend as o (HAProxy runs o),

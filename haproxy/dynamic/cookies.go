@@ -12,8 +12,8 @@ import (
 // backend taken over by another route (a spare, or a deleted route's)
 // goes on inserting the name it was loaded with, and so does a backend
 // whose route's cookie name changed. A configuration that reads the
-// renames map (layout.StickyRenamesFile, with a "map(PATH)" on a line of
-// another section than a backend) renames the cookie, in both directions,
+// renames map (layout.StickyRenamesFile, with a "map(PATH)" on a line that
+// is no comment) renames the cookie, in both directions,
 // for the backends listed there: running backend name → "NAME|RUNS", the
 // name clients see and the name HAProxy inserts. Such a configuration's
 // backends differ by their cookie's name in nothing Diff compares (shape,

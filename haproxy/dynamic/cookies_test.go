@@ -90,9 +90,13 @@ func TestABackendRunningUnderAnotherCookieNameIsRenamed(t *testing.T) {
 	if got, want := renameCommands(gone.Commands), []string{"del map " + renames + " be_http:ns:a"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("deleted: %q, want %q", got, want)
 	}
-	// The entry's deletion comes after the orphan's servers are out.
+	// The entry's deletion comes after the orphan's servers are out; both
+	// are removals (see Change.Removals).
 	if last := gone.Commands[len(gone.Commands)-1].Text; !strings.HasPrefix(last, "del map ") {
 		t.Fatalf("last command %q, want the entry's deletion", last)
+	}
+	if gone.Removals != 2 || len(gone.Commands) != 2 {
+		t.Fatalf("removals %d of %q, want the server's maintenance and the entry's deletion", gone.Removals, commands(gone))
 	}
 
 	// A route's own cookie name changed in place, without a takeover.
@@ -158,4 +162,77 @@ func TestSparesOfRoutesOfDifferentCookieNames(t *testing.T) {
 	if spares := Spares([]byte(noRenamesBase+routes), 1, 8); len(spares) != 0 {
 		t.Fatalf("spares without the renames map:\n%s", spares)
 	}
+}
+
+func TestRenamesFollowBackendsThroughOrphansAndMoves(t *testing.T) {
+	b := cookieBackend("b", "cb", "s2 10.0.0.2:80")
+	start := Parse([]byte(renamesBase + cookieBackend("a", "ca", "s1 10.0.0.1:80") + b))
+	took := mustDiff(t, start, renamesBase+cookieBackend("c", "cc", "s3 10.0.0.3:80")+b) // c runs in a's backend: cc|ca
+
+	for _, tc := range []struct {
+		name   string
+		from   *Config
+		config string
+		want   []string
+	}{
+		{
+			// The orphan c leaves still inserts a's name: d, taking it,
+			// is renamed from that one.
+			name: "a renamed backend's orphan taken again",
+			from: mustDiff(t, took.Running, renamesBase+b).Running, config: renamesBase + cookieBackend("d", "cd", "s4 10.0.0.4:80") + b,
+			want: []string{"add map " + renames + " be_http:ns:a cd|ca"},
+		},
+		{
+			name: "a renamed backend taken by another route in one change",
+			from: took.Running, config: renamesBase + cookieBackend("d", "cd", "s4 10.0.0.4:80") + b,
+			want: []string{"set map " + renames + " be_http:ns:a cd|ca"},
+		},
+		{
+			name: "a route back in its own orphan under another cookie name",
+			from: mustDiff(t, start, renamesBase+b).Running, config: renamesBase + cookieBackend("a", "named", "s1 10.0.0.1:80") + b,
+			want: []string{"add map " + renames + " be_http:ns:a named|ca"},
+		},
+		{
+			name: "a renamed route with no free backend of its new shape",
+			from: took.Running, config: renamesBase + strings.Replace(cookieBackend("c", "cc", "s3 10.0.0.3:80"), "balance random", "balance leastconn", 1) +
+				strings.Replace(cookieBackend("e", "ce", "s5 10.0.0.5:80"), "balance random", "balance leastconn", 1),
+			want: nil, // a reload
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ch := Diff(tc.from, Parse([]byte(tc.config)))
+			if tc.want == nil {
+				if !ch.Reload {
+					t.Fatalf("no reload: %q", commands(ch))
+				}
+				return
+			}
+			if ch.Reload {
+				t.Fatalf("reload: %s at %s", ch.Reason, ch.Where)
+			}
+			if got := renameCommands(ch.Commands); !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("%q, want %q", got, tc.want)
+			}
+		})
+	}
+
+	t.Run("a renamed route moving to a spare of its new shape", func(t *testing.T) {
+		lc := func(route, cookie, server string) string {
+			return strings.Replace(cookieBackend(route, cookie, server), "balance random", "balance leastconn", 1)
+		}
+		shapes := lc("x", "cx", "s8 10.0.0.8:80") + lc("y", "cy", "s9 10.0.0.9:80")
+		config := renamesBase + cookieBackend("a", "ca", "s1 10.0.0.1:80") + b + shapes
+		spares := string(Spares([]byte(config), 1, 8))
+		running := Parse([]byte(config + spares))
+		named := mustDiff(t, running, strings.Replace(config, "cookie ca ", "cookie named ", 1)) // in place: named|ca
+		moved := mustDiff(t, named.Running, renamesBase+lc("a", "named", "s1 10.0.0.1:80")+b+shapes)
+		// be_spare:0 is of a and b's shape, be_spare:1 of x and y's.
+		if got := moved.Running.RuntimeName("be_http:ns:a"); got != SparePrefix+"1" {
+			t.Fatalf("be_http:ns:a runs as %q, want the spare", got)
+		}
+		want := []string{"add map " + renames + " " + SparePrefix + "1 named|" + SpareCookie, "del map " + renames + " be_http:ns:a"}
+		if got := renameCommands(moved.Commands); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q, want %q", got, want)
+		}
+	})
 }

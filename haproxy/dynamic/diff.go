@@ -390,6 +390,11 @@ type Change struct {
 	// Commands bring the running process from the old configuration to
 	// the new one; empty when nothing differs.
 	Commands []Command
+	// Removals is how many of the last Commands take something out of
+	// service (servers put in maintenance, renames deleted): they may go
+	// after the map entries that lead traffic elsewhere (a route moved to
+	// another backend is served by the new one before the old one stops).
+	Removals int
 	// Running is what the process runs once Commands are applied: the new
 	// configuration, plus the servers of removed lines, in maintenance.
 	// Diff the next configuration against it.
@@ -424,7 +429,7 @@ func Diff(old, new *Config) Change {
 		running.sections[i] = run
 	}
 	all.append(cookieRenames(old, running, func(i int) *section { return &old.sections[i] }))
-	return Change{Commands: all.ordered(), Running: running}
+	return all.change(running)
 }
 
 // DiffSections compares some sections only: every section of part (a
@@ -470,7 +475,7 @@ func DiffSections(old, part *Config) Change {
 		running.sections[i] = run
 	}
 	all.append(cookieRenames(old, running, old.runningAs(running)))
-	return Change{Commands: all.ordered(), Running: running}
+	return all.change(running)
 }
 
 // Sections returns the sections of c whose headers base does not have:
@@ -537,6 +542,11 @@ func (c *sectionCommands) append(d sectionCommands) {
 // then the removals.
 func (c sectionCommands) ordered() []Command {
 	return append(append(c.adds, c.cmds...), c.removes...)
+}
+
+// change is the Change of these commands, HAProxy then running running.
+func (c sectionCommands) change(running *Config) Change {
+	return Change{Commands: c.ordered(), Removals: len(c.removes), Running: running}
 }
 
 // diffSection compares one section as HAProxy runs it (o) with the same

@@ -393,7 +393,7 @@ func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, ch
 		cfg.KeepFiles(fc)
 		return cfg
 	}
-	cmds := slices.Concat(fc.Before, change.Commands, fc.Commands, fc.Removals)
+	cmds := runtimeOrder(change, fc)
 	if len(cmds) == 0 {
 		// Only comments or blank lines changed.
 		return "", runs()
@@ -408,6 +408,17 @@ func (c *Controller) tryRuntime(ctx context.Context, running *dynamic.Config, ch
 		"entries", fc.Entries, "took", time.Since(began).String())
 	c.noteRemoved(change.Running)
 	return "", runs()
+}
+
+// runtimeOrder is the order a change's commands go in: destination CA
+// files first (a server added names its file), then servers added and
+// changed, then the map entries and certificates that lead traffic to them,
+// then what goes out of service (servers whose route moved to another
+// backend or was deleted: after the map entries moved the route), then the
+// entries and certificates removed.
+func runtimeOrder(change dynamic.Change, fc dynamic.FileChange) []dynamic.Command {
+	n := len(change.Commands) - change.Removals
+	return slices.Concat(fc.Before, change.Commands[:n], fc.Commands, change.Commands[n:], fc.Removals)
 }
 
 // observeRuntime counts a change applied through the runtime API by what

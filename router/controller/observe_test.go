@@ -32,3 +32,25 @@ func TestRuntimeChangesAreCountedByWhatTheyChanged(t *testing.T) {
 		})
 	}
 }
+
+func TestRuntimeCommandsTakeNothingOutOfServiceBeforeTrafficMoves(t *testing.T) {
+	cmd := func(text string) dynamic.Command { return dynamic.Command{Text: text} }
+	change := dynamic.Change{
+		Commands: []dynamic.Command{cmd("add server new/s"), cmd("enable server new/s"), cmd("set server old/s state maint")},
+		Removals: 1,
+	}
+	fc := dynamic.FileChange{
+		Before:   []dynamic.Command{cmd("new ssl ca-file ca.pem")},
+		Commands: []dynamic.Command{cmd("set map hosts.map h new")},
+		Removals: []dynamic.Command{cmd("del map hosts.map gone")},
+	}
+	var got []string
+	for _, c := range runtimeOrder(change, fc) {
+		got = append(got, c.Text)
+	}
+	want := []string{"new ssl ca-file ca.pem", "add server new/s", "enable server new/s", "set map hosts.map h new",
+		"set server old/s state maint", "del map hosts.map gone"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("order\n got  %q\n want %q", got, want)
+	}
+}

@@ -264,6 +264,10 @@ func TestRandomRouteChangesServeWhatAFreshStartServes(t *testing.T) {
 	// routesruntime_test.go assert that takeovers need none.)
 	if got := ms.mustValue(t, "template_router_reload_seconds_count", nil); got != reloadsBefore {
 		t.Logf("reloaded since the route of a new name took a deleted one's backend: %v (%s), were %v", got, ms.reloadReasons(), reloadsBefore)
+	} else if renames := runtimeShow(t, r, "map "+filepath.Join(r.WorkingDir, "conf", "sticky_renames.map")); !strings.Contains(renames, "|") {
+		// x-new runs in x-old's backend, which inserts x-old's cookie
+		// name: the sticky cookies compared above went through the rename.
+		t.Errorf("x-new took x-old's backend without a reload, yet sticky_renames.map has no entry:\n%s", renames)
 	}
 }
 

@@ -818,6 +818,36 @@ func TestAReencryptRouteWithItsOwnDestinationCAIsAddedWithoutAReload(t *testing.
 	}
 }
 
+// steadyLoad sends get one request after another (a connection each) until
+// the function it returns is called, which returns how many were sent and
+// the first failures (an error or a status other than 200).
+func steadyLoad(get func() (response, error)) func() (int, []string) {
+	var n int
+	var failed []string
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			resp, err := get()
+			n++
+			if (err != nil || resp.Status != http.StatusOK) && len(failed) < 5 {
+				failed = append(failed, fmt.Sprintf("%d %v", resp.Status, err))
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
+	return func() (int, []string) {
+		close(stop)
+		<-done
+		return n, failed
+	}
+}
+
 // TestAnnotationChangesThatRewriteABackendMoveItWithoutAReload: a route
 // whose annotations change lines of its backend HAProxy cannot change at
 // runtime — sticky cookies turned off and on again, another balance —
@@ -867,6 +897,9 @@ func TestAnnotationChangesThatRewriteABackendMoveItWithoutAReload(t *testing.T) 
 	eventually(t, loadTimeout, "r served with a cookie", cookie(true))
 	waitReady(t, ms)
 	noReload := noReloadSince(t, ms, r)
+	// Requests to r throughout its moves: the backend it leaves goes out
+	// of service only once its host leads to the new one.
+	stopLoad := steadyLoad(func() (response, error) { return r.httpGet("r.mv.example.com", "/") })
 
 	m.Write("r.yaml", route("r", noCookies))
 	eventually(t, 30*time.Second, "r served without a cookie once turned off", cookie(false))
@@ -891,6 +924,9 @@ func TestAnnotationChangesThatRewriteABackendMoveItWithoutAReload(t *testing.T) 
 	})
 	must(t, cookie(true)())
 	noReload("balance changed")
+	if n, failed := stopLoad(); len(failed) > 0 || n < 10 {
+		t.Errorf("requests to r that failed during its moves (%d requests): %v", n, failed)
+	}
 	// The other routes are served as before.
 	for i := 0; i < 6; i++ {
 		expectExactly(t, 5*time.Second, r, fmt.Sprintf("anchor-%d.mv.example.com", i), names...)
