@@ -42,6 +42,8 @@ import (
 //	ROUTER_BENCH_SIDEBYSIDE_ROUNDS    alternating rounds, the median counts (default 3)
 //	ROUTER_BENCH_SIDEBYSIDE_SPREAD    if set: also wrk through the N-route routers with each request
 //	                                  to the next route in turn (a Lua script), not r0 alone
+//	ROUTER_BENCH_SIDEBYSIDE_STICKY    if set: wrk sends back the sticky cookie each router set for r0,
+//	                                  as a browser does (each router's own, asked for once)
 //	ROUTER_BENCH_SIDEBYSIDE_THREADS   ROUTER_THREADS for every router (default: unset, HAProxy's default)
 //	ROUTER_BENCH_SIDEBYSIDE_ROUTE_CHANGES  if set: after the rounds, this many route additions and
 //	                                  deletions through the API server, one a second (sbschurn_test.go)
@@ -97,6 +99,7 @@ type sbsRouter struct {
 
 	rounds       []wrkStats
 	spreadRounds []wrkStats // ROUTER_BENCH_SIDEBYSIDE_SPREAD: every route in turn
+	cookie       string     // ROUTER_BENCH_SIDEBYSIDE_STICKY: its sticky cookie for r0
 
 	// report is what ROUTER_BENCH_SIDEBYSIDE_JSON gets of this router.
 	report benchreport.Router
@@ -148,6 +151,7 @@ func BenchmarkDataPlaneSideBySide(b *testing.B) {
 	nBackends := min(envInt(b, "ROUTER_BENCH_SIDEBYSIDE_BACKENDS", 20), n)
 	rounds := envInt(b, "ROUTER_BENCH_SIDEBYSIDE_ROUNDS", 3)
 	spread := os.Getenv("ROUTER_BENCH_SIDEBYSIDE_SPREAD") != ""
+	sticky := os.Getenv("ROUTER_BENCH_SIDEBYSIDE_STICKY") != ""
 	wrkArgs := strings.Fields(envString("ROUTER_BENCH_SIDEBYSIDE_WRK", "-t2 -c50 -d10s"))
 	threads := os.Getenv("ROUTER_BENCH_SIDEBYSIDE_THREADS")
 	changes := 0
@@ -251,7 +255,11 @@ func BenchmarkDataPlaneSideBySide(b *testing.B) {
 	for it := 0; it < b.N; it++ {
 		for round := 0; round < rounds; round++ {
 			for _, r := range alternate(routers, round) {
-				st := wrkRound(b, ctx, r, wrkArgs, routeName(0)+".bench.test", it == 0 && round == 0, fmt.Sprintf("round %d, %s", round+1, r.Name))
+				args := wrkArgs
+				if sticky {
+					args = append(append([]string(nil), wrkArgs...), "-H", "Cookie: "+r.stickyCookie(b, ctx, routeName(0)+".bench.test"))
+				}
+				st := wrkRound(b, ctx, r, args, routeName(0)+".bench.test", it == 0 && round == 0, fmt.Sprintf("round %d, %s", round+1, r.Name))
 				r.rounds = append(r.rounds, st)
 			}
 		}
@@ -321,7 +329,7 @@ func BenchmarkDataPlaneSideBySide(b *testing.B) {
 			HAProxy:      haproxyVersion,
 			Routes:       n,
 			UpdateStatus: true,
-			WrkArgs:      strings.Join(wrkArgs, " "),
+			WrkArgs:      strings.Join(wrkArgs, " ") + map[bool]string{true: " -H 'Cookie: <the sticky cookie each router set>'"}[sticky],
 			Rounds:       rounds,
 		}
 		if other != nil {
@@ -519,6 +527,32 @@ func alternate(routers []*sbsRouter, round int) []*sbsRouter {
 		slices.Reverse(order)
 	}
 	return order
+}
+
+// stickyCookie returns the sticky cookie r sets for host ("name=value"),
+// asked for once.
+func (r *sbsRouter) stickyCookie(b *testing.B, ctx context.Context, host string) string {
+	b.Helper()
+	if r.cookie != "" {
+		return r.cookie
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/", r.HTTPPort), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	req.Host = host
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		b.Fatalf("%s: the sticky cookie: %v", r.Name, err)
+	}
+	resp.Body.Close()
+	c, _, _ := strings.Cut(resp.Header.Get("Set-Cookie"), ";")
+	if !strings.Contains(c, "=") {
+		b.Fatalf("%s: no sticky cookie for %s (Set-Cookie %q)", r.Name, host, resp.Header.Values("Set-Cookie"))
+	}
+	b.Logf("%s: wrk sends back its sticky cookie %s", r.Name, c)
+	r.cookie = c
+	return c
 }
 
 // wrkRound runs wrk with args through router r for host (after a 2 s
