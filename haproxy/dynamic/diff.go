@@ -23,6 +23,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"fmt"
+	"hash"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -154,25 +155,7 @@ func Parse(data []byte) *Config {
 func parse(data []byte, renames string) *Config {
 	c := &Config{renames: renames}
 	p := serverParser{options: map[string]string{}}
-	var cur *section
-	h, shape := sha256.New(), sha256.New()
-	balance, hashType, cookieKey := "", "", ""
-	flush := func() {
-		if cur != nil {
-			copy(cur.others[:], h.Sum(nil))
-			copy(cur.shape[:], shape.Sum(nil))
-			cur.staticLB = staticBalance(balance, hashType)
-			cur.cookieKey = cookieKey
-			cur.lastID = uint32(len(cur.servers))
-			if cap(cur.servers) > len(cur.servers) {
-				cur.servers = slices.Clone(cur.servers) // kept: no spare capacity
-			}
-			c.sections = append(c.sections, *cur)
-		}
-		h.Reset()
-		shape.Reset()
-		balance, hashType, cookieKey = "", "", ""
-	}
+	sp := sectionParser{renames: renames, others: sha256.New(), shape: sha256.New()}
 	for len(data) > 0 {
 		var line []byte
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
@@ -191,48 +174,82 @@ func parse(data []byte, renames string) *Config {
 				word = string(trimmed[:i])
 			}
 			if sectionKeywords[word] {
-				flush()
-				cur = &section{header: strings.Join(strings.Fields(string(trimmed)), " ")}
+				sp.flush(c)
+				sp.cur = &section{header: strings.Join(strings.Fields(string(trimmed)), " ")}
 				continue
 			}
 		}
-		if cur == nil {
-			cur = &section{}
+		if sp.cur == nil {
+			sp.cur = &section{}
 		}
 		if bytes.HasPrefix(trimmed, []byte("server ")) || bytes.HasPrefix(trimmed, []byte("server\t")) {
 			if s, ok := p.parse(trimmed); ok {
-				cur.servers = append(cur.servers, s)
+				sp.cur.servers = append(sp.cur.servers, s)
 				continue
 			}
 		}
-		shapeLine, othersLine := trimmed, trimmed
-		if word, arg, ok := firstWords(trimmed); ok {
-			switch word {
-			case "balance":
-				balance = arg
-			case "hash-type":
-				hashType = arg
-			case "dynamic-cookie-key":
-				cookieKey = arg
-				shapeLine = []byte(word)
-			case "cookie":
-				if isBackend(cur.header) {
-					cur.cookie = arg
-					if renames != "" {
-						shapeLine = unnamedCookie(trimmed)
-						othersLine = shapeLine
-					}
+		sp.line(trimmed)
+	}
+	sp.flush(c)
+	p.finish(c)
+	return c
+}
+
+// sectionParser reads the lines of one section after another (Parse):
+// the lines other than servers go into the section's hashes, and those
+// that set its balance, hash type, cookie and dynamic cookie key are noted.
+type sectionParser struct {
+	renames                      string // see Config.renames
+	cur                          *section
+	others, shape                hash.Hash
+	balance, hashType, cookieKey string
+}
+
+// line reads a line (trimmed) of the current section that is no server.
+func (sp *sectionParser) line(trimmed []byte) {
+	shapeLine, othersLine := trimmed, trimmed
+	if word, arg, ok := firstWords(trimmed); ok {
+		switch word {
+		case "balance":
+			sp.balance = arg
+		case "hash-type":
+			sp.hashType = arg
+		case "dynamic-cookie-key":
+			sp.cookieKey = arg
+			shapeLine = []byte(word)
+		case "cookie":
+			if isBackend(sp.cur.header) {
+				sp.cur.cookie = arg
+				if sp.renames != "" {
+					shapeLine = unnamedCookie(trimmed)
+					othersLine = shapeLine
 				}
 			}
 		}
-		h.Write(othersLine)
-		h.Write([]byte{'\n'})
-		shape.Write(shapeLine)
-		shape.Write([]byte{'\n'})
 	}
-	flush()
-	p.finish(c)
-	return c
+	sp.others.Write(othersLine)
+	sp.others.Write([]byte{'\n'})
+	sp.shape.Write(shapeLine)
+	sp.shape.Write([]byte{'\n'})
+}
+
+// flush adds the current section, if any, to c and starts over.
+func (sp *sectionParser) flush(c *Config) {
+	if cur := sp.cur; cur != nil {
+		copy(cur.others[:], sp.others.Sum(nil))
+		copy(cur.shape[:], sp.shape.Sum(nil))
+		cur.staticLB = staticBalance(sp.balance, sp.hashType)
+		cur.cookieKey = sp.cookieKey
+		cur.lastID = uint32(len(cur.servers))
+		if cap(cur.servers) > len(cur.servers) {
+			cur.servers = slices.Clone(cur.servers) // kept: no spare capacity
+		}
+		c.sections = append(c.sections, *cur)
+	}
+	sp.cur = nil
+	sp.others.Reset()
+	sp.shape.Reset()
+	sp.balance, sp.hashType, sp.cookieKey = "", "", ""
 }
 
 // firstWords returns the keyword and first argument of a section line
