@@ -30,8 +30,8 @@ import (
 const SpareCookie = "_router_spare"
 
 // renamesMap returns the path of the renames map configuration data
-// reads ("map(PATH)" with PATH ending in layout.StickyRenamesFile, on a
-// line that is no comment), or "".
+// reads (a map lookup, mapLookups, of a PATH ending in
+// layout.StickyRenamesFile, on a line that is no comment), or "".
 func renamesMap(data []byte) string {
 	suffix := []byte("/" + layout.StickyRenamesFile + ")")
 	for off := 0; ; {
@@ -40,14 +40,18 @@ func renamesMap(data []byte) string {
 			return ""
 		}
 		end := off + i + len(suffix) - 1 // the ")"
-		lineStart := bytes.LastIndexByte(data[:end], '\n') + 1
-		line := bytes.TrimSpace(data[lineStart:end])
-		if open := bytes.LastIndex(line, []byte("map(")); len(line) > 0 && line[0] != '#' && open >= 0 {
-			if p := string(line[open+len("map("):]); p != "" && !strings.ContainsAny(p, " \t(),") {
-				return p
-			}
-		}
 		off = end
+		lineStart := bytes.LastIndexByte(data[:end], '\n') + 1
+		open := bytes.LastIndexByte(data[lineStart:end], '(')
+		if open < 0 {
+			continue
+		}
+		open += lineStart
+		line := bytes.TrimSpace(data[lineStart:end])
+		p := string(data[open+1 : end])
+		if line[0] != '#' && hasAnySuffix(data[:open+1], mapLookups) && !strings.ContainsAny(p, " \t,") {
+			return p
+		}
 	}
 }
 

@@ -50,6 +50,8 @@ func TestRenamesMapIsFoundOnlyWhereAConfigurationReadsIt(t *testing.T) {
 		{"read by a rule", renamesBase, renames},
 		{"named in a comment only", "# map(" + renames + ")\n" + noRenamesBase, ""},
 		{"another map", strings.ReplaceAll(renamesBase, "sticky_renames", "sticky_cookie"), ""},
+		{"read by map_str", strings.ReplaceAll(renamesBase, ",map(", ",map_str("), renames},
+		{"named by another keyword", "defaults routes\n  errorfile 503 (" + renames + ")\n", ""},
 		{"none", noRenamesBase, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
