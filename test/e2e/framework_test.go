@@ -418,10 +418,14 @@ func eventually(t *testing.T, timeout time.Duration, what string, fn func() erro
 	deadline := time.Now().Add(timeout)
 	var err error
 	for {
+		// The verdict is that of a check begun after the deadline: a
+		// slow check begun before it may have seen the state before
+		// the change it waits for.
+		started := time.Now()
 		if err = fn(); err == nil {
 			return
 		}
-		if time.Now().After(deadline) {
+		if started.After(deadline) {
 			t.Fatalf("%s: not true within %s: %v", what, timeout, err)
 		}
 		time.Sleep(100 * time.Millisecond)

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -294,6 +296,13 @@ func logRuntimeOnFailure(t *testing.T, r *router) {
 	master := &runtimeapi.Client{Path: filepath.Join(r.WorkingDir, "run", "master.sock")}
 	out, err := master.Exec(context.Background(), "show proc")
 	t.Logf("show proc (after the failure): %v\n%s", err, out)
+	// Which processes listen on the router's ports (HAProxy binds with
+	// SO_REUSEPORT: another process's socket would take part of the
+	// connections silently).
+	for _, port := range []int{r.HTTPPort, r.HTTPSPort} {
+		ss, err := exec.Command("ss", "-ltnp", fmt.Sprintf("sport = :%d", port)).CombinedOutput()
+		t.Logf("ss -ltnp sport = :%d (after the failure): %v\n%s", port, err, ss)
+	}
 }
 
 // expectedAnswer is what answerOf returns for a route of kind (or "none")
@@ -333,11 +342,25 @@ func expectedAnswer(kind, host string) string {
 func answerOf(r *router, host string) string {
 	hsts := ""
 	part := func(get func() (response, error)) (string, string) {
+		// Sent at once: a request HAProxy retries (a re-encrypt route
+		// whose backend's certificate it refuses: four connection
+		// attempts, three seconds) would otherwise make one answer
+		// take most of a step's wait, judged on what its first requests
+		// saw before a reload.
+		resps, errs := make([]response, 16), make([]error, 16)
+		var wg sync.WaitGroup
+		for n := range resps {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				resps[n], errs[n] = get()
+			}()
+		}
+		wg.Wait()
 		status := ""
 		seen, cns := map[string]bool{}, map[string]bool{}
-		for n := 0; n < 16; n++ {
-			resp, err := get()
-			if err != nil {
+		for n, resp := range resps {
+			if errs[n] != nil {
 				return "refused", ""
 			}
 			if v := resp.Header.Get("Strict-Transport-Security"); v != "" {
