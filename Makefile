@@ -25,7 +25,7 @@ build:
 
 # The README's test command: installs what is missing (hack/test-deps.sh:
 # haproxy, etcd, wrk, iproute2, patchelf from Debian's packages, the cached
-# kube-apiserver build and Debian 13's HAProxy 3.0 beside the system's
+# kube-apiserver and kube-controller-manager builds and Debian 13's HAProxy 3.0 beside the system's
 # haproxy), then static checks, unit tests, the end-to-end tests (real
 # haproxy, real requests, real kube-apiserver + etcd) and the benchmark
 # smoke test, then the core end-to-end tests again on HAProxy 3.0

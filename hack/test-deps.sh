@@ -3,7 +3,9 @@
 # haproxy, etcd (etcd-server), wrk, ip (iproute2), openssl, patchelf and dot
 # (graphviz, for the test that the diagrams in docs/ are current) from
 # Debian's packages, the cached kube-apiserver build (hack/kube-apiserver.sh:
-# about 5 minutes on 2 cores the first time, a no-op afterwards) and the
+# about 5 minutes on 2 cores the first time, a no-op afterwards), the cached
+# kube-controller-manager build (hack/kube-controller-manager.sh: a few
+# minutes more the first time) and the
 # cached HAProxy 3.0 from Debian 13 for the second e2e run
 # (hack/haproxy3.sh: a few seconds the first time, beside the system's
 # haproxy). Needs root (or password-less sudo) only when a package is
@@ -48,6 +50,20 @@ if ! kas=$(hack/kube-apiserver.sh 2>"$dep_log" | tail -n 1); then
 fi
 if [ $((SECONDS - began)) -gt 2 ]; then
   echo "test-deps: built kube-apiserver in $((SECONDS - began)) s: $kas" >&2
+fi
+kcm_path=$(hack/kube-controller-manager.sh --path)
+if [ ! -x "$kcm_path" ]; then
+  echo "test-deps: building kube-controller-manager for the tests with Deployments and Pods into $kcm_path" >&2
+  echo "test-deps: (the first time only: a few minutes, most of it shared with kube-apiserver's build)" >&2
+fi
+began=$SECONDS
+if ! kcm=$(hack/kube-controller-manager.sh 2>"$dep_log" | tail -n 1); then
+  cat "$dep_log" >&2
+  echo "test-deps: building kube-controller-manager failed" >&2
+  exit 1
+fi
+if [ $((SECONDS - began)) -gt 2 ]; then
+  echo "test-deps: built kube-controller-manager in $((SECONDS - began)) s: $kcm" >&2
 fi
 if ! hack/haproxy3.sh --path >/dev/null; then
   echo "test-deps: installing Debian 13's HAProxy 3.0 beside the system's haproxy for the second e2e run (hack/haproxy3.sh)" >&2

@@ -13,12 +13,18 @@
 // skipped only on the quick path (package prereq: make unit,
 // ROUTER_TEST_QUICK=1).
 //
-// The cluster is an API server only: no kube-controller-manager, scheduler or
-// nodes. Nothing creates EndpointSlices or Endpoints for a Service (tests
-// write them, with their NetNS addresses: the API refuses loopback ones), no
-// default service account appears in a namespace, and a deleted namespace is
-// finalized by CreateNamespace's cleanup (DeleteNamespace), not by a
-// controller. Service cluster IPs come from ServiceClusterIPRange (loopback).
+// The cluster is an API server only unless a test asks for more: no
+// kube-controller-manager, scheduler or nodes. Nothing creates
+// EndpointSlices or Endpoints for a Service (tests write them, with their
+// NetNS addresses: the API refuses loopback ones), no default service
+// account appears in a namespace, and a deleted namespace is finalized by
+// CreateNamespace's cleanup (DeleteNamespace), not by a controller. Service
+// cluster IPs come from ServiceClusterIPRange (loopback). With
+// WithControllerManager, kube-controller-manager (built by
+// hack/kube-controller-manager.sh) runs too, and StartNode adds a node
+// whose Pods run echo servers on NetNS addresses: Deployments,
+// EndpointSlices made from Pods, as the Gateway API conformance suite
+// needs them.
 //
 // Everything is ended and removed in t.Cleanup: processes by PID (and by
 // Pdeathsig if the test process dies), temporary directories, network
@@ -101,18 +107,20 @@ type Cluster struct {
 	httpc       *http.Client
 	routeCRD    bool
 
-	mu        sync.Mutex
-	apiserver *process
-	stopOnce  sync.Once
+	mu                sync.Mutex
+	apiserver         *process
+	controllerManager *process
+	stopOnce          sync.Once
 }
 
 // Option changes how Start starts a cluster.
 type Option func(*options)
 
 type options struct {
-	apiserverFlags []string
-	noRouteCRD     bool
-	authzWebhook   string
+	apiserverFlags    []string
+	noRouteCRD        bool
+	authzWebhook      string
+	controllerManager bool
 }
 
 // WithAPIServerFlags adds flags to kube-apiserver's command line.
@@ -148,12 +156,7 @@ func KubeAPIServerPath() string {
 	if p := os.Getenv("KUBE_APISERVER_CACHE"); p != "" {
 		return p
 	}
-	cache := os.Getenv("XDG_CACHE_HOME")
-	if cache == "" {
-		home, _ := os.UserHomeDir()
-		cache = filepath.Join(home, ".cache")
-	}
-	return filepath.Join(cache, "openshift-router-test", "kube-apiserver-"+KubeVersion)
+	return cachedBinary("kube-apiserver")
 }
 
 // Start starts etcd and kube-apiserver on loopback, applies the Route CRD and
@@ -227,6 +230,11 @@ func start(o *options) (c *Cluster, err error) {
 	}
 	if c.routeCRD = !o.noRouteCRD; c.routeCRD {
 		if err = c.applyRouteCRD(); err != nil {
+			return c, err
+		}
+	}
+	if o.controllerManager {
+		if err = c.startControllerManager(); err != nil {
 			return c, err
 		}
 	}
@@ -533,6 +541,10 @@ func (c *Cluster) APIServerLog() string { return c.apiLog }
 func (c *Cluster) shutdown() {
 	c.stopOnce.Do(func() {
 		c.mu.Lock()
+		if c.controllerManager != nil {
+			_ = c.controllerManager.stop(10 * time.Second)
+			c.controllerManager = nil
+		}
 		if c.apiserver != nil {
 			_ = c.apiserver.stop(10 * time.Second)
 			c.apiserver = nil

@@ -232,21 +232,29 @@ func (n *NetNS) IPs() []string {
 // and returns it.
 func (n *NetNS) AddAddress(t testing.TB) string {
 	t.Helper()
+	ip, err := n.addAddress()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ip
+}
+
+func (n *NetNS) addAddress() (string, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	host := firstNSHost + len(n.ips)
 	if host > lastNSHost {
-		t.Fatalf("no more test addresses in %s (.%d-.%d used)", n.Subnet, firstNSHost, lastNSHost)
+		return "", fmt.Errorf("no more test addresses in %s (.%d-.%d used)", n.Subnet, firstNSHost, lastNSHost)
 	}
 	ip := fmt.Sprintf("%s.%d", n.prefix, host)
 	if out, err := exec.Command("ip", "-n", n.Name, "addr", "add", ip+"/24", "dev", n.NSIf).CombinedOutput(); err != nil {
-		t.Fatalf("adding %s: %v %s", ip, err, out)
+		return "", fmt.Errorf("adding %s: %v %s", ip, err, out)
 	}
 	if err := n.checkRoute(ip); err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	n.ips = append(n.ips, ip)
-	return ip
+	return ip, nil
 }
 
 func (n *NetNS) hasIP(ip string) bool {
@@ -279,19 +287,26 @@ func (n *NetNS) backendBinary(t testing.TB) string {
 	if n.bin != "" {
 		return n.bin
 	}
-	bin := filepath.Join(n.dir, "netns-backend")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/openshift-router-go/router/test/kubetest/cmd/netns-backend")
+	n.bin = buildCommand(t, n.dir, "netns-backend")
+	return n.bin
+}
+
+// buildCommand builds test/kubetest/cmd/name into dir and returns the
+// binary's path (quick with the Go build cache).
+func buildCommand(t testing.TB, dir, name string) string {
+	t.Helper()
+	bin := filepath.Join(dir, name)
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/openshift-router-go/router/test/kubetest/cmd/"+name)
 	if _, file, _, ok := runtime.Caller(0); ok {
-		src := filepath.Join(filepath.Dir(file), "cmd", "netns-backend")
+		src := filepath.Join(filepath.Dir(file), "cmd", name)
 		if _, err := os.Stat(src); err == nil {
 			cmd = exec.Command("go", "build", "-o", bin, ".")
 			cmd.Dir = src
 		}
 	}
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building netns-backend: %v\n%s", err, out)
+		t.Fatalf("building %s: %v\n%s", name, err, out)
 	}
-	n.bin = bin
 	return bin
 }
 

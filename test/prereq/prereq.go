@@ -20,19 +20,20 @@ const QuickEnv = "ROUTER_TEST_QUICK"
 
 // install is how to get each component, for the messages.
 var install = map[string]string{
-	"haproxy":        "apt-get install haproxy",
-	"wrk":            "apt-get install wrk",
-	"etcd":           "apt-get install etcd-server",
-	"ip":             "apt-get install iproute2",
-	"openssl":        "apt-get install openssl",
-	"dot":            "apt-get install graphviz",
-	"kube-apiserver": "hack/kube-apiserver.sh (builds and caches it, about 5 minutes the first time)",
-	"root":           "run the tests as root (sudo make test)",
+	"haproxy":                 "apt-get install haproxy",
+	"wrk":                     "apt-get install wrk",
+	"etcd":                    "apt-get install etcd-server",
+	"ip":                      "apt-get install iproute2",
+	"openssl":                 "apt-get install openssl",
+	"dot":                     "apt-get install graphviz",
+	"kube-apiserver":          "hack/kube-apiserver.sh (builds and caches it, about 5 minutes the first time)",
+	"kube-controller-manager": "hack/kube-controller-manager.sh (builds and caches it, a few minutes the first time)",
+	"root":                    "run the tests as root (sudo make test)",
 }
 
 // Missing is a component a test needs and this machine lacks.
 type Missing struct {
-	Component string // haproxy, wrk, etcd, ip, kube-apiserver, root
+	Component string // haproxy, wrk, etcd, ip, kube-apiserver, kube-controller-manager, root
 	Detail    string // what was looked for, e.g. the path tried
 }
 
