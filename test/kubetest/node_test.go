@@ -145,6 +145,15 @@ func TestNodeRunsTheDeploymentsPods(t *testing.T) {
 		t.Fatal(err)
 	}
 	addrs := readyAddresses(t, c, ns, "web", 2)
+	checkEchoPods(t, node, netns, ns, addrs)
+	checkSecretVolumeWaits(t, c, ns)
+	checkScaleDownEndsAPod(t, c, ns, addrs)
+}
+
+// checkEchoPods: each address answers as echo-basic under its own Pod
+// name, a Deployment's, and the Pod's output has the request.
+func checkEchoPods(t *testing.T, node *Node, netns *NetNS, ns string, addrs []string) {
+	t.Helper()
 	client := &http.Client{Timeout: 5 * time.Second}
 	pods := map[string]bool{}
 	for _, ip := range addrs {
@@ -176,13 +185,16 @@ func TestNodeRunsTheDeploymentsPods(t *testing.T) {
 			t.Fatalf("the h2c port answered HTTP/1.1 without an upgrade with %d, want 400", resp.StatusCode)
 		}
 	}
-	if len(pods) != 2 {
-		t.Fatalf("two endpoints answered as %v", pods)
+	if len(pods) != len(addrs) {
+		t.Fatalf("%d endpoints answered as %v", len(addrs), pods)
 	}
+}
 
-	// A Pod that mounts a Secret created after it: not Ready until the
-	// Secret exists (the suite creates its certificates after applying
-	// the Deployments), then serving TLS with it.
+// checkSecretVolumeWaits: a Pod that mounts a Secret created after it is
+// not Ready until the Secret exists (the suite creates its certificates
+// after applying the Deployments), then serves TLS with it.
+func checkSecretVolumeWaits(t *testing.T, c *Cluster, ns string) {
+	t.Helper()
 	tlsDeployment := echoDeployment("secure", 1, func(s *corev1.PodSpec) {
 		s.Containers[0].Env = append(s.Containers[0].Env,
 			corev1.EnvVar{Name: "TLS_SERVER_CERT", Value: "/etc/secret-volume/crt"},
@@ -225,9 +237,13 @@ func TestNodeRunsTheDeploymentsPods(t *testing.T) {
 		a.TLS == nil || a.TLS.ServerName != "secure.example.com" || !strings.HasPrefix(a.Pod, "secure-") {
 		t.Fatalf("the TLS pod answered %d %+v", resp.StatusCode, a)
 	}
+}
 
-	// Scaling down ends a Pod: it is deleted, its endpoint goes, and
-	// nothing answers on its address any more.
+// checkScaleDownEndsAPod: scaling the Deployment of addrs down to one
+// ends a Pod: it is deleted, its endpoint goes, and nothing answers on
+// its address any more.
+func checkScaleDownEndsAPod(t *testing.T, c *Cluster, ns string, addrs []string) {
+	t.Helper()
 	scale, err := c.Kube.AppsV1().Deployments(ns).GetScale(ctx(t), "web", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
