@@ -43,13 +43,17 @@ func (c *Cluster) CreateNamespace(t testing.TB, name string, labels map[string]s
 }
 
 // DeleteNamespace deletes every object in the namespace, then the namespace
-// (finalizing it). Bounded to 20 s; a no-op while the API server is stopped.
+// (finalizing it). Bounded to 20 s; a no-op while the API server is stopped
+// or when the namespace is gone already.
 func (c *Cluster) DeleteNamespace(name string) error {
 	if !c.APIServerRunning() {
 		return nil
 	}
 	ctx, cancel := ctxTimeout(20 * time.Second)
 	defer cancel()
+	if _, err := c.Kube.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+		return nil
+	}
 	background := metav1.DeletePropagationBackground
 	lists, err := c.Kube.Discovery().ServerPreferredNamespacedResources()
 	if err != nil && len(lists) == 0 {

@@ -38,8 +38,10 @@ import (
 // whose volumes name a Secret or ConfigMap that does not exist yet waits
 // for it, not Ready. Other images (coredns, echo-basic as a gRPC or TCP
 // server) run nothing: their Pods are only made Ready, for callers that
-// wait for every Pod of a namespace. A Pod being deleted is ended and
-// deleted at once (grace period 0), its address reused.
+// wait for every Pod of a namespace. A program that ends is started
+// again. A Pod being deleted is ended and deleted at once (grace period
+// 0); its address is reused only once the NetNS has no new one, the
+// earliest freed first.
 //
 // The cluster needs kube-controller-manager (WithControllerManager) for
 // Deployments, ReplicaSets, EndpointSlices and service accounts.
@@ -89,8 +91,13 @@ func (c *Cluster) StartNode(t testing.TB, ns *NetNS, name string) *Node {
 		factory.Shutdown()
 		n.stopAll()
 		os.RemoveAll(dir)
+		dctx, dcancel := ctxTimeout(10 * time.Second)
+		defer dcancel()
+		_ = c.Kube.CoreV1().Nodes().Delete(dctx, name, metav1.DeleteOptions{})
 	})
-	if err := n.register(ctx); err != nil {
+	rctx, rcancel := ctxTimeout(60 * time.Second)
+	defer rcancel()
+	if err := n.register(rctx); err != nil {
 		t.Fatalf("registering node %s: %v", name, err)
 	}
 	inf := factory.Core().V1().Pods()
@@ -101,15 +108,19 @@ func (c *Cluster) StartNode(t testing.TB, ns *NetNS, name string) *Node {
 		DeleteFunc: n.enqueue,
 	})
 	factory.Start(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), inf.Informer().HasSynced) {
-		t.Fatal("node: pod informer did not sync")
+	if !cache.WaitForCacheSync(rctx.Done(), inf.Informer().HasSynced) {
+		t.Fatal("node: pod informer did not sync within 60s")
 	}
-	worker.Add(1)
-	go func() {
-		defer worker.Done()
-		for n.next(ctx) {
-		}
-	}()
+	// A few workers: a Pod that takes long to end or start does not
+	// hold up the others (the queue gives a key to one worker at a time).
+	for i := 0; i < 3; i++ {
+		worker.Add(1)
+		go func() {
+			defer worker.Done()
+			for n.next(ctx) {
+			}
+		}()
+	}
 	return n
 }
 
@@ -133,15 +144,24 @@ func (n *Node) register(ctx context.Context) error {
 	if _, err := n.c.Kube.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
 		return err
 	}
-	// The status again, in case creation dropped it; controllers
-	// (ttl-controller) may have changed the Node meanwhile.
+	// The status again, in case creation dropped it, and no taints;
+	// controllers (ttl-controller) may change the Node meanwhile.
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		got, err := n.c.Kube.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
 		got.Status = node.Status
-		_, err = n.c.Kube.CoreV1().Nodes().UpdateStatus(ctx, got, metav1.UpdateOptions{})
+		if got, err = n.c.Kube.CoreV1().Nodes().UpdateStatus(ctx, got, metav1.UpdateOptions{}); err != nil {
+			return err
+		}
+		// The API server taints a new node not-ready (TaintNodesByCondition);
+		// node-lifecycle-controller, which would lift it, does not run.
+		if len(got.Spec.Taints) == 0 {
+			return nil
+		}
+		got.Spec.Taints = nil
+		_, err = n.c.Kube.CoreV1().Nodes().Update(ctx, got, metav1.UpdateOptions{})
 		return err
 	})
 }
@@ -159,6 +179,9 @@ func (n *Node) next(ctx context.Context) bool {
 		return false
 	}
 	defer n.queue.Done(key)
+	if ctx.Err() != nil {
+		return true // stopping: start nothing more
+	}
 	err := n.sync(ctx, key)
 	switch {
 	case err == nil:
@@ -213,8 +236,14 @@ func (n *Node) sync(ctx context.Context, key string) error {
 		n.end(key, "") // a Pod of the same name replaced the one that ran
 		run = nil
 	}
-	if run == nil {
+	switch {
+	case run == nil:
 		if run, err = n.start(ctx, key, pod); err != nil {
+			return err
+		}
+	case run.proc != nil && run.proc.exited():
+		// Its program ended: started again, on the same address.
+		if err := n.launch(ctx, key, pod, run); err != nil {
 			return err
 		}
 	}
@@ -228,24 +257,10 @@ func (n *Node) start(ctx context.Context, key string, pod *corev1.Pod) (*podRun,
 		return nil, err
 	}
 	run := &podRun{uid: pod.UID, ip: ip, dir: filepath.Join(n.dir, string(pod.UID))}
-	if err := os.MkdirAll(run.dir, 0o700); err != nil {
-		return nil, err
-	}
-	env, err := n.environment(ctx, pod, run.dir)
-	if err != nil {
-		n.release(ip)
+	if err := n.launch(ctx, key, pod, run); err != nil {
 		os.RemoveAll(run.dir)
+		n.release(ip)
 		return nil, err
-	}
-	if env != nil {
-		logPath := filepath.Join(n.dir, string(pod.UID)+".log")
-		if run.proc, err = n.startEcho(ip, env, logPath); err != nil {
-			n.release(ip)
-			return nil, fmt.Errorf("starting echo-pod: %w", err)
-		}
-		n.mu.Lock()
-		n.log[key] = logPath
-		n.mu.Unlock()
 	}
 	n.mu.Lock()
 	n.runs[key] = run
@@ -253,17 +268,51 @@ func (n *Node) start(ctx context.Context, key string, pod *corev1.Pod) (*podRun,
 	return run, nil
 }
 
-// address takes an ended Pod's address, or a new test host of the NetNS.
-func (n *Node) address() (string, error) {
+// launch starts run's program, if pod has one, on run's address (again,
+// after it ended: the address stays, as a container's does when it
+// restarts).
+func (n *Node) launch(ctx context.Context, key string, pod *corev1.Pod, run *podRun) error {
+	if err := os.MkdirAll(run.dir, 0o700); err != nil {
+		return err
+	}
+	env, err := n.environment(ctx, pod, run)
+	if err != nil || env == nil {
+		return err
+	}
+	logPath := filepath.Join(n.dir, string(pod.UID)+".log")
+	proc, err := n.startEcho(run.ip, env, logPath)
+	if err != nil {
+		return fmt.Errorf("starting echo-pod: %w", err)
+	}
+	run.proc = proc
 	n.mu.Lock()
-	if k := len(n.free); k > 0 {
-		ip := n.free[k-1]
-		n.free = n.free[:k-1]
-		n.mu.Unlock()
+	n.log[key] = logPath
+	n.mu.Unlock()
+	// Its program ending is a change to look at.
+	go func() {
+		<-proc.done
+		n.queue.Add(key)
+	}()
+	return nil
+}
+
+// address takes a new test host of the NetNS or, once they are used up,
+// the address that an ended Pod freed first: an address is not reused
+// while an EndpointSlice or a router may still name it for the Pod that
+// had it.
+func (n *Node) address() (string, error) {
+	ip, err := n.ns.addAddress()
+	if err == nil {
 		return ip, nil
 	}
-	n.mu.Unlock()
-	return n.ns.addAddress()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if len(n.free) == 0 {
+		return "", err
+	}
+	ip = n.free[0]
+	n.free = n.free[1:]
+	return ip, nil
 }
 
 func (n *Node) release(ip string) {
@@ -274,9 +323,9 @@ func (n *Node) release(ip string) {
 
 // environment returns the environment of pod's echo-pod, or nil when its
 // first container is not echo-basic's HTTP server (nothing runs). The
-// Secret and ConfigMap volumes are written under dir, and a value in
+// Secret and ConfigMap volumes are written under run.dir, and a value in
 // the environment under a volume's mount path names its file there.
-func (n *Node) environment(ctx context.Context, pod *corev1.Pod, dir string) ([]string, error) {
+func (n *Node) environment(ctx context.Context, pod *corev1.Pod, run *podRun) ([]string, error) {
 	if len(pod.Spec.Containers) == 0 {
 		return nil, nil
 	}
@@ -297,7 +346,7 @@ func (n *Node) environment(ctx context.Context, pod *corev1.Pod, dir string) ([]
 			if files == nil {
 				continue
 			}
-			d := filepath.Join(dir, "volumes", v.Name)
+			d := filepath.Join(run.dir, "volumes", v.Name)
 			if err := os.MkdirAll(d, 0o700); err != nil {
 				return nil, err
 			}
@@ -311,7 +360,7 @@ func (n *Node) environment(ctx context.Context, pod *corev1.Pod, dir string) ([]
 	}
 	env := []string{"PATH=" + os.Getenv("PATH")}
 	for _, e := range ctr.Env {
-		v, err := n.envValue(ctx, pod, e)
+		v, err := n.envValue(ctx, pod, run.ip, e)
 		if err != nil {
 			return nil, err
 		}
@@ -341,6 +390,9 @@ func (n *Node) volumeFiles(ctx context.Context, namespace string, v corev1.Volum
 	case v.Secret != nil:
 		s, err := n.c.Kube.CoreV1().Secrets(namespace).Get(ctx, v.Secret.SecretName, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
+			if ptr.Deref(v.Secret.Optional, false) {
+				return map[string][]byte{}, nil
+			}
 			return nil, fmt.Errorf("secret %s/%s: %w", namespace, v.Secret.SecretName, errWaiting)
 		}
 		if err != nil {
@@ -350,6 +402,9 @@ func (n *Node) volumeFiles(ctx context.Context, namespace string, v corev1.Volum
 	case v.ConfigMap != nil:
 		cm, err := n.c.Kube.CoreV1().ConfigMaps(namespace).Get(ctx, v.ConfigMap.Name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
+			if ptr.Deref(v.ConfigMap.Optional, false) {
+				return map[string][]byte{}, nil
+			}
 			return nil, fmt.Errorf("configmap %s/%s: %w", namespace, v.ConfigMap.Name, errWaiting)
 		}
 		if err != nil {
@@ -377,7 +432,7 @@ func (n *Node) volumeFiles(ctx context.Context, namespace string, v corev1.Volum
 }
 
 // envValue resolves one environment variable of pod.
-func (n *Node) envValue(ctx context.Context, pod *corev1.Pod, e corev1.EnvVar) (string, error) {
+func (n *Node) envValue(ctx context.Context, pod *corev1.Pod, ip string, e corev1.EnvVar) (string, error) {
 	src := e.ValueFrom
 	switch {
 	case src == nil:
@@ -394,11 +449,18 @@ func (n *Node) envValue(ctx context.Context, pod *corev1.Pod, e corev1.EnvVar) (
 			return n.Name, nil
 		case "spec.serviceAccountName":
 			return pod.Spec.ServiceAccountName, nil
+		case "status.podIP":
+			return ip, nil
+		case "status.hostIP":
+			return n.ns.HostIP, nil
 		}
 		return "", fmt.Errorf("env %s: field %s not supported by the test node", e.Name, src.FieldRef.FieldPath)
 	case src.SecretKeyRef != nil:
 		s, err := n.c.Kube.CoreV1().Secrets(pod.Namespace).Get(ctx, src.SecretKeyRef.Name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
+			if ptr.Deref(src.SecretKeyRef.Optional, false) {
+				return "", nil
+			}
 			return "", fmt.Errorf("secret %s: %w", src.SecretKeyRef.Name, errWaiting)
 		}
 		if err != nil {
@@ -408,6 +470,9 @@ func (n *Node) envValue(ctx context.Context, pod *corev1.Pod, e corev1.EnvVar) (
 	case src.ConfigMapKeyRef != nil:
 		cm, err := n.c.Kube.CoreV1().ConfigMaps(pod.Namespace).Get(ctx, src.ConfigMapKeyRef.Name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
+			if ptr.Deref(src.ConfigMapKeyRef.Optional, false) {
+				return "", nil
+			}
 			return "", fmt.Errorf("configmap %s: %w", src.ConfigMapKeyRef.Name, errWaiting)
 		}
 		if err != nil {
@@ -540,9 +605,15 @@ func (n *Node) stopAll() {
 		keys = append(keys, k)
 	}
 	n.mu.Unlock()
+	var wg sync.WaitGroup
 	for _, k := range keys {
-		n.end(k, "")
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n.end(k, "")
+		}()
 	}
+	wg.Wait()
 }
 
 // PodLog returns what the Pod namespace/name printed (its echo-pod's

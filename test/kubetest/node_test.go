@@ -15,6 +15,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -105,6 +106,10 @@ func echoGet(t *testing.T, client *http.Client, url string, header http.Header) 
 		t.Fatal(err)
 	}
 	for k, v := range header {
+		if k == "Host" {
+			req.Host = v[0]
+			continue
+		}
 		req.Header[k] = v
 	}
 	resp, err := client.Do(req)
@@ -148,6 +153,84 @@ func TestNodeRunsTheDeploymentsPods(t *testing.T) {
 	checkEchoPods(t, node, netns, ns, addrs)
 	checkSecretVolumeWaits(t, c, ns)
 	checkScaleDownEndsAPod(t, c, ns, addrs)
+	checkEndedProgramStartsAgain(t, node, c, ns)
+	checkPodsWithoutAProgramAreReady(t, c, ns)
+	checkNamespaceDeleted(t, c, ns)
+}
+
+// checkEndedProgramStartsAgain: the program of a Pod killed is started
+// again on the Pod's address.
+func checkEndedProgramStartsAgain(t *testing.T, node *Node, c *Cluster, ns string) {
+	t.Helper()
+	ip := readyAddresses(t, c, ns, "web", 1)[0]
+	node.mu.Lock()
+	var proc *process
+	for _, run := range node.runs {
+		if run.ip == ip {
+			proc = run.proc
+		}
+	}
+	node.mu.Unlock()
+	if proc == nil {
+		t.Fatalf("no program runs on %s", ip)
+	}
+	_ = proc.cmd.Process.Kill()
+	<-proc.done
+	client := &http.Client{Timeout: 2 * time.Second}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := client.Get("http://" + net.JoinHostPort(ip, "3000") + "/health")
+		if err == nil {
+			resp.Body.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the killed Pod's program did not answer again on %s within 30s: %v", ip, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// checkPodsWithoutAProgramAreReady: Pods of other images (coredns, and
+// echo-basic as a gRPC server) run nothing but are Ready, as the
+// conformance suite waits for every Pod of its namespaces.
+func checkPodsWithoutAProgramAreReady(t *testing.T, c *Cluster, ns string) {
+	t.Helper()
+	dns := echoDeployment("dns", 1, func(s *corev1.PodSpec) { s.Containers[0].Image = "registry.k8s.io/coredns/coredns:v1.12.2" })
+	grpc := echoDeployment("grpc", 1, func(s *corev1.PodSpec) {
+		s.Containers[0].Env = append(s.Containers[0].Env, corev1.EnvVar{Name: "GRPC_ECHO_SERVER", Value: "1"})
+	})
+	for _, d := range []*appsv1.Deployment{dns, grpc} {
+		if _, err := c.Kube.AppsV1().Deployments(ns).Create(ctx(t), d, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Kube.CoreV1().Services(ns).Create(ctx(t), echoService(d.Name, 53, 53), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		readyAddresses(t, c, ns, d.Name, 1)
+	}
+}
+
+// checkNamespaceDeleted: kube-controller-manager's namespace controller
+// deletes the namespace's objects, the node ends and deletes its Pods,
+// and the namespace goes.
+func checkNamespaceDeleted(t *testing.T, c *Cluster, ns string) {
+	t.Helper()
+	if err := c.Kube.CoreV1().Namespaces().Delete(ctx(t), ns, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		_, err := c.Kube.CoreV1().Namespaces().Get(ctx(t), ns, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return
+		}
+		if time.Now().After(deadline) {
+			pods, _ := c.Kube.CoreV1().Pods(ns).List(ctx(t), metav1.ListOptions{})
+			t.Fatalf("namespace %s not deleted within 90s (%v); pods left: %d", ns, err, len(pods.Items))
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 }
 
 // checkEchoPods: each address answers as echo-basic under its own Pod
@@ -162,7 +245,7 @@ func checkEchoPods(t *testing.T, node *Node, netns *NetNS, ns string, addrs []st
 		}
 		a, resp := echoGet(t, client, "http://"+net.JoinHostPort(ip, "3000")+"/some//path?x=1", http.Header{
 			"Host": {"echo.example.com"}, "X-Echo-Set-Header": {"X-One: 1,X-Two:2"}})
-		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(a.Pod, "web-") || a.Namespace != ns ||
+		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(a.Pod, "web-") || a.Namespace != ns || a.Host != "echo.example.com" ||
 			a.Path != "/some//path?x=1" || a.Method != http.MethodGet {
 			t.Fatalf("pod at %s answered %d %+v", ip, resp.StatusCode, a)
 		}
