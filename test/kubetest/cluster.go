@@ -24,7 +24,7 @@
 // hack/kube-controller-manager.sh) runs too, and StartNode adds a node
 // whose Pods run echo servers on NetNS addresses: Deployments,
 // EndpointSlices made from Pods, as the Gateway API conformance suite
-// needs them.
+// needs them; WithGatewayCRDs installs the Gateway API's CRDs.
 //
 // Everything is ended and removed in t.Cleanup: processes by PID (and by
 // Pdeathsig if the test process dies), temporary directories, network
@@ -121,6 +121,7 @@ type options struct {
 	noRouteCRD        bool
 	authzWebhook      string
 	controllerManager bool
+	gatewayChannel    string
 }
 
 // WithAPIServerFlags adds flags to kube-apiserver's command line.
@@ -230,6 +231,11 @@ func start(o *options) (c *Cluster, err error) {
 	}
 	if c.routeCRD = !o.noRouteCRD; c.routeCRD {
 		if err = c.applyRouteCRD(); err != nil {
+			return c, err
+		}
+	}
+	if o.gatewayChannel != "" {
+		if err = c.applyGatewayCRDs(o.gatewayChannel); err != nil {
 			return c, err
 		}
 	}

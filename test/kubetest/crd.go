@@ -42,7 +42,7 @@ func RouteCRDPath() (string, error) {
 
 func loadRouteCRD() {
 	routeCRD.once.Do(func() {
-		dir, err := openshiftAPIDir()
+		dir, err := moduleDir(openshiftAPIModule, "")
 		if err != nil {
 			routeCRD.err = err
 			return
@@ -57,14 +57,13 @@ func loadRouteCRD() {
 	})
 }
 
-// openshiftAPIDir finds the openshift/api module directory: the version
-// linked into this binary, downloaded (from the module cache when it is
+// moduleDir finds a module's directory: the version linked into this
+// binary, else version, downloaded (from the module cache when it is
 // there) with go mod download; else go list -m in the current module.
-func openshiftAPIDir() (string, error) {
-	var version string
+func moduleDir(module, version string) (string, error) {
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, d := range bi.Deps {
-			if d.Path == openshiftAPIModule {
+			if d.Path == module {
 				version = d.Version
 				if d.Replace != nil {
 					if d.Replace.Version == "" { // local directory replacement
@@ -81,10 +80,10 @@ func openshiftAPIDir() (string, error) {
 	}
 	var cmd *exec.Cmd
 	if version != "" {
-		cmd = exec.Command("go", "mod", "download", "-json", openshiftAPIModule+"@"+version)
+		cmd = exec.Command("go", "mod", "download", "-json", module+"@"+version)
 		cmd.Dir = os.TempDir() // outside any module
 	} else {
-		cmd = exec.Command("go", "list", "-m", "-json", openshiftAPIModule)
+		cmd = exec.Command("go", "list", "-m", "-json", module)
 	}
 	out, err := cmd.Output()
 	if jerr := json.Unmarshal(out, &m); jerr != nil || m.Dir == "" {
@@ -106,24 +105,30 @@ func (c *Cluster) applyRouteCRD() error {
 	if err := obj.UnmarshalJSON(routeCRD.obj); err != nil {
 		return fmt.Errorf("route CRD %s: %w", routeCRD.path, err)
 	}
+	if err := c.createCRD(obj); err != nil {
+		return err
+	}
+	return c.waitRoutesServed(30 * time.Second)
+}
+
+// createCRD creates a CRD (unless it exists) and waits until it is
+// established.
+func (c *Cluster) createCRD(obj *unstructured.Unstructured) error {
 	ctx, cancel := ctxTimeout(30 * time.Second)
 	defer cancel()
 	if _, err := c.Dynamic.Resource(crdGVR).Create(ctx, obj, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating the route CRD: %w", err)
+		return fmt.Errorf("creating CRD %s: %w", obj.GetName(), err)
 	}
-	// Established.
-	deadline := time.Now().Add(30 * time.Second)
 	for {
 		got, err := c.Dynamic.Resource(crdGVR).Get(ctx, obj.GetName(), metav1.GetOptions{})
 		if err == nil && crdEstablished(got) {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("route CRD not established after 30s (last error: %v)", err)
+		if ctx.Err() != nil {
+			return fmt.Errorf("CRD %s not established after 30s (last error: %v)", obj.GetName(), err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	return c.waitRoutesServed(30 * time.Second)
 }
 
 func crdEstablished(u *unstructured.Unstructured) bool {
