@@ -151,13 +151,7 @@ func WithoutRouteCRD() Option {
 // ${XDG_CACHE_HOME:-$HOME/.cache}/openshift-router-test/kube-apiserver-v1.32.4
 // (where hack/kube-apiserver.sh puts it).
 func KubeAPIServerPath() string {
-	if p := os.Getenv("KUBE_APISERVER"); p != "" {
-		return p
-	}
-	if p := os.Getenv("KUBE_APISERVER_CACHE"); p != "" {
-		return p
-	}
-	return cachedBinary("kube-apiserver")
+	return kubeBinaryPath("kube-apiserver", "KUBE_APISERVER", "KUBE_APISERVER_CACHE")
 }
 
 // Start starts etcd and kube-apiserver on loopback, applies the Route CRD and

@@ -30,17 +30,17 @@ func WithControllerManager() Option {
 // ${XDG_CACHE_HOME:-$HOME/.cache}/openshift-router-test/kube-controller-manager-v1.32.4
 // (where hack/kube-controller-manager.sh puts it).
 func KubeControllerManagerPath() string {
-	if p := os.Getenv("KUBE_CONTROLLER_MANAGER"); p != "" {
-		return p
-	}
-	if p := os.Getenv("KUBE_CONTROLLER_MANAGER_CACHE"); p != "" {
-		return p
-	}
-	return cachedBinary("kube-controller-manager")
+	return kubeBinaryPath("kube-controller-manager", "KUBE_CONTROLLER_MANAGER", "KUBE_CONTROLLER_MANAGER_CACHE")
 }
 
-// cachedBinary is where hack/kube-binary.sh caches component.
-func cachedBinary(component string) string {
+// kubeBinaryPath is the first of the environment variables envs that is
+// set, else where hack/kube-binary.sh caches component.
+func kubeBinaryPath(component string, envs ...string) string {
+	for _, e := range envs {
+		if p := os.Getenv(e); p != "" {
+			return p
+		}
+	}
 	cache := os.Getenv("XDG_CACHE_HOME")
 	if cache == "" {
 		home, _ := os.UserHomeDir()
