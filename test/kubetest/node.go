@@ -31,12 +31,13 @@ import (
 // scheduler — a test host of a NetNS as the Pod's IP, where it runs the
 // Pod's program, then marks the Pod Running and Ready. The program is
 // cmd/echo-pod (answering as the Gateway API conformance suite's echo
-// server, echo-basic) for a container whose image is echo-basic, with the
+// server, echo-basic: its HTTP server, or with TCP_ECHO_SERVER its TCP
+// server) for a container whose image is echo-basic, with the
 // container's environment (values, the Pod's fields, Secret and ConfigMap
 // keys) and its Secret and ConfigMap volumes written to files (a path
 // under a volume's mount path in the environment names the file); a Pod
 // whose volumes name a Secret or ConfigMap that does not exist yet waits
-// for it, not Ready. Other images (coredns, echo-basic as a gRPC or TCP
+// for it, not Ready. Other images (coredns, echo-basic as a gRPC or UDP
 // server) run nothing: their Pods are only made Ready, for callers that
 // wait for every Pod of a namespace. A program that ends is started
 // again. A Pod being deleted is ended and deleted at once (grace period
@@ -322,7 +323,7 @@ func (n *Node) release(ip string) {
 }
 
 // environment returns the environment of pod's echo-pod, or nil when its
-// first container is not echo-basic's HTTP server (nothing runs). The
+// first container is not echo-basic's HTTP or TCP server (nothing runs). The
 // Secret and ConfigMap volumes are written under run.dir, and a value in
 // the environment under a volume's mount path names its file there.
 func (n *Node) environment(ctx context.Context, pod *corev1.Pod, run *podRun) ([]string, error) {
@@ -372,7 +373,7 @@ func (n *Node) environment(ctx context.Context, pod *corev1.Pod, run *podRun) ([
 		env = append(env, e.Name+"="+v)
 	}
 	for _, e := range env {
-		for _, other := range []string{"GRPC_ECHO_SERVER=", "TCP_ECHO_SERVER=", "UDP_ECHO_SERVER="} {
+		for _, other := range []string{"GRPC_ECHO_SERVER=", "UDP_ECHO_SERVER="} {
 			if strings.HasPrefix(e, other) && e != other {
 				return nil, nil
 			}
@@ -490,6 +491,12 @@ func (n *Node) startEcho(ip string, env []string, logPath string) (*process, err
 	listeners := 2 // HTTP and H2C
 	if envSet(env, "TLS_SERVER_CERT") && envSet(env, "TLS_SERVER_PRIVKEY") {
 		listeners++ // HTTPS
+	}
+	if envSet(env, "TCP_ECHO_SERVER") {
+		listeners = 1 // TCP
+		if envSet(env, "TLS_SERVER_CERT") && envSet(env, "TLS_SERVER_PRIV_KEY") {
+			listeners++ // TLS
+		}
 	}
 	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {

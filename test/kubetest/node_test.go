@@ -1,6 +1,7 @@
 package kubetest
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -151,7 +152,8 @@ func TestNodeRunsTheDeploymentsPods(t *testing.T) {
 	}
 	addrs := readyAddresses(t, c, ns, "web", 2)
 	checkEchoPods(t, node, netns, ns, addrs)
-	checkSecretVolumeWaits(t, c, ns)
+	pool := checkSecretVolumeWaits(t, c, ns)
+	checkTCPPod(t, c, ns, pool)
 	checkScaleDownEndsAPod(t, c, ns, addrs)
 	checkEndedProgramStartsAgain(t, node, c, ns)
 	checkPodsWithoutAProgramAreReady(t, c, ns)
@@ -276,7 +278,7 @@ func checkEchoPods(t *testing.T, node *Node, netns *NetNS, ns string, addrs []st
 // checkSecretVolumeWaits: a Pod that mounts a Secret created after it is
 // not Ready until the Secret exists (the suite creates its certificates
 // after applying the Deployments), then serves TLS with it.
-func checkSecretVolumeWaits(t *testing.T, c *Cluster, ns string) {
+func checkSecretVolumeWaits(t *testing.T, c *Cluster, ns string) *x509.CertPool {
 	t.Helper()
 	tlsDeployment := echoDeployment("secure", 1, func(s *corev1.PodSpec) {
 		s.Containers[0].Env = append(s.Containers[0].Env,
@@ -319,6 +321,60 @@ func checkSecretVolumeWaits(t *testing.T, c *Cluster, ns string) {
 	if a, resp := echoGet(t, tc, "https://"+net.JoinHostPort(secure[0], "8443")+"/tls", nil); resp.StatusCode != http.StatusOK ||
 		a.TLS == nil || a.TLS.ServerName != "secure.example.com" || !strings.HasPrefix(a.Pod, "secure-") {
 		t.Fatalf("the TLS pod answered %d %+v", resp.StatusCode, a)
+	}
+	return pool
+}
+
+// checkTCPPod: a Pod of echo-basic's TCP server (TCP_ECHO_SERVER, as the
+// suite's tcp-backend) answers on its TLS port with the welcome line, and
+// TEST with its Pod name, the SNI and isTLS.
+func checkTCPPod(t *testing.T, c *Cluster, ns string, pool *x509.CertPool) {
+	t.Helper()
+	d := echoDeployment("tcp", 1, func(s *corev1.PodSpec) {
+		s.Containers[0].Env = append(s.Containers[0].Env,
+			corev1.EnvVar{Name: "TLS_SERVER_CERT", Value: "/etc/secret-volume/crt"},
+			corev1.EnvVar{Name: "TLS_SERVER_PRIV_KEY", Value: "/etc/secret-volume/key"},
+			corev1.EnvVar{Name: "TCP_ECHO_SERVER", Value: "1"})
+		s.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "secret-volume", MountPath: "/etc/secret-volume"}}
+		s.Volumes = []corev1.Volume{{Name: "secret-volume", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: "secure-cert",
+			Items:      []corev1.KeyToPath{{Key: "tls.crt", Path: "crt"}, {Key: "tls.key", Path: "key"}}}}}}
+	})
+	if _, err := c.Kube.AppsV1().Deployments(ns).Create(ctx(t), d, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Kube.CoreV1().Services(ns).Create(ctx(t), echoService("tcp", 8443, 8443), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ip := readyAddresses(t, c, ns, "tcp", 1)[0]
+	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", net.JoinHostPort(ip, "8443"),
+		&tls.Config{RootCAs: pool, ServerName: "secure.example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+	r := bufio.NewReader(conn)
+	if welcome, err := r.ReadString('\n'); err != nil || welcome != "Gateway API Test TCP Server\n" {
+		t.Fatalf("welcome %q %v", welcome, err)
+	}
+	if _, err := conn.Write([]byte("TEST\n")); err != nil {
+		t.Fatal(err)
+	}
+	line, err := r.ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a struct {
+		Pod   string `json:"pod"`
+		IsTLS bool   `json:"isTLS"`
+		TLS   struct {
+			ServerName string `json:"serverName"`
+		} `json:"tls"`
+	}
+	if err := json.Unmarshal([]byte(line), &a); err != nil || !strings.HasPrefix(a.Pod, "tcp-") || !a.IsTLS ||
+		a.TLS.ServerName != "secure.example.com" {
+		t.Fatalf("TEST answered %q (%v)", line, err)
 	}
 }
 

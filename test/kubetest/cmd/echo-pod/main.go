@@ -23,6 +23,8 @@
 // the H2C port answers 400 to HTTP/1.1 without an h2c upgrade. It prints
 // "listening ADDR" for each listener once it is bound, and stops on SIGTERM
 // or SIGINT.
+//
+// With TCP_ECHO_SERVER set it is echo-basic's TCP server instead (tcp.go).
 package main
 
 import (
@@ -57,6 +59,10 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if os.Getenv("TCP_ECHO_SERVER") != "" {
+		serveTCP(ctx, *ip)
+		return
+	}
 	e := &echo{
 		httpPort: envOr("HTTP_PORT", "3000"),
 		context: podContext{Namespace: os.Getenv("NAMESPACE"), Ingress: os.Getenv("INGRESS_NAME"),
