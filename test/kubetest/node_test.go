@@ -50,6 +50,22 @@ func echoDeployment(name string, replicas int32, mutate func(*corev1.PodSpec)) *
 	}
 }
 
+// withCertificate mounts the TLS Secret secret as the suite's base
+// manifests do (/etc/secret-volume/crt and key) and names the files in
+// TLS_SERVER_CERT and keyEnv (echo-basic's HTTP server reads
+// TLS_SERVER_PRIVKEY, its TCP server TLS_SERVER_PRIV_KEY).
+func withCertificate(secret, keyEnv string) func(*corev1.PodSpec) {
+	return func(s *corev1.PodSpec) {
+		s.Containers[0].Env = append(s.Containers[0].Env,
+			corev1.EnvVar{Name: "TLS_SERVER_CERT", Value: "/etc/secret-volume/crt"},
+			corev1.EnvVar{Name: keyEnv, Value: "/etc/secret-volume/key"})
+		s.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "secret-volume", MountPath: "/etc/secret-volume"}}
+		s.Volumes = []corev1.Volume{{Name: "secret-volume", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: secret,
+			Items:      []corev1.KeyToPath{{Key: "tls.crt", Path: "crt"}, {Key: "tls.key", Path: "key"}}}}}}
+	}
+}
+
 func echoService(name string, port, target int32) *corev1.Service {
 	return &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
@@ -280,15 +296,7 @@ func checkEchoPods(t *testing.T, node *Node, netns *NetNS, ns string, addrs []st
 // after applying the Deployments), then serves TLS with it.
 func checkSecretVolumeWaits(t *testing.T, c *Cluster, ns string) *x509.CertPool {
 	t.Helper()
-	tlsDeployment := echoDeployment("secure", 1, func(s *corev1.PodSpec) {
-		s.Containers[0].Env = append(s.Containers[0].Env,
-			corev1.EnvVar{Name: "TLS_SERVER_CERT", Value: "/etc/secret-volume/crt"},
-			corev1.EnvVar{Name: "TLS_SERVER_PRIVKEY", Value: "/etc/secret-volume/key"})
-		s.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "secret-volume", MountPath: "/etc/secret-volume"}}
-		s.Volumes = []corev1.Volume{{Name: "secret-volume", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-			SecretName: "secure-cert",
-			Items:      []corev1.KeyToPath{{Key: "tls.crt", Path: "crt"}, {Key: "tls.key", Path: "key"}}}}}}
-	})
+	tlsDeployment := echoDeployment("secure", 1, withCertificate("secure-cert", "TLS_SERVER_PRIVKEY"))
 	if _, err := c.Kube.AppsV1().Deployments(ns).Create(ctx(t), tlsDeployment, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -331,14 +339,8 @@ func checkSecretVolumeWaits(t *testing.T, c *Cluster, ns string) *x509.CertPool 
 func checkTCPPod(t *testing.T, c *Cluster, ns string, pool *x509.CertPool) {
 	t.Helper()
 	d := echoDeployment("tcp", 1, func(s *corev1.PodSpec) {
-		s.Containers[0].Env = append(s.Containers[0].Env,
-			corev1.EnvVar{Name: "TLS_SERVER_CERT", Value: "/etc/secret-volume/crt"},
-			corev1.EnvVar{Name: "TLS_SERVER_PRIV_KEY", Value: "/etc/secret-volume/key"},
-			corev1.EnvVar{Name: "TCP_ECHO_SERVER", Value: "1"})
-		s.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "secret-volume", MountPath: "/etc/secret-volume"}}
-		s.Volumes = []corev1.Volume{{Name: "secret-volume", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-			SecretName: "secure-cert",
-			Items:      []corev1.KeyToPath{{Key: "tls.crt", Path: "crt"}, {Key: "tls.key", Path: "key"}}}}}}
+		withCertificate("secure-cert", "TLS_SERVER_PRIV_KEY")(s)
+		s.Containers[0].Env = append(s.Containers[0].Env, corev1.EnvVar{Name: "TCP_ECHO_SERVER", Value: "1"})
 	})
 	if _, err := c.Kube.AppsV1().Deployments(ns).Create(ctx(t), d, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

@@ -72,15 +72,8 @@ func main() {
 	handler := e.handler()
 	var servers []*http.Server
 	listen := func(port string, srv *http.Server, conf *tls.Config) {
-		ln, err := net.Listen("tcp", net.JoinHostPort(*ip, port))
-		if err != nil {
-			log.Fatal(err)
-		}
-		if conf != nil {
-			ln = tls.NewListener(ln, conf)
-		}
+		ln := listenOn(*ip, port, conf)
 		servers = append(servers, srv)
-		fmt.Printf("listening %s\n", ln.Addr())
 		go func() {
 			if err := srv.Serve(ln); err != nil && err != http.ErrServerClosed {
 				log.Fatal(err)
@@ -112,6 +105,20 @@ func main() {
 	for _, s := range servers {
 		_ = s.Shutdown(sctx)
 	}
+}
+
+// listenOn listens on ip:port (with TLS when conf is set), or ends the
+// program, and prints "listening ADDR".
+func listenOn(ip, port string, conf *tls.Config) net.Listener {
+	ln, err := net.Listen("tcp", net.JoinHostPort(ip, port))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if conf != nil {
+		ln = tls.NewListener(ln, conf)
+	}
+	fmt.Printf("listening %s\n", ln.Addr())
+	return ln
 }
 
 func envOr(name, def string) string {

@@ -50,15 +50,8 @@ func serveTCP(ctx context.Context, ip string) {
 		TCPPort: envOr("TCP_PORT", "3000"), TLSPort: envOr("TLS_PORT", "8443")}
 	var lns []net.Listener
 	listen := func(port string, conf *tls.Config) {
-		ln, err := net.Listen("tcp", net.JoinHostPort(ip, port))
-		if err != nil {
-			log.Fatal(err)
-		}
-		if conf != nil {
-			ln = tls.NewListener(ln, conf)
-		}
+		ln := listenOn(ip, port, conf)
 		lns = append(lns, ln)
-		fmt.Printf("listening %s\n", ln.Addr())
 		go acceptTCP(ctx, ln, c)
 	}
 	listen(c.TCPPort, nil)
