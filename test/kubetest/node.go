@@ -387,49 +387,64 @@ func (n *Node) environment(ctx context.Context, pod *corev1.Pod, run *podRun) ([
 func (n *Node) volumeFiles(ctx context.Context, namespace string, v corev1.Volume) (map[string][]byte, error) {
 	var data map[string][]byte
 	var items []corev1.KeyToPath
+	var err error
 	switch {
 	case v.Secret != nil:
-		s, err := n.c.Kube.CoreV1().Secrets(namespace).Get(ctx, v.Secret.SecretName, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			if ptr.Deref(v.Secret.Optional, false) {
-				return map[string][]byte{}, nil
-			}
-			return nil, fmt.Errorf("secret %s/%s: %w", namespace, v.Secret.SecretName, errWaiting)
-		}
-		if err != nil {
-			return nil, err
-		}
-		data, items = s.Data, v.Secret.Items
+		data, err = n.secretData(ctx, namespace, v.Secret.SecretName, v.Secret.Optional)
+		items = v.Secret.Items
 	case v.ConfigMap != nil:
-		cm, err := n.c.Kube.CoreV1().ConfigMaps(namespace).Get(ctx, v.ConfigMap.Name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			if ptr.Deref(v.ConfigMap.Optional, false) {
-				return map[string][]byte{}, nil
-			}
-			return nil, fmt.Errorf("configmap %s/%s: %w", namespace, v.ConfigMap.Name, errWaiting)
-		}
-		if err != nil {
-			return nil, err
-		}
-		data = map[string][]byte{}
-		for k, s := range cm.Data {
-			data[k] = []byte(s)
-		}
-		for k, b := range cm.BinaryData {
-			data[k] = b
-		}
+		data, err = n.configMapData(ctx, namespace, v.ConfigMap.Name, v.ConfigMap.Optional)
 		items = v.ConfigMap.Items
 	default:
 		return nil, nil
 	}
-	if len(items) == 0 {
-		return data, nil
+	if err != nil || len(items) == 0 {
+		return data, err
 	}
 	files := map[string][]byte{}
 	for _, it := range items {
 		files[it.Path] = data[it.Key]
 	}
 	return files, nil
+}
+
+// secretData is the data of Secret namespace/name (see objectMissing).
+func (n *Node) secretData(ctx context.Context, namespace, name string, optional *bool) (map[string][]byte, error) {
+	s, err := n.c.Kube.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return objectMissing("secret", namespace, name, optional, err)
+	}
+	return s.Data, nil
+}
+
+// configMapData is the data and binary data of ConfigMap namespace/name
+// (see objectMissing).
+func (n *Node) configMapData(ctx context.Context, namespace, name string, optional *bool) (map[string][]byte, error) {
+	cm, err := n.c.Kube.CoreV1().ConfigMaps(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return objectMissing("configmap", namespace, name, optional, err)
+	}
+	data := map[string][]byte{}
+	for k, v := range cm.Data {
+		data[k] = []byte(v)
+	}
+	for k, b := range cm.BinaryData {
+		data[k] = b
+	}
+	return data, nil
+}
+
+// objectMissing is what a Pod gets of a Secret or ConfigMap it could not
+// read: nothing, when it does not exist and the Pod marks it optional (as
+// a kubelet gives it); errWaiting, when it does not exist yet; else err.
+func objectMissing(kind, namespace, name string, optional *bool, err error) (map[string][]byte, error) {
+	switch {
+	case !apierrors.IsNotFound(err):
+		return nil, err
+	case ptr.Deref(optional, false):
+		return map[string][]byte{}, nil
+	}
+	return nil, fmt.Errorf("%s %s/%s: %w", kind, namespace, name, errWaiting)
 }
 
 // envValue resolves one environment variable of pod.
@@ -439,49 +454,36 @@ func (n *Node) envValue(ctx context.Context, pod *corev1.Pod, ip string, e corev
 	case src == nil:
 		return e.Value, nil
 	case src.FieldRef != nil:
-		switch src.FieldRef.FieldPath {
-		case "metadata.name":
-			return pod.Name, nil
-		case "metadata.namespace":
-			return pod.Namespace, nil
-		case "metadata.uid":
-			return string(pod.UID), nil
-		case "spec.nodeName":
-			return n.Name, nil
-		case "spec.serviceAccountName":
-			return pod.Spec.ServiceAccountName, nil
-		case "status.podIP":
-			return ip, nil
-		case "status.hostIP":
-			return n.ns.HostIP, nil
-		}
-		return "", fmt.Errorf("env %s: field %s not supported by the test node", e.Name, src.FieldRef.FieldPath)
+		return n.fieldValue(pod, ip, e.Name, src.FieldRef.FieldPath)
 	case src.SecretKeyRef != nil:
-		s, err := n.c.Kube.CoreV1().Secrets(pod.Namespace).Get(ctx, src.SecretKeyRef.Name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			if ptr.Deref(src.SecretKeyRef.Optional, false) {
-				return "", nil
-			}
-			return "", fmt.Errorf("secret %s: %w", src.SecretKeyRef.Name, errWaiting)
-		}
-		if err != nil {
-			return "", err
-		}
-		return string(s.Data[src.SecretKeyRef.Key]), nil
+		data, err := n.secretData(ctx, pod.Namespace, src.SecretKeyRef.Name, src.SecretKeyRef.Optional)
+		return string(data[src.SecretKeyRef.Key]), err
 	case src.ConfigMapKeyRef != nil:
-		cm, err := n.c.Kube.CoreV1().ConfigMaps(pod.Namespace).Get(ctx, src.ConfigMapKeyRef.Name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			if ptr.Deref(src.ConfigMapKeyRef.Optional, false) {
-				return "", nil
-			}
-			return "", fmt.Errorf("configmap %s: %w", src.ConfigMapKeyRef.Name, errWaiting)
-		}
-		if err != nil {
-			return "", err
-		}
-		return cm.Data[src.ConfigMapKeyRef.Key], nil
+		data, err := n.configMapData(ctx, pod.Namespace, src.ConfigMapKeyRef.Name, src.ConfigMapKeyRef.Optional)
+		return string(data[src.ConfigMapKeyRef.Key]), err
 	}
 	return "", fmt.Errorf("env %s: source not supported by the test node", e.Name)
+}
+
+// fieldValue is the value of a Pod field an environment variable names.
+func (n *Node) fieldValue(pod *corev1.Pod, ip, env, path string) (string, error) {
+	switch path {
+	case "metadata.name":
+		return pod.Name, nil
+	case "metadata.namespace":
+		return pod.Namespace, nil
+	case "metadata.uid":
+		return string(pod.UID), nil
+	case "spec.nodeName":
+		return n.Name, nil
+	case "spec.serviceAccountName":
+		return pod.Spec.ServiceAccountName, nil
+	case "status.podIP":
+		return ip, nil
+	case "status.hostIP":
+		return n.ns.HostIP, nil
+	}
+	return "", fmt.Errorf("env %s: field %s not supported by the test node", env, path)
 }
 
 // startEcho runs echo-pod on ip in the namespace with env, its output
