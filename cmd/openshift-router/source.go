@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	"github.com/openshift-router-go/router/router/config"
 	"github.com/openshift-router-go/router/router/extcert"
@@ -67,6 +68,10 @@ func chooseSource(ctx context.Context, f runFlags, cfg *config.Config, st *store
 	if err != nil {
 		return nil, fmt.Errorf("route client: %w", err)
 	}
+	gc, err := gatewayclient.NewForConfig(restConfig)
+	if err != nil {
+		return nil, fmt.Errorf("gateway API client: %w", err)
+	}
 	namespace := f.upstream.namespace()
 	if err := kube.CheckReachable(ctx, kc, rc, namespace, 15*time.Second); err != nil {
 		return nil, fmt.Errorf("%s (%s): %w", where, restConfig.Host, err)
@@ -81,6 +86,7 @@ func chooseSource(ctx context.Context, f runFlags, cfg *config.Config, st *store
 	src := kube.New(kube.Options{
 		Kube:            kc,
 		Routes:          rc,
+		Gateway:         gc,
 		Sink:            st,
 		Logger:          log.WithName("kube"),
 		RouteLabels:     k.RouteLabels,

@@ -207,8 +207,17 @@ func ClusterRoleRules() []rbacv1.PolicyRule {
 		// (docs/kubernetes.md, "External certificates").
 		{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"tokenreviews"}, Verbs: []string{"create"}},
 		{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{"create"}},
+		// The Gateway API (docs/gateway-api.md): read GatewayClasses,
+		// Gateways, HTTPRoutes, TLSRoutes and ReferenceGrants, write their
+		// status. Without these the router serves Routes and Ingresses
+		// alone, as OpenShift's router does.
+		{APIGroups: []string{gatewayGroup}, Resources: []string{"gatewayclasses", "gateways", "httproutes", "tlsroutes", "referencegrants"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{gatewayGroup}, Resources: []string{"gatewayclasses/status", "gateways/status", "httproutes/status", "tlsroutes/status"}, Verbs: []string{"update"}},
 	}
 }
+
+// gatewayGroup is the Gateway API's group.
+const gatewayGroup = "gateway.networking.k8s.io"
 
 // MonitoringClusterRoleRules let a scraper read the router's /metrics:
 // the router asks for "get" on route.openshift.io routers/metrics.

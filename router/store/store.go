@@ -17,8 +17,9 @@ import (
 )
 
 // Sink receives the objects a source watches. Objects are Routes, Services,
-// Endpoints, EndpointSlices, Namespaces and Secrets (pointers to the typed
-// API structs); anything else is ignored.
+// Endpoints, EndpointSlices, Namespaces, Secrets and the Gateway API's
+// GatewayClasses, Gateways, HTTPRoutes, TLSRoutes and ReferenceGrants (v1;
+// pointers to the typed API structs); anything else is ignored.
 type Sink interface {
 	// Upsert adds or replaces an object.
 	Upsert(obj runtime.Object)
@@ -51,6 +52,7 @@ type Store struct {
 	slicesByService map[Key][]Key
 	namespaces      map[string]*corev1.Namespace
 	secrets         map[Key]*corev1.Secret
+	gw              gatewayObjects
 
 	generation uint64
 	// lastOther is the generation of the last change that was neither an
@@ -150,6 +152,7 @@ func New() *Store {
 		slicesByService: map[Key][]Key{},
 		namespaces:      map[string]*corev1.Namespace{},
 		secrets:         map[Key]*corev1.Secret{},
+		gw:              newGatewayObjects(),
 		synced:          map[string]bool{},
 		changed:         make(chan struct{}, 1),
 	}
@@ -266,7 +269,9 @@ func (s *Store) Upsert(obj runtime.Object) {
 	case *corev1.Secret:
 		s.secrets[KeyOf(o.Namespace, o.Name)] = o
 	default:
-		return
+		if !s.gw.put(obj, true) {
+			return
+		}
 	}
 	s.notify()
 }
@@ -323,7 +328,9 @@ func (s *Store) Delete(obj runtime.Object) {
 	case *corev1.Secret:
 		delete(s.secrets, KeyOf(o.Namespace, o.Name))
 	default:
-		return
+		if !s.gw.put(obj, false) {
+			return
+		}
 	}
 	s.notify()
 }
@@ -461,6 +468,7 @@ func (v View) Secret(namespace, name string) *corev1.Secret {
 func (s *Store) Counts() string {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return fmt.Sprintf("routes=%d services=%d endpoints=%d endpointslices=%d namespaces=%d secrets=%d",
-		len(s.routes), len(s.services), len(s.endpoints), len(s.endpointSlices), len(s.namespaces), len(s.secrets))
+	return fmt.Sprintf("routes=%d services=%d endpoints=%d endpointslices=%d namespaces=%d secrets=%d gatewayclasses=%d gateways=%d httproutes=%d tlsroutes=%d referencegrants=%d",
+		len(s.routes), len(s.services), len(s.endpoints), len(s.endpointSlices), len(s.namespaces), len(s.secrets),
+		len(s.gw.classes), len(s.gw.gateways), len(s.gw.httpRoutes), len(s.gw.tlsRoutes), len(s.gw.grants))
 }

@@ -29,6 +29,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
+	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
+
 	"github.com/openshift-router-go/router/router/source/endpointfilter"
 	"github.com/openshift-router-go/router/router/store"
 )
@@ -40,8 +42,11 @@ const SourceName = "kubernetes"
 type Options struct {
 	Kube   kubernetes.Interface
 	Routes routeclient.Interface
-	Sink   store.Sink
-	Logger logr.Logger
+	// Gateway, if not nil, reads the Gateway API's objects when the API
+	// server serves them and the router may list them (gateway.go).
+	Gateway gatewayclient.Interface
+	Sink    store.Sink
+	Logger  logr.Logger
 	// RouteLabels and RouteFields select the routes (ROUTE_LABELS, ROUTE_FIELDS).
 	RouteLabels labels.Selector
 	RouteFields fields.Selector
@@ -167,10 +172,18 @@ func (s *Source) Run(ctx context.Context) error {
 		}
 	}
 
+	gatewayFactories, err := s.gatewayInformers(ctx, add)
+	if err != nil {
+		return err
+	}
+
 	routeFactory.Start(ctx.Done())
 	kubeFactory.Start(ctx.Done())
 	if nsFactory != nil {
 		nsFactory.Start(ctx.Done())
+	}
+	for _, f := range gatewayFactories {
+		f.Start(ctx.Done())
 	}
 	o.Logger.Info("waiting for the initial list of routes, services and endpoints")
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
@@ -186,6 +199,9 @@ func (s *Source) Run(ctx context.Context) error {
 	kubeFactory.Shutdown()
 	if nsFactory != nil {
 		nsFactory.Shutdown()
+	}
+	for _, f := range gatewayFactories {
+		f.Shutdown()
 	}
 	return nil
 }

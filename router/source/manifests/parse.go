@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
@@ -126,9 +127,27 @@ func lookupKind(kind string) (kindInfo, bool) {
 	case "IngressClass":
 		return kindInfo{group: networkingv1.GroupName, version: "v1", kind: kind, namespaced: false,
 			new: func() object { return &networkingv1.IngressClass{} }, defaults: func(object) {}}, true
+	case "GatewayClass":
+		return gatewayKind(kind, false, func() object { return &gatewayv1.GatewayClass{} }), true
+	case "Gateway":
+		return gatewayKind(kind, true, func() object { return &gatewayv1.Gateway{} }), true
+	case "HTTPRoute":
+		return gatewayKind(kind, true, func() object { return &gatewayv1.HTTPRoute{} }), true
+	case "TLSRoute":
+		return gatewayKind(kind, true, func() object { return &gatewayv1.TLSRoute{} }), true
+	case "ReferenceGrant":
+		return gatewayKind(kind, true, func() object { return &gatewayv1.ReferenceGrant{} }), true
 	default:
 		return kindInfo{}, false
 	}
+}
+
+// gatewayKind describes a Gateway API kind: gateway.networking.k8s.io/v1,
+// as the API server stores it. The CRDs' defaults are not applied: the
+// router reads an unset field as its default.
+func gatewayKind(kind string, namespaced bool, new func() object) kindInfo {
+	return kindInfo{group: gatewayv1.GroupName, version: "v1", kind: kind, namespaced: namespaced,
+		new: new, defaults: func(object) {}}
 }
 
 // apiGroup returns the group of an apiVersion ("" for the core group).
@@ -198,7 +217,9 @@ func (r *parseResult) fail(pe *ParseError, key objKey, identified bool) {
 //
 // Supported objects are route.openshift.io/v1 Route, v1 Service, Endpoints,
 // Namespace and Secret, discovery.k8s.io/v1 EndpointSlice,
-// networking.k8s.io/v1 Ingress and IngressClass, and v1 List of those. Decoding is strict (unknown, duplicate or mistyped fields are
+// networking.k8s.io/v1 Ingress and IngressClass, gateway.networking.k8s.io/v1
+// GatewayClass, Gateway, HTTPRoute, TLSRoute and ReferenceGrant, and v1 List
+// of those. Decoding is strict (unknown, duplicate or mistyped fields are
 // errors). Objects are defaulted like the API server would: namespace
 // "default", API defaults of the fields the router reads (route target
 // kind and weight, wildcard policy, service/endpoint port protocols,

@@ -2,6 +2,7 @@ package manifests
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 // parseFixture parses testdata/parse/name.
@@ -233,6 +235,32 @@ func TestParseFileKinds(t *testing.T) {
 				}
 			},
 		},
+		{
+			name:    "Gateway API kinds are decoded, GatewayClass cluster-scoped",
+			fixture: "gateway.yaml",
+			check: func(t *testing.T, path string, objs []runtime.Object) {
+				var got []string
+				for _, o := range objs {
+					m := o.(object)
+					got = append(got, fmt.Sprintf("%T %s/%s", o, m.GetNamespace(), m.GetName()))
+				}
+				want := "[*v1.GatewayClass /haproxy *v1.Gateway shop/web *v1.HTTPRoute shop/web *v1.TLSRoute shop/db *v1.ReferenceGrant backends/from-shop]"
+				if fmt.Sprint(got) != want {
+					t.Fatalf("objects %v, want %s", got, want)
+				}
+				gw := objs[1].(*gatewayv1.Gateway)
+				if l := gw.Spec.Listeners[1]; l.Hostname == nil || *l.Hostname != "*.example.com" || l.TLS == nil || l.TLS.CertificateRefs[0].Name != "web-tls" {
+					t.Errorf("https listener %+v", l)
+				}
+				hr := objs[2].(*gatewayv1.HTTPRoute)
+				if m := hr.Spec.Rules[0].Matches[0]; *m.Path.Value != "/cart" || m.Headers[0].Name != "x-canary" || *hr.Spec.Rules[0].BackendRefs[0].Weight != 3 {
+					t.Errorf("httproute rule %+v", hr.Spec.Rules[0])
+				}
+				if objs[0].(*gatewayv1.GatewayClass).UID == "" || hr.ResourceVersion == "" {
+					t.Error("uid or resourceVersion not set")
+				}
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -291,6 +319,16 @@ func TestParseFileDocuments(t *testing.T) {
 			fixture:  "bad-middle.yaml",
 			want:     []string{"first", "last"},
 			wantErrs: []string{`bad-middle.yaml:9: yaml: line 12: ...`},
+		},
+		{
+			name:    "Gateway API objects of another version, a bad name or an unknown field are errors",
+			fixture: "gateway-bad.yaml",
+			want:    []string{"good"},
+			wantErrs: []string{
+				`gateway-bad.yaml:1: httproute "shop/old": unsupported apiVersion "gateway.networking.k8s.io/v1beta1" for kind HTTPRoute (want "gateway.networking.k8s.io/v1")`,
+				`gateway-bad.yaml:9: httproute "shop/Not_A_Name": invalid: metadata.name: Invalid value: "Not_A_Name": ...`,
+				`gateway-bad.yaml:15: gateway "shop/web": unknown field "spec.listners"`,
+			},
 		},
 		{
 			name:    "unknown kinds are skipped with a warning",

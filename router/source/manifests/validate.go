@@ -34,9 +34,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/openshift-router-go/router/router/headeractions"
 )
@@ -86,6 +88,10 @@ func validateObject(obj object) error {
 		errs = apivalidation.ValidateObjectMetaAccessor(o, false, apivalidation.ValidateNamespaceName, field.NewPath("metadata"))
 	case *corev1.Secret:
 		errs = validateSecret(o)
+	case *gatewayv1.GatewayClass:
+		errs = apivalidation.ValidateObjectMetaAccessor(o, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	case *gatewayv1.Gateway, *gatewayv1.HTTPRoute, *gatewayv1.TLSRoute, *gatewayv1.ReferenceGrant:
+		errs = apivalidation.ValidateObjectMetaAccessor(o.(metav1.Object), true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	}
 	if len(errs) == 0 {
 		return nil

@@ -1,0 +1,226 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/cache"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
+	gatewayinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
+)
+
+// GatewayGroup is the Gateway API's group.
+const GatewayGroup = "gateway.networking.k8s.io"
+
+// gatewayKind is one Gateway API kind the source may watch.
+type gatewayKind struct {
+	// resource and version as the API serves them.
+	resource, version string
+	// required kinds must all be served and listable for any Gateway API
+	// object to be watched; the others are watched when they are.
+	required bool
+	// list lists at most one object (may the router list them?).
+	list func(ctx context.Context, c gatewayclient.Interface, namespace string) error
+	// informer returns the kind's informer of factory f.
+	informer func(f gatewayinformers.SharedInformerFactory) cache.SharedIndexInformer
+	// labelled kinds are selected by ROUTE_LABELS (Gateways: sharding
+	// applies to them as to Routes).
+	labelled bool
+	// insteadOf names a kind of another version this one stands in for
+	// when that one is not watched ("v1/referencegrants").
+	insteadOf string
+}
+
+var one = metav1.ListOptions{Limit: 1}
+
+// gatewayKinds are the kinds the source may watch, in order.
+func gatewayKinds() []gatewayKind {
+	return []gatewayKind{
+		{resource: "gatewayclasses", version: "v1", required: true,
+			list: func(ctx context.Context, c gatewayclient.Interface, _ string) error {
+				_, err := c.GatewayV1().GatewayClasses().List(ctx, one)
+				return err
+			},
+			informer: func(f gatewayinformers.SharedInformerFactory) cache.SharedIndexInformer {
+				return f.Gateway().V1().GatewayClasses().Informer()
+			}},
+		{resource: "gateways", version: "v1", required: true, labelled: true,
+			list: func(ctx context.Context, c gatewayclient.Interface, ns string) error {
+				_, err := c.GatewayV1().Gateways(ns).List(ctx, one)
+				return err
+			},
+			informer: func(f gatewayinformers.SharedInformerFactory) cache.SharedIndexInformer {
+				return f.Gateway().V1().Gateways().Informer()
+			}},
+		{resource: "httproutes", version: "v1", required: true,
+			list: func(ctx context.Context, c gatewayclient.Interface, ns string) error {
+				_, err := c.GatewayV1().HTTPRoutes(ns).List(ctx, one)
+				return err
+			},
+			informer: func(f gatewayinformers.SharedInformerFactory) cache.SharedIndexInformer {
+				return f.Gateway().V1().HTTPRoutes().Informer()
+			}},
+		{resource: "tlsroutes", version: "v1",
+			list: func(ctx context.Context, c gatewayclient.Interface, ns string) error {
+				_, err := c.GatewayV1().TLSRoutes(ns).List(ctx, one)
+				return err
+			},
+			informer: func(f gatewayinformers.SharedInformerFactory) cache.SharedIndexInformer {
+				return f.Gateway().V1().TLSRoutes().Informer()
+			}},
+		{resource: "referencegrants", version: "v1",
+			list: func(ctx context.Context, c gatewayclient.Interface, ns string) error {
+				_, err := c.GatewayV1().ReferenceGrants(ns).List(ctx, one)
+				return err
+			},
+			informer: func(f gatewayinformers.SharedInformerFactory) cache.SharedIndexInformer {
+				return f.Gateway().V1().ReferenceGrants().Informer()
+			}},
+		// Gateway API releases before v1.5 serve ReferenceGrant as
+		// v1beta1 only (the same type).
+		{resource: "referencegrants", version: "v1beta1", insteadOf: "v1/referencegrants",
+			list: func(ctx context.Context, c gatewayclient.Interface, ns string) error {
+				_, err := c.GatewayV1beta1().ReferenceGrants(ns).List(ctx, one)
+				return err
+			},
+			informer: func(f gatewayinformers.SharedInformerFactory) cache.SharedIndexInformer {
+				return f.Gateway().V1beta1().ReferenceGrants().Informer()
+			}},
+	}
+}
+
+func (k gatewayKind) name() string { return k.version + "/" + k.resource }
+
+// watchedGatewayKinds returns the Gateway API kinds to watch: those the API
+// server serves and the router may list. None when a required kind is
+// missing (the Gateway API's CRDs are not installed, or the router's
+// ClusterRole predates them): the router then serves Routes and Ingresses
+// exactly as without the Gateway API, and says why in one log line.
+func (s *Source) watchedGatewayKinds(ctx context.Context) []gatewayKind {
+	o := s.o
+	served := map[string]bool{}
+	for _, version := range []string{"v1", "v1beta1"} {
+		list, err := o.Kube.Discovery().ServerResourcesForGroupVersion(GatewayGroup + "/" + version)
+		if err != nil {
+			continue
+		}
+		for _, r := range list.APIResources {
+			served[version+"/"+r.Name] = true
+		}
+	}
+	var kinds []gatewayKind
+	watched, standIn := map[string]bool{}, map[string]bool{}
+	for _, k := range gatewayKinds() {
+		if k.insteadOf != "" && served[k.name()] {
+			standIn[k.insteadOf] = true
+		}
+	}
+	var skipped []string
+	for _, k := range gatewayKinds() {
+		if k.insteadOf != "" && watched[k.insteadOf] {
+			continue
+		}
+		reason := ""
+		if !served[k.name()] {
+			reason = "not served"
+		} else if err := k.list(ctx, o.Gateway, o.Namespace); err != nil {
+			reason = "cannot be listed: " + err.Error()
+			if apierrors.IsForbidden(err) {
+				reason = "the router may not list them"
+			}
+		}
+		if reason == "" {
+			kinds = append(kinds, k)
+			watched[k.name()] = true
+			continue
+		}
+		if k.required {
+			o.Logger.Info("Gateway API objects are not watched: "+GatewayGroup+" "+k.name()+" "+reason+
+				" (install the Gateway API CRDs and grant the router get/list/watch on them; a restart picks them up)",
+				"resource", k.name())
+			return nil
+		}
+		if !standIn[k.name()] {
+			skipped = append(skipped, k.name()+" ("+reason+")")
+		}
+	}
+	if len(skipped) > 0 {
+		o.Logger.Info("some Gateway API kinds are not watched", "kinds", strings.Join(skipped, ", "))
+	}
+	return kinds
+}
+
+// gatewayInformers adds the handlers of the Gateway API kinds to watch,
+// through add, and returns the factories to start (none when the Gateway
+// API is not watched).
+func (s *Source) gatewayInformers(ctx context.Context, add func(cache.SharedIndexInformer, cache.ResourceEventHandler) error) ([]gatewayinformers.SharedInformerFactory, error) {
+	o := s.o
+	if o.Gateway == nil {
+		return nil, nil
+	}
+	kinds := s.watchedGatewayKinds(ctx)
+	if len(kinds) == 0 {
+		return nil, nil
+	}
+	factory := gatewayinformers.NewSharedInformerFactoryWithOptions(o.Gateway, o.Resync,
+		gatewayinformers.WithNamespace(o.Namespace), gatewayinformers.WithTransform(StripManagedFields))
+	labelled := gatewayinformers.NewSharedInformerFactoryWithOptions(o.Gateway, o.Resync,
+		gatewayinformers.WithNamespace(o.Namespace), gatewayinformers.WithTransform(StripManagedFields),
+		gatewayinformers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = o.RouteLabels.String() }))
+	names := []string{}
+	for _, k := range kinds {
+		f := factory
+		if k.labelled {
+			f = labelled
+		}
+		if err := add(k.informer(f), s.gatewayHandler()); err != nil {
+			return nil, fmt.Errorf("gateway API %s: %w", k.name(), err)
+		}
+		names = append(names, k.name())
+	}
+	o.Logger.Info("watching Gateway API objects", "kinds", strings.Join(names, ", "))
+	return []gatewayinformers.SharedInformerFactory{factory, labelled}, nil
+}
+
+// gatewayHandler forwards Gateway API objects when what the router reads of
+// them changes: spec (the generation), labels, annotations, deletion. Status
+// changes (the router's own writes, other controllers') and resyncs are not
+// forwarded. ReferenceGrants of v1beta1 are forwarded as v1 (the same type).
+func (s *Source) gatewayHandler() cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) { s.upsert(asGatewayV1(objectOf(obj))) },
+		UpdateFunc: func(old, obj any) {
+			o, ok1 := objectOf(old).(metav1.Object)
+			n, ok2 := objectOf(obj).(metav1.Object)
+			if !ok1 || !ok2 || !gatewayInputsEqual(o, n) {
+				s.upsert(asGatewayV1(objectOf(obj)))
+			}
+		},
+		DeleteFunc: func(obj any) { s.delete(asGatewayV1(objectOf(obj))) },
+	}
+}
+
+// gatewayInputsEqual reports whether two versions of a Gateway API object
+// differ in nothing the router reads.
+func gatewayInputsEqual(a, b metav1.Object) bool {
+	return a.GetGeneration() == b.GetGeneration() && a.GetUID() == b.GetUID() &&
+		equality.Semantic.DeepEqual(a.GetLabels(), b.GetLabels()) &&
+		equality.Semantic.DeepEqual(a.GetAnnotations(), b.GetAnnotations()) &&
+		a.GetDeletionTimestamp().Equal(b.GetDeletionTimestamp())
+}
+
+// asGatewayV1 returns a v1beta1 ReferenceGrant as the v1 type; anything
+// else as it is.
+func asGatewayV1(o runtime.Object) runtime.Object {
+	if g, ok := o.(*gatewayv1beta1.ReferenceGrant); ok {
+		return (*gatewayv1.ReferenceGrant)(g)
+	}
+	return o
+}

@@ -1,0 +1,87 @@
+package store
+
+import (
+	"slices"
+	"strings"
+
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// gatewayObjects are the Gateway API objects the store holds: GatewayClasses
+// (cluster-scoped, keyed by name), Gateways, HTTPRoutes, TLSRoutes and
+// ReferenceGrants (keyed namespace/name). A change to any of them is an
+// "other" change: the next pass looks at everything.
+type gatewayObjects struct {
+	classes    map[Key]*gatewayv1.GatewayClass
+	gateways   map[Key]*gatewayv1.Gateway
+	httpRoutes map[Key]*gatewayv1.HTTPRoute
+	tlsRoutes  map[Key]*gatewayv1.TLSRoute
+	grants     map[Key]*gatewayv1.ReferenceGrant
+}
+
+func newGatewayObjects() gatewayObjects {
+	return gatewayObjects{
+		classes:    map[Key]*gatewayv1.GatewayClass{},
+		gateways:   map[Key]*gatewayv1.Gateway{},
+		httpRoutes: map[Key]*gatewayv1.HTTPRoute{},
+		tlsRoutes:  map[Key]*gatewayv1.TLSRoute{},
+		grants:     map[Key]*gatewayv1.ReferenceGrant{},
+	}
+}
+
+// put stores (upsert) or removes (!upsert) a Gateway API object; it reports
+// false for any other object.
+func (g *gatewayObjects) put(obj any, upsert bool) bool {
+	switch o := obj.(type) {
+	case *gatewayv1.GatewayClass:
+		putObject(g.classes, KeyOf("", o.Name), o, upsert)
+	case *gatewayv1.Gateway:
+		putObject(g.gateways, KeyOf(o.Namespace, o.Name), o, upsert)
+	case *gatewayv1.HTTPRoute:
+		putObject(g.httpRoutes, KeyOf(o.Namespace, o.Name), o, upsert)
+	case *gatewayv1.TLSRoute:
+		putObject(g.tlsRoutes, KeyOf(o.Namespace, o.Name), o, upsert)
+	case *gatewayv1.ReferenceGrant:
+		putObject(g.grants, KeyOf(o.Namespace, o.Name), o, upsert)
+	default:
+		return false
+	}
+	return true
+}
+
+func putObject[T any](m map[Key]*T, k Key, o *T, upsert bool) {
+	if upsert {
+		m[k] = o
+	} else {
+		delete(m, k)
+	}
+}
+
+// sortedByKey returns the values of m ordered by key (namespace, then name).
+func sortedByKey[T any](m map[Key]*T) []*T {
+	keys := make([]Key, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b Key) int { return strings.Compare(string(a), string(b)) })
+	out := make([]*T, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, m[k])
+	}
+	return out
+}
+
+// GatewayClasses returns the GatewayClasses sorted by name.
+func (v View) GatewayClasses() []*gatewayv1.GatewayClass { return sortedByKey(v.s.gw.classes) }
+
+// Gateways returns the Gateways sorted by namespace, then name.
+func (v View) Gateways() []*gatewayv1.Gateway { return sortedByKey(v.s.gw.gateways) }
+
+// HTTPRoutes returns the HTTPRoutes sorted by namespace, then name.
+func (v View) HTTPRoutes() []*gatewayv1.HTTPRoute { return sortedByKey(v.s.gw.httpRoutes) }
+
+// TLSRoutes returns the TLSRoutes sorted by namespace, then name.
+func (v View) TLSRoutes() []*gatewayv1.TLSRoute { return sortedByKey(v.s.gw.tlsRoutes) }
+
+// ReferenceGrants returns the ReferenceGrants sorted by namespace, then name.
+func (v View) ReferenceGrants() []*gatewayv1.ReferenceGrant { return sortedByKey(v.s.gw.grants) }
