@@ -1,0 +1,181 @@
+// Package gateway translates the Gateway API's objects into what the rest
+// of the router already serves: Routes. It is pure: Translate reads a view
+// of GatewayClasses, Gateways, HTTPRoutes, ReferenceGrants, Namespaces and
+// Services and returns
+//
+//   - the routes to admit next to the API's Routes (one per HTTPRoute
+//     hostname, rule and match), so that one admission decides host claims
+//     across Routes, Ingresses and HTTPRoutes (oldest first) and HTTPRoutes
+//     are rendered, and changed at runtime, as Routes are;
+//   - the status of what it read: GatewayClass, Gateway, listener and
+//     HTTPRoute parent conditions, completed by Finish once admission has
+//     decided on the routes.
+//
+// Only GatewayClasses whose spec.controllerName is the router's
+// (ROUTER_GATEWAY_CONTROLLER_NAME) are looked at, and only Gateways of such
+// classes; everything else belongs to another controller and gets neither
+// routes nor status.
+//
+// What is served today (docs/gateway-api.md): listeners of protocol HTTP on
+// port 80; HTTPRoute hostnames (exact, after intersection with the
+// listener's), PathPrefix matches, Service backendRefs of the route's
+// namespace with weights (up to four per rule, one port). Anything else a
+// valid object may hold is reported in its status, never silently dropped.
+package gateway
+
+import (
+	"slices"
+	"strings"
+
+	routev1 "github.com/openshift/api/route/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/openshift-router-go/router/router/admission"
+	"github.com/openshift-router-go/router/router/store"
+)
+
+// DefaultControllerName is the GatewayClass spec.controllerName this router
+// implements unless ROUTER_GATEWAY_CONTROLLER_NAME says otherwise.
+const DefaultControllerName = "haproxy.router.openshift.io/gateway-controller"
+
+// View is what Translate reads (store.View).
+type View interface {
+	GatewayClasses() []*gatewayv1.GatewayClass
+	Gateways() []*gatewayv1.Gateway
+	HTTPRoutes() []*gatewayv1.HTTPRoute
+	ReferenceGrants() []*gatewayv1.ReferenceGrant
+	Namespace(name string) *corev1.Namespace
+	Service(namespace, name string) *corev1.Service
+}
+
+// Options configure the translation.
+type Options struct {
+	// ControllerName is the GatewayClass controllerName this router
+	// implements (ROUTER_GATEWAY_CONTROLLER_NAME).
+	ControllerName string
+	// NamespaceLabels, if not nil, limits the Gateways served to the
+	// namespaces it selects (NAMESPACE_LABELS, as for Routes).
+	NamespaceLabels labels.Selector
+	// Addresses are the addresses a Gateway that asks for none is given in
+	// its status (ROUTER_CANONICAL_HOSTNAME, as a Hostname).
+	Addresses []gatewayv1.GatewayStatusAddress
+}
+
+// Result is a translation.
+type Result struct {
+	// Routes are the routes to admit, sorted by namespace and name.
+	Routes []*routev1.Route
+	// Origins tells, for each of Routes, where it comes from.
+	Origins map[admission.Key]Origin
+	// Classes are the conditions of this router's GatewayClasses, by name.
+	Classes map[string]ClassStatus
+	// Gateways are the status of this router's Gateways.
+	Gateways map[store.Key]*GatewayStatus
+	// HTTPRoutes are this router's entries (status.parents) of the
+	// HTTPRoutes attached to its Gateways.
+	HTTPRoutes map[store.Key]*RouteStatus
+
+	// controller is Options.ControllerName.
+	controller string
+}
+
+// Origin is the HTTPRoute, rule and match a route was made from, and the
+// parents (indexes of RouteStatus.Parents) it serves.
+type Origin struct {
+	HTTPRoute   store.Key
+	Rule, Match int
+	Parents     []int
+}
+
+// ClassStatus is a GatewayClass's status as this router wants it.
+type ClassStatus struct {
+	Generation int64
+	Conditions []metav1.Condition
+}
+
+// GatewayStatus is a Gateway's status as this router wants it.
+type GatewayStatus struct {
+	Generation int64
+	Addresses  []gatewayv1.GatewayStatusAddress
+	Conditions []metav1.Condition
+	Listeners  []ListenerStatus
+}
+
+// ListenerStatus is a listener's status and what the translation needs of
+// it.
+type ListenerStatus struct {
+	gatewayv1.ListenerStatus
+	// spec is the listener.
+	spec gatewayv1.Listener
+	// served: HTTPRoutes may attach (Accepted, with a supported kind).
+	served bool
+}
+
+// RouteStatus is this router's part of an HTTPRoute's status.
+type RouteStatus struct {
+	Generation int64
+	// Parents are the entries of the parentRefs that name this router's
+	// Gateways, in the order of spec.parentRefs.
+	Parents []gatewayv1.RouteParentStatus
+	// routes are the keys of the routes made from the HTTPRoute.
+	routes []admission.Key
+	// unserved describes the parts of the HTTPRoute not served (rules,
+	// matches, hostnames), for PartiallyInvalid.
+	unserved []string
+}
+
+// Translate translates the Gateway API objects of v.
+func Translate(v View, o Options) *Result {
+	if o.ControllerName == "" {
+		o.ControllerName = DefaultControllerName
+	}
+	res := &Result{
+		Origins:    map[admission.Key]Origin{},
+		Classes:    map[string]ClassStatus{},
+		Gateways:   map[store.Key]*GatewayStatus{},
+		HTTPRoutes: map[store.Key]*RouteStatus{},
+		controller: o.ControllerName,
+	}
+	for _, c := range v.GatewayClasses() {
+		if string(c.Spec.ControllerName) != o.ControllerName {
+			continue
+		}
+		res.Classes[c.Name] = ClassStatus{Generation: c.Generation, Conditions: []metav1.Condition{
+			condition(gatewayv1.GatewayClassConditionStatusAccepted, true, gatewayv1.GatewayClassReasonAccepted,
+				"Accepted by this router", c.Generation)}}
+	}
+	for _, g := range v.Gateways() {
+		if _, ok := res.Classes[string(g.Spec.GatewayClassName)]; !ok || !namespaceSelected(v, o, g.Namespace) {
+			continue
+		}
+		res.Gateways[store.KeyOf(g.Namespace, g.Name)] = gatewayStatus(g, o)
+	}
+	for _, hr := range v.HTTPRoutes() {
+		translateHTTPRoute(v, hr, res)
+	}
+	slices.SortFunc(res.Routes, func(a, b *routev1.Route) int {
+		return strings.Compare(string(admission.KeyOf(a)), string(admission.KeyOf(b)))
+	})
+	return res
+}
+
+// namespaceSelected reports whether Gateways of namespace ns are served.
+func namespaceSelected(v View, o Options, ns string) bool {
+	if o.NamespaceLabels == nil {
+		return true
+	}
+	n := v.Namespace(ns)
+	return n != nil && o.NamespaceLabels.Matches(labels.Set(n.Labels))
+}
+
+// condition returns a condition of the given type.
+func condition[T ~string, R ~string](typ T, status bool, reason R, message string, generation int64) metav1.Condition {
+	s := metav1.ConditionFalse
+	if status {
+		s = metav1.ConditionTrue
+	}
+	return metav1.Condition{Type: string(typ), Status: s, Reason: string(reason), Message: message, ObservedGeneration: generation}
+}

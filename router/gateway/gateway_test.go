@@ -1,0 +1,568 @@
+package gateway
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	routev1 "github.com/openshift/api/route/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/openshift-router-go/router/router/admission"
+	"github.com/openshift-router-go/router/router/store"
+)
+
+// objects is a View of objects given as YAML documents, as a user would
+// apply them.
+type objects struct {
+	classes    []*gatewayv1.GatewayClass
+	gateways   []*gatewayv1.Gateway
+	httpRoutes []*gatewayv1.HTTPRoute
+	grants     []*gatewayv1.ReferenceGrant
+	namespaces map[string]*corev1.Namespace
+	services   map[string]*corev1.Service
+}
+
+func (o *objects) GatewayClasses() []*gatewayv1.GatewayClass    { return o.classes }
+func (o *objects) Gateways() []*gatewayv1.Gateway               { return o.gateways }
+func (o *objects) HTTPRoutes() []*gatewayv1.HTTPRoute           { return o.httpRoutes }
+func (o *objects) ReferenceGrants() []*gatewayv1.ReferenceGrant { return o.grants }
+func (o *objects) Namespace(name string) *corev1.Namespace      { return o.namespaces[name] }
+func (o *objects) Service(ns, name string) *corev1.Service      { return o.services[ns+"/"+name] }
+
+// view decodes YAML documents separated by "---" (namespace "default" when
+// a namespaced object names none).
+func view(t *testing.T, docs string) *objects {
+	t.Helper()
+	o := &objects{namespaces: map[string]*corev1.Namespace{}, services: map[string]*corev1.Service{}}
+	for _, doc := range strings.Split(docs, "\n---\n") {
+		var tm metav1.TypeMeta
+		if err := yaml.Unmarshal([]byte(doc), &tm); err != nil {
+			t.Fatal(err)
+		}
+		var obj metav1.Object
+		switch tm.Kind {
+		case "GatewayClass":
+			c := &gatewayv1.GatewayClass{}
+			o.classes, obj = append(o.classes, c), c
+		case "Gateway":
+			g := &gatewayv1.Gateway{}
+			o.gateways, obj = append(o.gateways, g), g
+		case "HTTPRoute":
+			r := &gatewayv1.HTTPRoute{}
+			o.httpRoutes, obj = append(o.httpRoutes, r), r
+		case "ReferenceGrant":
+			g := &gatewayv1.ReferenceGrant{}
+			o.grants, obj = append(o.grants, g), g
+		case "Namespace":
+			n := &corev1.Namespace{}
+			obj = n
+			defer func() { o.namespaces[n.Name] = n }()
+		case "Service":
+			s := &corev1.Service{}
+			obj = s
+			defer func() { o.services[s.Namespace+"/"+s.Name] = s }()
+		default:
+			t.Fatalf("kind %q", tm.Kind)
+		}
+		if err := yaml.UnmarshalStrict([]byte(doc), obj); err != nil {
+			t.Fatalf("%s: %v", tm.Kind, err)
+		}
+		if obj.GetNamespace() == "" && tm.Kind != "GatewayClass" && tm.Kind != "Namespace" {
+			obj.SetNamespace("default")
+		}
+		obj.SetGeneration(1)
+	}
+	return o
+}
+
+const (
+	class = `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: haproxy}
+spec: {controllerName: haproxy.router.openshift.io/gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: istio}
+spec: {controllerName: istio.io/gateway-controller}`
+	web = `apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec:
+  ports: [{name: http, port: 8080, targetPort: 3000}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: canary}
+spec:
+  ports: [{name: http, port: 8080, targetPort: 3000}]`
+	gw = `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw}
+spec:
+  gatewayClassName: haproxy
+  listeners:
+  - {name: http, port: 80, protocol: HTTP}`
+)
+
+// conditions describes conditions as "Type=Status/Reason" words.
+func conditions(cs []metav1.Condition) string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, fmt.Sprintf("%s=%s/%s", c.Type, c.Status, c.Reason))
+	}
+	return strings.Join(out, " ")
+}
+
+// routes describes routes as "name host/path -> to[weight],alternates... port".
+func routes(rs []*routev1.Route) []string {
+	var out []string
+	for _, r := range rs {
+		s := fmt.Sprintf("%s/%s %s%s -> %s[%d]", r.Namespace, r.Name, r.Spec.Host, r.Spec.Path, r.Spec.To.Name, *r.Spec.To.Weight)
+		for _, b := range r.Spec.AlternateBackends {
+			s += fmt.Sprintf(",%s[%d]", b.Name, *b.Weight)
+		}
+		if r.Spec.Port != nil {
+			s += " port " + r.Spec.Port.TargetPort.String()
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func TestOnlyTheClassesOfThisControllerAndTheirGatewaysAreTranslated(t *testing.T) {
+	v := view(t, class+"\n---\n"+gw+`
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: other}
+spec:
+  gatewayClassName: istio
+  listeners:
+  - {name: http, port: 80, protocol: HTTP}`)
+	res := Translate(v, Options{})
+	if len(res.Classes) != 1 || conditions(res.Classes["haproxy"].Conditions) != "Accepted=True/Accepted" {
+		t.Errorf("classes %+v, want haproxy alone, Accepted", res.Classes)
+	}
+	if len(res.Gateways) != 1 || res.Gateways["default/gw"] == nil {
+		t.Errorf("gateways %v, want default/gw alone", res.Gateways)
+	}
+	res = Translate(v, Options{ControllerName: "istio.io/gateway-controller"})
+	if len(res.Classes) != 1 || res.Gateways["default/other"] == nil || len(res.Gateways) != 1 {
+		t.Errorf("with ROUTER_GATEWAY_CONTROLLER_NAME=istio.io/gateway-controller: classes %v, gateways %v", res.Classes, res.Gateways)
+	}
+}
+
+func TestGatewaysOfNamespacesNotSelectedAreNotTranslated(t *testing.T) {
+	v := view(t, class+"\n---\n"+gw+`
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: default, labels: {shard: a}}`)
+	if res := Translate(v, Options{NamespaceLabels: labels.SelectorFromSet(labels.Set{"shard": "b"})}); len(res.Gateways) != 0 {
+		t.Errorf("gateways %v in a namespace NAMESPACE_LABELS does not select", res.Gateways)
+	}
+	if res := Translate(v, Options{NamespaceLabels: labels.SelectorFromSet(labels.Set{"shard": "a"})}); len(res.Gateways) != 1 {
+		t.Errorf("gateways %v, want the selected namespace's", res.Gateways)
+	}
+}
+
+func TestListenersOtherThanHTTPOnPort80GetTheSpecsConditions(t *testing.T) {
+	tests := []struct {
+		name, listeners string
+		want            []string
+		gateway         string
+	}{
+		{"HTTP on 80 is served", `
+  - {name: http, port: 80, protocol: HTTP}`,
+			[]string{"http [HTTPRoute] Accepted=True/Accepted Programmed=True/Programmed ResolvedRefs=True/ResolvedRefs Conflicted=False/NoConflicts"},
+			"Accepted=True/Accepted Programmed=True/Programmed"},
+		{"HTTP on another port, HTTPS, UDP", `
+  - {name: http, port: 80, protocol: HTTP}
+  - {name: alt, port: 8080, protocol: HTTP}
+  - {name: https, port: 443, protocol: HTTPS, tls: {certificateRefs: [{name: c}]}}
+  - {name: udp, port: 53, protocol: UDP}`,
+			[]string{
+				"http [HTTPRoute] Accepted=True/Accepted Programmed=True/Programmed ResolvedRefs=True/ResolvedRefs Conflicted=False/NoConflicts",
+				"alt [] Accepted=False/PortUnavailable Programmed=False/Invalid ResolvedRefs=True/ResolvedRefs Conflicted=False/NoConflicts",
+				"https [] Accepted=False/UnsupportedProtocol Programmed=False/Invalid ResolvedRefs=True/ResolvedRefs Conflicted=False/NoConflicts",
+				"udp [] Accepted=False/UnsupportedProtocol Programmed=False/Invalid ResolvedRefs=True/ResolvedRefs Conflicted=False/NoConflicts",
+			},
+			"Accepted=True/ListenersNotValid Programmed=True/Programmed"},
+		{"route kinds: invalid alone, and next to HTTPRoute", `
+  - {name: bad, port: 80, protocol: HTTP, hostname: a.example.com, allowedRoutes: {kinds: [{kind: TCPRoute}]}}
+  - {name: mixed, port: 80, protocol: HTTP, hostname: b.example.com, allowedRoutes: {kinds: [{kind: TCPRoute}, {kind: HTTPRoute}]}}`,
+			[]string{
+				"bad [] Accepted=True/Accepted Programmed=False/Invalid ResolvedRefs=False/InvalidRouteKinds Conflicted=False/NoConflicts",
+				"mixed [HTTPRoute] Accepted=True/Accepted Programmed=True/Programmed ResolvedRefs=False/InvalidRouteKinds Conflicted=False/NoConflicts",
+			},
+			"Accepted=True/ListenersNotValid Programmed=True/Programmed"},
+		{"two listeners with one port and hostname conflict", `
+  - {name: one, port: 80, protocol: HTTP, hostname: a.example.com}
+  - {name: two, port: 80, protocol: HTTP, hostname: a.example.com}`,
+			[]string{
+				"one [HTTPRoute] Accepted=True/Accepted Programmed=False/Invalid ResolvedRefs=True/ResolvedRefs Conflicted=True/HostnameConflict",
+				"two [HTTPRoute] Accepted=True/Accepted Programmed=False/Invalid ResolvedRefs=True/ResolvedRefs Conflicted=True/HostnameConflict",
+			},
+			"Accepted=False/ListenersNotValid Programmed=False/Invalid"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			v := view(t, class+`
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw}
+spec:
+  gatewayClassName: haproxy
+  listeners:`+tc.listeners)
+			gs := Translate(v, Options{}).Gateways["default/gw"]
+			var got []string
+			for _, l := range gs.Listeners {
+				var kinds []string
+				for _, k := range l.SupportedKinds {
+					kinds = append(kinds, string(k.Kind))
+				}
+				got = append(got, fmt.Sprintf("%s %v %s", l.Name, kinds, conditions(l.Conditions)))
+			}
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("listeners\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+			if c := conditions(gs.Conditions); c != tc.gateway {
+				t.Errorf("gateway %s, want %s", c, tc.gateway)
+			}
+		})
+	}
+}
+
+func TestGatewayAddressesAreTheRequestedOnesOrTheRoutersOwn(t *testing.T) {
+	canonical := gatewayv1.GatewayStatusAddress{Type: ptrTo(gatewayv1.HostnameAddressType), Value: "router.apps.example.com"}
+	v := view(t, class+"\n---\n"+gw+`
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: static}
+spec:
+  gatewayClassName: haproxy
+  addresses: [{value: 192.0.2.7}]
+  listeners:
+  - {name: http, port: 80, protocol: HTTP}`)
+	res := Translate(v, Options{Addresses: []gatewayv1.GatewayStatusAddress{canonical}})
+	describe := func(as []gatewayv1.GatewayStatusAddress) string {
+		var out []string
+		for _, a := range as {
+			out = append(out, string(*a.Type)+" "+a.Value)
+		}
+		return strings.Join(out, ",")
+	}
+	if got := describe(res.Gateways["default/gw"].Addresses); got != "Hostname router.apps.example.com" {
+		t.Errorf("gw addresses %s, want the canonical hostname", got)
+	}
+	if got := describe(res.Gateways["default/static"].Addresses); got != "IPAddress 192.0.2.7" {
+		t.Errorf("static addresses %s, want its own", got)
+	}
+}
+
+func TestAnHTTPRouteIsOneRoutePerHostnameRuleAndPathPrefix(t *testing.T) {
+	v := view(t, class+"\n---\n"+gw+"\n---\n"+web+`
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: shop, creationTimestamp: "2026-01-02T03:04:05Z", uid: u1}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [www.example.com, Shop.Example.com]
+  rules:
+  - matches:
+    - path: {type: PathPrefix, value: /cart/}
+    - path: {value: /api}
+    backendRefs:
+    - {name: web, port: 8080, weight: 900000}
+    - {name: canary, port: 8080, weight: 100000}
+  - backendRefs:
+    - {name: web, port: 8080}`)
+	res := Translate(v, Options{})
+	want := []string{
+		"default/shop_0_0_0 shop.example.com/cart -> web[256],canary[28] port http",
+		"default/shop_0_0_1 www.example.com/cart -> web[256],canary[28] port http",
+		"default/shop_0_1_0 shop.example.com/api -> web[256],canary[28] port http",
+		"default/shop_0_1_1 www.example.com/api -> web[256],canary[28] port http",
+		"default/shop_1_0_0 shop.example.com -> web[1] port http",
+		"default/shop_1_0_1 www.example.com -> web[1] port http",
+	}
+	if got := routes(res.Routes); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("routes\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	r := res.Routes[0]
+	if r.UID != "u1" || r.CreationTimestamp.Year() != 2026 || r.Annotations != nil || r.Spec.TLS != nil {
+		t.Errorf("route %+v: want the HTTPRoute's UID and creation time, no annotations, no TLS", r.ObjectMeta)
+	}
+	if o := res.Origins["default/shop_0_1_1"]; o.HTTPRoute != "default/shop" || o.Rule != 0 || o.Match != 1 || fmt.Sprint(o.Parents) != "[0]" {
+		t.Errorf("origin %+v", o)
+	}
+	if l := res.Gateways["default/gw"].Listeners[0]; l.AttachedRoutes != 1 {
+		t.Errorf("attachedRoutes %d, want 1", l.AttachedRoutes)
+	}
+	res.Finish(admitAll(res.Routes))
+	if c := conditions(res.HTTPRoutes["default/shop"].Parents[0].Conditions); c != "Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs" {
+		t.Errorf("route status %s", c)
+	}
+}
+
+func admitAll(rs []*routev1.Route) map[admission.Key]admission.Result {
+	out := map[admission.Key]admission.Result{}
+	for _, r := range rs {
+		out[admission.KeyOf(r)] = admission.Result{Admitted: true, Host: r.Spec.Host}
+	}
+	return out
+}
+
+func TestHostnameIntersection(t *testing.T) {
+	tests := []struct {
+		listener string
+		route    []gatewayv1.Hostname
+		want     string
+	}{
+		{"", nil, "[]"},
+		{"", []gatewayv1.Hostname{"a.example.com", "*.example.org"}, "[a.example.com *.example.org]"},
+		{"a.example.com", nil, "[a.example.com]"},
+		{"a.example.com", []gatewayv1.Hostname{"a.example.com", "b.example.com"}, "[a.example.com]"},
+		{"*.example.com", []gatewayv1.Hostname{"a.example.com", "a.b.example.com", "example.com", "a.example.org"}, "[a.example.com a.b.example.com]"},
+		{"a.example.com", []gatewayv1.Hostname{"*.example.com"}, "[a.example.com]"},
+		{"*.example.com", []gatewayv1.Hostname{"*.b.example.com", "*.example.com"}, "[*.b.example.com *.example.com]"},
+		{"a.example.com", []gatewayv1.Hostname{"*.a.example.com"}, "[]"},
+	}
+	for _, tc := range tests {
+		var l *gatewayv1.Hostname
+		if tc.listener != "" {
+			l = ptrTo(gatewayv1.Hostname(tc.listener))
+		}
+		if got := fmt.Sprint(intersect(l, tc.route)); got != tc.want {
+			t.Errorf("listener %q, route %v: %s, want %s", tc.listener, tc.route, got, tc.want)
+		}
+	}
+}
+
+func TestAllowedRoutesDecideWhichNamespacesAttach(t *testing.T) {
+	listeners := `
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: infra}
+spec:
+  gatewayClassName: haproxy
+  listeners:
+  - {name: same, port: 80, protocol: HTTP, hostname: same.example.com}
+  - {name: all, port: 80, protocol: HTTP, hostname: all.example.com, allowedRoutes: {namespaces: {from: All}}}
+  - {name: selector, port: 80, protocol: HTTP, hostname: sel.example.com, allowedRoutes: {namespaces: {from: Selector, selector: {matchLabels: {team: web}}}}}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: app, labels: {team: web}}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: other}`
+	route := func(ns, section string) string {
+		return fmt.Sprintf(`
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r-%s, namespace: %s}
+spec:
+  parentRefs: [{name: gw, namespace: infra, sectionName: %s}]
+  rules: [{backendRefs: [{name: web, port: 8080}]}]`, section, ns, section)
+	}
+	tests := []struct {
+		ns, section, want string
+	}{
+		{"infra", "same", "Accepted=True/Accepted"},
+		{"app", "same", "Accepted=False/NotAllowedByListeners"},
+		{"other", "all", "Accepted=True/Accepted"},
+		{"app", "selector", "Accepted=True/Accepted"},
+		{"other", "selector", "Accepted=False/NotAllowedByListeners"},
+		{"app", "nosuch", "Accepted=False/NoMatchingParent"},
+	}
+	for _, tc := range tests {
+		svc := fmt.Sprintf("\n---\napiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: %s}\nspec: {ports: [{port: 8080}]}", tc.ns)
+		v := view(t, class+listeners+route(tc.ns, tc.section)+svc)
+		res := Translate(v, Options{})
+		rs := res.HTTPRoutes[store.KeyOf(tc.ns, "r-"+tc.section)]
+		if rs == nil {
+			t.Fatalf("%s in %s: no status", tc.section, tc.ns)
+		}
+		if got := conditions(rs.Parents[0].Conditions[:1]); got != tc.want {
+			t.Errorf("%s in %s: %s, want %s", tc.section, tc.ns, got, tc.want)
+		}
+		served := len(res.Routes) == 1
+		if served != strings.HasPrefix(tc.want, "Accepted=True") {
+			t.Errorf("%s in %s: routes %v", tc.section, tc.ns, routes(res.Routes))
+		}
+	}
+}
+
+func TestWhatCannotBeServedIsInTheHTTPRoutesStatus(t *testing.T) {
+	header := class + "\n---\n" + `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw}
+spec:
+  gatewayClassName: haproxy
+  listeners:
+  - {name: http, port: 80, protocol: HTTP, hostname: "*.example.com"}
+---
+` + web + `
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [a.example.com]
+  rules:
+`
+	tests := []struct {
+		name, rules string
+		routes      int
+		want        string
+		message     string
+	}{
+		{"a Service of another kind", `
+  - backendRefs: [{name: web, port: 8080, kind: ConfigMap}]`, 0,
+			"Accepted=False/UnsupportedValue ResolvedRefs=False/InvalidKind", "no valid backend"},
+		{"a missing Service, next to a served rule", `
+  - backendRefs: [{name: web, port: 8080}]
+  - matches: [{path: {value: /b}}]
+    backendRefs: [{name: nosuch, port: 8080}]`, 1,
+			"Accepted=True/Accepted ResolvedRefs=False/BackendNotFound PartiallyInvalid=True/UnsupportedValue", "rule 1: no valid backend"},
+		{"a port the Service lacks", `
+  - backendRefs: [{name: web, port: 9999}]`, 0,
+			"Accepted=False/UnsupportedValue ResolvedRefs=False/BackendNotFound", "no valid backend"},
+		{"a Service of another namespace without a grant", `
+  - backendRefs: [{name: web, namespace: elsewhere, port: 8080}]`, 0,
+			"Accepted=False/UnsupportedValue ResolvedRefs=False/RefNotPermitted", "no valid backend"},
+		{"filters, an exact path and a header match", `
+  - backendRefs: [{name: web, port: 8080}]
+    filters: [{type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: a, value: b}]}}]
+  - matches: [{path: {type: Exact, value: /x}}, {headers: [{name: h, value: v}]}, {path: {value: /ok}}]
+    backendRefs: [{name: web, port: 8080}]`, 1,
+			"Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs PartiallyInvalid=True/UnsupportedValue",
+			"rule 0: filters are not served by this router yet; rule 1, match 0: path matches of type Exact are not served by this router yet; rule 1, match 1: header, query parameter and method matches are not served by this router yet"},
+		{"five backends", `
+  - backendRefs: [{name: web, port: 8080}, {name: web, port: 8080}, {name: web, port: 8080}, {name: web, port: 8080}, {name: canary, port: 8080}]`, 0,
+			"Accepted=False/UnsupportedValue ResolvedRefs=True/ResolvedRefs", "more than 4 backends"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res := Translate(view(t, header+tc.rules), Options{})
+			if len(res.Routes) != tc.routes {
+				t.Errorf("routes %v, want %d", routes(res.Routes), tc.routes)
+			}
+			res.Finish(admitAll(res.Routes))
+			p := res.HTTPRoutes["default/r"].Parents[0]
+			if got := conditions(p.Conditions); got != tc.want {
+				t.Errorf("conditions %s, want %s", got, tc.want)
+			}
+			var messages []string
+			for _, c := range p.Conditions {
+				messages = append(messages, c.Message)
+			}
+			if !strings.Contains(strings.Join(messages, "|"), tc.message) {
+				t.Errorf("messages %q do not say %q", messages, tc.message)
+			}
+			if p.ControllerName != DefaultControllerName || p.ParentRef.Name != "gw" {
+				t.Errorf("parent %+v", p)
+			}
+		})
+	}
+}
+
+func TestAReferenceGrantLetsACrossNamespaceBackendResolve(t *testing.T) {
+	docs := class + "\n---\n" + gw + `
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [a.example.com]
+  rules: [{backendRefs: [{name: web, namespace: backends, port: 8080}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: ReferenceGrant
+metadata: {name: g, namespace: backends}
+spec:
+  from: [{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: default}]
+  to: [{group: "", kind: Service, name: web}]`
+	res := Translate(view(t, docs), Options{})
+	res.Finish(admitAll(res.Routes))
+	c := res.HTTPRoutes["default/r"].Parents[0].Conditions
+	if got := conditions(c); got != "Accepted=False/UnsupportedValue ResolvedRefs=True/ResolvedRefs" || !strings.Contains(c[0].Message, "another namespace") {
+		t.Errorf("granted cross-namespace backend: %s (%s), want the reference resolved, the rule not served yet", got, c[0].Message)
+	}
+}
+
+func TestAdmissionRefusalsOfAllOfAParentsRoutesMakeItNotAccepted(t *testing.T) {
+	v := view(t, class+"\n---\n"+gw+"\n---\n"+web+`
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [a.example.com, b.example.com]
+  rules: [{backendRefs: [{name: web, port: 8080}]}]`)
+	res := Translate(v, Options{})
+	refuse := func(keys ...admission.Key) map[admission.Key]admission.Result {
+		out := admitAll(res.Routes)
+		for _, k := range keys {
+			out[k] = admission.Result{Host: out[k].Host, Reason: "HostAlreadyClaimed", Message: "route r already exposes a.example.com and is older"}
+		}
+		return out
+	}
+	res.Finish(refuse("default/r_0_0_0"))
+	c := res.HTTPRoutes["default/r"].Parents[0].Conditions
+	if got := conditions(c); got != "Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs PartiallyInvalid=True/UnsupportedValue" ||
+		!strings.Contains(c[2].Message, "hostname a.example.com, rule 0, match 0: HostAlreadyClaimed") {
+		t.Errorf("one host refused: %s (%q)", got, c[2].Message)
+	}
+	res = Translate(v, Options{})
+	res.Finish(refuse("default/r_0_0_0", "default/r_0_0_1"))
+	if got := conditions(res.HTTPRoutes["default/r"].Parents[0].Conditions); got != "Accepted=False/HostAlreadyClaimed ResolvedRefs=True/ResolvedRefs" {
+		t.Errorf("every host refused: %s", got)
+	}
+}
+
+func TestWildcardAndCatchAllHostnamesAreNotServedYet(t *testing.T) {
+	v := view(t, class+"\n---\n"+gw+"\n---\n"+web+`
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: wild}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: ["*.example.com"]
+  rules: [{backendRefs: [{name: web, port: 8080}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: any}
+spec:
+  parentRefs: [{name: gw}]
+  rules: [{backendRefs: [{name: web, port: 8080}]}]`)
+	res := Translate(v, Options{})
+	res.Finish(admitAll(res.Routes))
+	if len(res.Routes) != 0 {
+		t.Errorf("routes %v", routes(res.Routes))
+	}
+	for k, want := range map[store.Key]string{"default/wild": "wildcard hostname", "default/any": "every hostname"} {
+		c := res.HTTPRoutes[k].Parents[0].Conditions[0]
+		if c.Status != metav1.ConditionFalse || c.Reason != string(gatewayv1.RouteReasonUnsupportedValue) || !strings.Contains(c.Message, want) {
+			t.Errorf("%s: %+v, want not accepted: %s", k, c, want)
+		}
+	}
+}

@@ -1,0 +1,184 @@
+package gateway
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	routev1 "github.com/openshift/api/route/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/openshift-router-go/router/router/admission"
+	"github.com/openshift-router-go/router/router/store"
+)
+
+// translateHTTPRoute attaches an HTTPRoute to this router's Gateways and
+// makes its routes.
+func translateHTTPRoute(v View, hr *gatewayv1.HTTPRoute, res *Result) {
+	rs := &RouteStatus{Generation: hr.Generation}
+	// hosts are the hostnames served, each with the parents (indexes of
+	// rs.Parents) that serve it.
+	hosts := map[string][]int{}
+	for _, ref := range hr.Spec.ParentRefs {
+		gw, key, ok := parentGateway(hr, ref, res)
+		if !ok {
+			continue
+		}
+		i := len(rs.Parents)
+		served, cond := attach(v, hr, ref, key.namespace(), gw)
+		for _, h := range served {
+			hosts[h] = append(hosts[h], i)
+		}
+		rs.Parents = append(rs.Parents, gatewayv1.RouteParentStatus{ParentRef: ref,
+			ControllerName: gatewayv1.GatewayController(controllerOf(res)), Conditions: []metav1.Condition{cond}})
+	}
+	if len(rs.Parents) == 0 {
+		return
+	}
+	k := store.KeyOf(hr.Namespace, hr.Name)
+	res.HTTPRoutes[k] = rs
+	rules, resolved := translateRules(v, hr, rs)
+	for i := range rs.Parents {
+		rs.Parents[i].Conditions = append(rs.Parents[i].Conditions, resolved)
+	}
+	names := slices.Sorted(maps.Keys(hosts))
+	for hi, host := range names {
+		if host == "" || strings.HasPrefix(host, "*") {
+			rs.unserved = append(rs.unserved, unservedHost(host))
+			continue
+		}
+		for _, rule := range rules {
+			for _, m := range rule.matches {
+				r := routeFor(hr, host, m.path, rule.backends)
+				r.Name = fmt.Sprintf("%s_%d_%d_%d", hr.Name, rule.index, m.index, hi)
+				res.Routes = append(res.Routes, r)
+				rk := admission.KeyOf(r)
+				res.Origins[rk] = Origin{HTTPRoute: k, Rule: rule.index, Match: m.index, Parents: hosts[host]}
+				rs.routes = append(rs.routes, rk)
+			}
+		}
+	}
+}
+
+func unservedHost(host string) string {
+	if host == "" {
+		return "routes for every hostname (no hostname on the route or the listener) are not served by this router yet"
+	}
+	return fmt.Sprintf("wildcard hostname %q is not served by this router yet", host)
+}
+
+// controllerOf returns the controller name the translation ran with.
+func controllerOf(res *Result) string { return res.controller }
+
+// gatewayKey is a Gateway's key.
+type gatewayKey store.Key
+
+func (k gatewayKey) namespace() string { ns, _, _ := strings.Cut(string(k), "/"); return ns }
+
+// parentGateway returns the Gateway of this router a parentRef names.
+func parentGateway(hr *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference, res *Result) (*GatewayStatus, gatewayKey, bool) {
+	if ref.Group != nil && *ref.Group != gatewayv1.GroupName || ref.Kind != nil && *ref.Kind != "Gateway" {
+		return nil, "", false
+	}
+	ns := hr.Namespace
+	if ref.Namespace != nil {
+		ns = string(*ref.Namespace)
+	}
+	k := store.KeyOf(ns, string(ref.Name))
+	gw, ok := res.Gateways[k]
+	return gw, gatewayKey(k), ok
+}
+
+// attach attaches an HTTPRoute to the listeners of a Gateway its parentRef
+// selects (sectionName, port), as their allowedRoutes let it, and returns
+// the hostnames it is served for there and its Accepted condition.
+func attach(v View, hr *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference, gwNamespace string, gw *GatewayStatus) ([]string, metav1.Condition) {
+	gen := hr.Generation
+	var named, allowed []*ListenerStatus
+	for i := range gw.Listeners {
+		l := &gw.Listeners[i]
+		if ref.SectionName != nil && *ref.SectionName != l.Name || ref.Port != nil && *ref.Port != l.spec.Port {
+			continue
+		}
+		named = append(named, l)
+		if l.served && allowsNamespace(v, l.spec, gwNamespace, hr.Namespace) {
+			allowed = append(allowed, l)
+		}
+	}
+	if len(named) == 0 {
+		return nil, condition(gatewayv1.RouteConditionAccepted, false, gatewayv1.RouteReasonNoMatchingParent,
+			"the Gateway has no listener of that name or port", gen)
+	}
+	if len(allowed) == 0 {
+		return nil, condition(gatewayv1.RouteConditionAccepted, false, gatewayv1.RouteReasonNotAllowedByListeners,
+			"no served listener of the Gateway allows routes of this namespace and kind", gen)
+	}
+	var hosts []string
+	for _, l := range allowed {
+		h := intersect(l.spec.Hostname, hr.Spec.Hostnames)
+		if len(h) > 0 {
+			l.AttachedRoutes++
+		}
+		hosts = append(hosts, h...)
+	}
+	if len(hosts) == 0 {
+		return nil, condition(gatewayv1.RouteConditionAccepted, false, gatewayv1.RouteReasonNoMatchingListenerHostname,
+			"no hostname of the route matches a listener's hostname", gen)
+	}
+	slices.Sort(hosts)
+	return slices.Compact(hosts), condition(gatewayv1.RouteConditionAccepted, true, gatewayv1.RouteReasonAccepted, "", gen)
+}
+
+// allowsNamespace reports whether a listener of a Gateway of namespace
+// gwNamespace takes routes of namespace ns (allowedRoutes.namespaces: Same
+// by default, All, or Selector on the namespace's labels).
+func allowsNamespace(v View, l gatewayv1.Listener, gwNamespace, ns string) bool {
+	from := gatewayv1.NamespacesFromSame
+	var sel *metav1.LabelSelector
+	if l.AllowedRoutes != nil && l.AllowedRoutes.Namespaces != nil {
+		if l.AllowedRoutes.Namespaces.From != nil {
+			from = *l.AllowedRoutes.Namespaces.From
+		}
+		sel = l.AllowedRoutes.Namespaces.Selector
+	}
+	switch from {
+	case gatewayv1.NamespacesFromAll:
+		return true
+	case gatewayv1.NamespacesFromSelector:
+		if sel == nil {
+			return false
+		}
+		s, err := metav1.LabelSelectorAsSelector(sel)
+		n := v.Namespace(ns)
+		return err == nil && n != nil && s.Matches(labels.Set(n.Labels))
+	case gatewayv1.NamespacesFromSame:
+		return ns == gwNamespace
+	default:
+		return false
+	}
+}
+
+// routeFor returns a route for one hostname and path prefix of an
+// HTTPRoute (its name is set by the caller).
+func routeFor(hr *gatewayv1.HTTPRoute, host, path string, backends []backend) *routev1.Route {
+	r := &routev1.Route{
+		ObjectMeta: metav1.ObjectMeta{Namespace: hr.Namespace, UID: hr.UID, Generation: hr.Generation,
+			ResourceVersion: hr.ResourceVersion, CreationTimestamp: hr.CreationTimestamp},
+		Spec: routev1.RouteSpec{Host: host, Path: path, WildcardPolicy: routev1.WildcardPolicyNone},
+	}
+	for i, b := range backends {
+		ref := routev1.RouteTargetReference{Kind: "Service", Name: b.service, Weight: ptrTo(b.weight)}
+		if i == 0 {
+			r.Spec.To = ref
+		} else {
+			r.Spec.AlternateBackends = append(r.Spec.AlternateBackends, ref)
+		}
+	}
+	if len(backends) > 0 && backends[0].targetPort != nil {
+		r.Spec.Port = &routev1.RoutePort{TargetPort: *backends[0].targetPort}
+	}
+	return r
+}

@@ -1,0 +1,158 @@
+package gateway
+
+import (
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// The router's Service maps ports 80 and 443 to its HTTP and HTTPS ports:
+// listeners on those ports are served there.
+const (
+	httpPort = 80
+)
+
+var httpRouteKind = gatewayv1.RouteGroupKind{Group: ptrTo(gatewayv1.Group(gatewayv1.GroupName)), Kind: "HTTPRoute"}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// gatewayStatus evaluates a Gateway of this router and its listeners.
+func gatewayStatus(g *gatewayv1.Gateway, o Options) *GatewayStatus {
+	gen := g.Generation
+	gs := &GatewayStatus{Generation: gen}
+	served := 0
+	for _, l := range g.Spec.Listeners {
+		ls := listenerStatus(l, gen)
+		gs.Listeners = append(gs.Listeners, ls)
+	}
+	markConflicts(gs.Listeners, gen)
+	for _, ls := range gs.Listeners {
+		if ls.served {
+			served++
+		}
+	}
+	for _, a := range g.Spec.Addresses {
+		t := gatewayv1.IPAddressType
+		if a.Type != nil {
+			t = *a.Type
+		}
+		gs.Addresses = append(gs.Addresses, gatewayv1.GatewayStatusAddress{Type: &t, Value: a.Value})
+	}
+	if len(g.Spec.Addresses) == 0 {
+		gs.Addresses = append(gs.Addresses, o.Addresses...)
+	}
+	switch {
+	case served == len(gs.Listeners):
+		gs.Conditions = append(gs.Conditions, condition(gatewayv1.GatewayConditionAccepted, true, gatewayv1.GatewayReasonAccepted, "Accepted by this router", gen))
+	case served > 0:
+		gs.Conditions = append(gs.Conditions, condition(gatewayv1.GatewayConditionAccepted, true, gatewayv1.GatewayReasonListenersNotValid,
+			fmt.Sprintf("%d of %d listeners are not served: see their conditions", len(gs.Listeners)-served, len(gs.Listeners)), gen))
+	default:
+		gs.Conditions = append(gs.Conditions, condition(gatewayv1.GatewayConditionAccepted, false, gatewayv1.GatewayReasonListenersNotValid,
+			"no listener can be served: see their conditions", gen))
+	}
+	if served > 0 {
+		gs.Conditions = append(gs.Conditions, condition(gatewayv1.GatewayConditionProgrammed, true, gatewayv1.GatewayReasonProgrammed, "Served by this router", gen))
+	} else {
+		gs.Conditions = append(gs.Conditions, condition(gatewayv1.GatewayConditionProgrammed, false, gatewayv1.GatewayReasonInvalid, "no listener can be served", gen))
+	}
+	return gs
+}
+
+// listenerStatus evaluates one listener.
+func listenerStatus(l gatewayv1.Listener, gen int64) ListenerStatus {
+	ls := ListenerStatus{spec: l}
+	ls.Name = l.Name
+	ls.SupportedKinds = []gatewayv1.RouteGroupKind{}
+	accepted := condition(gatewayv1.ListenerConditionAccepted, true, gatewayv1.ListenerReasonAccepted, "", gen)
+	switch {
+	case l.Protocol == gatewayv1.HTTPProtocolType && l.Port == httpPort:
+	case l.Protocol == gatewayv1.HTTPProtocolType:
+		accepted = condition(gatewayv1.ListenerConditionAccepted, false, gatewayv1.ListenerReasonPortUnavailable,
+			fmt.Sprintf("HTTP listeners are served on port %d only (the router's HTTP port)", httpPort), gen)
+	case l.Protocol == gatewayv1.HTTPSProtocolType || l.Protocol == gatewayv1.TLSProtocolType:
+		accepted = condition(gatewayv1.ListenerConditionAccepted, false, gatewayv1.ListenerReasonUnsupportedProtocol,
+			fmt.Sprintf("%s listeners are not served by this router yet", l.Protocol), gen)
+	default:
+		accepted = condition(gatewayv1.ListenerConditionAccepted, false, gatewayv1.ListenerReasonUnsupportedProtocol,
+			fmt.Sprintf("protocol %s is not supported", l.Protocol), gen)
+	}
+	resolved := condition(gatewayv1.ListenerConditionResolvedRefs, true, gatewayv1.ListenerReasonResolvedRefs, "", gen)
+	if accepted.Status == metav1.ConditionTrue {
+		var invalid []string
+		ls.SupportedKinds, invalid = supportedKinds(l)
+		if len(invalid) > 0 {
+			resolved = condition(gatewayv1.ListenerConditionResolvedRefs, false, gatewayv1.ListenerReasonInvalidRouteKinds,
+				fmt.Sprintf("route kinds not supported on a %s listener: %v", l.Protocol, invalid), gen)
+		}
+		ls.served = len(ls.SupportedKinds) > 0
+	}
+	programmed := condition(gatewayv1.ListenerConditionProgrammed, true, gatewayv1.ListenerReasonProgrammed, "", gen)
+	if !ls.served {
+		programmed = condition(gatewayv1.ListenerConditionProgrammed, false, gatewayv1.ListenerReasonInvalid, "not served", gen)
+	}
+	ls.Conditions = []metav1.Condition{accepted, programmed, resolved,
+		condition(gatewayv1.ListenerConditionConflicted, false, gatewayv1.ListenerReasonNoConflicts, "", gen)}
+	return ls
+}
+
+// supportedKinds returns the route kinds a served HTTP listener allows
+// (allowedRoutes.kinds, HTTPRoute by default) and those it names that it
+// cannot take.
+func supportedKinds(l gatewayv1.Listener) ([]gatewayv1.RouteGroupKind, []string) {
+	if l.AllowedRoutes == nil || len(l.AllowedRoutes.Kinds) == 0 {
+		return []gatewayv1.RouteGroupKind{httpRouteKind}, nil
+	}
+	kinds := []gatewayv1.RouteGroupKind{}
+	var invalid []string
+	for _, k := range l.AllowedRoutes.Kinds {
+		group := gatewayv1.GroupName
+		if k.Group != nil {
+			group = string(*k.Group)
+		}
+		if group == gatewayv1.GroupName && k.Kind == "HTTPRoute" {
+			if len(kinds) == 0 {
+				kinds = append(kinds, httpRouteKind)
+			}
+			continue
+		}
+		invalid = append(invalid, group+"/"+string(k.Kind))
+	}
+	return kinds, invalid
+}
+
+// markConflicts marks the served listeners that share a port and hostname
+// with another as Conflicted, and no longer served.
+func markConflicts(ls []ListenerStatus, gen int64) {
+	seen := map[string][]int{}
+	for i, l := range ls {
+		if !l.served {
+			continue
+		}
+		key := fmt.Sprintf("%d/%s", l.spec.Port, hostnameOf(l.spec.Hostname))
+		seen[key] = append(seen[key], i)
+	}
+	for _, idx := range seen {
+		if len(idx) < 2 {
+			continue
+		}
+		for _, i := range idx {
+			ls[i].served = false
+			ls[i].Conditions = []metav1.Condition{
+				condition(gatewayv1.ListenerConditionAccepted, true, gatewayv1.ListenerReasonAccepted, "", gen),
+				condition(gatewayv1.ListenerConditionProgrammed, false, gatewayv1.ListenerReasonInvalid, "conflicts with another listener", gen),
+				condition(gatewayv1.ListenerConditionResolvedRefs, true, gatewayv1.ListenerReasonResolvedRefs, "", gen),
+				condition(gatewayv1.ListenerConditionConflicted, true, gatewayv1.ListenerReasonHostnameConflict,
+					"another listener has the same port and hostname", gen),
+			}
+		}
+	}
+}
+
+func hostnameOf(h *gatewayv1.Hostname) string {
+	if h == nil {
+		return ""
+	}
+	return string(*h)
+}

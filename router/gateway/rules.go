@@ -1,0 +1,236 @@
+package gateway
+
+import (
+	"fmt"
+	"strings"
+
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/openshift-router-go/router/router/admission"
+	"github.com/openshift-router-go/router/router/ingress"
+)
+
+// rule is an HTTPRoute rule the router serves: its matches and backends.
+type rule struct {
+	index    int
+	matches  []match
+	backends []backend
+}
+
+// match is a served match of a rule: a path prefix ("" for every path).
+type match struct {
+	index int
+	path  string
+}
+
+// backend is a valid backendRef: a Service of the route's namespace.
+type backend struct {
+	service    string
+	weight     int32
+	targetPort *intstr.IntOrString
+}
+
+// maxRouteWeight is the largest weight a Route backend takes; HTTPRoute
+// weights (up to 1,000,000) are scaled down to it, keeping their ratios.
+const maxRouteWeight = 256
+
+// translateRules returns the rules of an HTTPRoute the router serves, and
+// the route's ResolvedRefs condition. What it cannot serve is recorded in
+// rs.unserved.
+func translateRules(v View, hr *gatewayv1.HTTPRoute, rs *RouteStatus) ([]rule, metav1.Condition) {
+	gen := hr.Generation
+	resolved := condition(gatewayv1.RouteConditionResolvedRefs, true, gatewayv1.RouteReasonResolvedRefs, "", gen)
+	var out []rule
+	for ri, r := range hr.Spec.Rules {
+		if why := unsupportedRule(r); why != "" {
+			rs.unserved = append(rs.unserved, fmt.Sprintf("rule %d: %s", ri, why))
+			continue
+		}
+		backends, refErr, why := backendsOf(v, hr, r.BackendRefs)
+		if refErr != nil && resolved.Status == metav1.ConditionTrue {
+			resolved = *refErr
+		}
+		if why != "" {
+			rs.unserved = append(rs.unserved, fmt.Sprintf("rule %d: %s", ri, why))
+			continue
+		}
+		matches := r.Matches
+		if len(matches) == 0 {
+			matches = []gatewayv1.HTTPRouteMatch{{}}
+		}
+		var ms []match
+		for mi, m := range matches {
+			p, why := pathOf(m)
+			if why != "" {
+				rs.unserved = append(rs.unserved, fmt.Sprintf("rule %d, match %d: %s", ri, mi, why))
+				continue
+			}
+			ms = append(ms, match{index: mi, path: p})
+		}
+		if len(ms) > 0 {
+			out = append(out, rule{index: ri, matches: ms, backends: backends})
+		}
+	}
+	return out, resolved
+}
+
+// unsupportedRule says what of a rule the router does not serve yet.
+func unsupportedRule(r gatewayv1.HTTPRouteRule) string {
+	switch {
+	case len(r.Filters) > 0:
+		return "filters are not served by this router yet"
+	case r.Timeouts != nil:
+		return "timeouts are not served by this router yet"
+	case r.Retry != nil:
+		return "retries are not served by this router yet"
+	case r.SessionPersistence != nil:
+		return "session persistence is not served by this router yet"
+	}
+	for _, b := range r.BackendRefs {
+		if len(b.Filters) > 0 {
+			return "backendRef filters are not served by this router yet"
+		}
+	}
+	return ""
+}
+
+// pathOf returns the path prefix of a match, or what of it is not served.
+func pathOf(m gatewayv1.HTTPRouteMatch) (string, string) {
+	if len(m.Headers) > 0 || len(m.QueryParams) > 0 || m.Method != nil {
+		return "", "header, query parameter and method matches are not served by this router yet"
+	}
+	if m.Path == nil {
+		return "", ""
+	}
+	if m.Path.Type != nil && *m.Path.Type != gatewayv1.PathMatchPathPrefix {
+		return "", fmt.Sprintf("path matches of type %s are not served by this router yet", *m.Path.Type)
+	}
+	value := "/"
+	if m.Path.Value != nil {
+		value = *m.Path.Value
+	}
+	if !strings.HasPrefix(value, "/") {
+		return "", fmt.Sprintf("path %q does not start with /", value)
+	}
+	// A prefix matches whole path elements, a trailing "/" or not: a
+	// route path (the router's map keys end each path with "/").
+	return strings.TrimRight(value, "/"), ""
+}
+
+// backendsOf resolves a rule's backendRefs: the valid ones, the
+// ResolvedRefs condition of the first invalid one, and why the rule cannot
+// be served with them.
+func backendsOf(v View, hr *gatewayv1.HTTPRoute, refs []gatewayv1.HTTPBackendRef) ([]backend, *metav1.Condition, string) {
+	gen := hr.Generation
+	var out []backend
+	var refErr *metav1.Condition
+	fail := func(reason gatewayv1.RouteConditionReason, msg string) {
+		if refErr == nil {
+			c := condition(gatewayv1.RouteConditionResolvedRefs, false, reason, msg, gen)
+			refErr = &c
+		}
+	}
+	crossNamespace := false
+	for _, ref := range refs {
+		if ref.Group != nil && *ref.Group != "" || ref.Kind != nil && *ref.Kind != "Service" {
+			fail(gatewayv1.RouteReasonInvalidKind, fmt.Sprintf("backendRef %s: only Services are supported", ref.Name))
+			continue
+		}
+		if ref.Namespace != nil && string(*ref.Namespace) != hr.Namespace {
+			if !Granted(v, hr.Namespace, "HTTPRoute", string(*ref.Namespace), "Service", string(ref.Name)) {
+				fail(gatewayv1.RouteReasonRefNotPermitted, fmt.Sprintf("backendRef %s/%s: no ReferenceGrant allows it", *ref.Namespace, ref.Name))
+				continue
+			}
+			crossNamespace = true
+			continue
+		}
+		svc := v.Service(hr.Namespace, string(ref.Name))
+		if svc == nil || ref.Port == nil {
+			fail(gatewayv1.RouteReasonBackendNotFound, fmt.Sprintf("backendRef %s: no such Service, or no port", ref.Name))
+			continue
+		}
+		port, ok := ingress.TargetPort(svc, networkingv1.ServiceBackendPort{Number: int32(*ref.Port)})
+		if !ok {
+			fail(gatewayv1.RouteReasonBackendNotFound, fmt.Sprintf("backendRef %s: the Service has no port %d", ref.Name, *ref.Port))
+			continue
+		}
+		w := int32(1)
+		if ref.Weight != nil {
+			w = *ref.Weight
+		}
+		out = append(out, backend{service: string(ref.Name), weight: w, targetPort: port})
+	}
+	switch {
+	case crossNamespace:
+		return nil, refErr, "backends of another namespace are not served by this router yet"
+	case len(out) == 0 && len(refs) == 0:
+		return nil, refErr, "no backendRefs (requests to the rule are not answered with 500 by this router yet)"
+	case len(out) == 0:
+		return nil, refErr, "no valid backend (requests to the rule are not answered with 500 by this router yet)"
+	case len(out) < len(refs):
+		return nil, refErr, "some backends are invalid (their share of requests is not answered with 500 by this router yet)"
+	case len(out) > 1+admission.MaxAlternateBackends:
+		return nil, refErr, fmt.Sprintf("more than %d backends are not served by this router yet", 1+admission.MaxAlternateBackends)
+	}
+	for _, b := range out[1:] {
+		if !samePort(b.targetPort, out[0].targetPort) {
+			return nil, refErr, "backends on different target ports are not served by this router yet"
+		}
+	}
+	scaleWeights(out)
+	return out, refErr, ""
+}
+
+func samePort(a, b *intstr.IntOrString) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
+// scaleWeights scales weights above maxRouteWeight down, keeping their
+// ratios (a weight that is not 0 stays at least 1).
+func scaleWeights(bs []backend) {
+	top := int32(0)
+	for _, b := range bs {
+		top = max(top, b.weight)
+	}
+	if top <= maxRouteWeight {
+		return
+	}
+	for i, b := range bs {
+		if b.weight == 0 {
+			continue
+		}
+		bs[i].weight = max(1, int32((int64(b.weight)*maxRouteWeight+int64(top)/2)/int64(top)))
+	}
+}
+
+// Granted reports whether a ReferenceGrant of namespace toNamespace lets
+// objects of kind fromKind (of the Gateway API group) in fromNamespace refer
+// to the object toName of kind toKind (of the core group).
+func Granted(v View, fromNamespace, fromKind, toNamespace, toKind, toName string) bool {
+	for _, g := range v.ReferenceGrants() {
+		if g.Namespace != toNamespace {
+			continue
+		}
+		from := false
+		for _, f := range g.Spec.From {
+			if string(f.Group) == gatewayv1.GroupName && string(f.Kind) == fromKind && string(f.Namespace) == fromNamespace {
+				from = true
+			}
+		}
+		if !from {
+			continue
+		}
+		for _, t := range g.Spec.To {
+			if string(t.Group) == "" && string(t.Kind) == toKind && (t.Name == nil || string(*t.Name) == toName) {
+				return true
+			}
+		}
+	}
+	return false
+}
