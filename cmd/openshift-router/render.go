@@ -15,6 +15,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/openshift-router-go/router/haproxy/files"
 	"github.com/openshift-router-go/router/haproxy/layout"
@@ -24,6 +25,7 @@ import (
 	"github.com/openshift-router-go/router/router/config"
 	"github.com/openshift-router-go/router/router/defaultcert"
 	"github.com/openshift-router-go/router/router/extcert"
+	"github.com/openshift-router-go/router/router/gateway"
 	"github.com/openshift-router-go/router/router/hostname"
 	"github.com/openshift-router-go/router/router/model"
 	"github.com/openshift-router-go/router/router/mtls"
@@ -84,6 +86,7 @@ func newPipeline(cfg *config.Config, workingDir string, log logr.Logger) (pipeli
 	}
 	return pipeline.Inputs{
 		Renderer: renderer,
+		Gateway:  gatewayOptions(cfg),
 		Admission: admission.Options{
 			Memo:                           admission.NewValidationMemo(),
 			ExtendedValidation:             cfg.ExtendedValidation,
@@ -411,4 +414,16 @@ func runCheck(ctx context.Context, stdout, stderr io.Writer, f renderFlags) erro
 	}
 	fmt.Fprintf(stdout, "configuration valid: %s (%d routes admitted)\n", configPath, len(decision.Admitted))
 	return nil
+}
+
+// gatewayOptions are the Gateway API translation's settings: this router's
+// controller name, and the canonical hostname as the address of Gateways
+// that ask for none. NAMESPACE_LABELS applies in cluster mode (source).
+func gatewayOptions(cfg *config.Config) *gateway.Options {
+	o := &gateway.Options{ControllerName: cfg.Kube.GatewayControllerName}
+	if h := cfg.Kube.CanonicalHostname; h != "" {
+		t := gatewayv1.HostnameAddressType
+		o.Addresses = []gatewayv1.GatewayStatusAddress{{Type: &t, Value: h}}
+	}
+	return o
 }

@@ -77,6 +77,7 @@ func run(ctx context.Context, f runFlags) error {
 	if err != nil {
 		return err
 	}
+	inputs.Gateway.NamespaceLabels = src.namespaceLabels
 	spares := sparesPath(cfg, wd)
 	proc, procProblem := newHAProxyProcess(cfg, f.haproxy, wd.Config(), spares, wd.Run(), log.WithName("haproxy"))
 	obs := newRouterMetrics()

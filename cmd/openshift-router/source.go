@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-logr/logr"
 	routeclient "github.com/openshift/client-go/route/clientset/versioned"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -40,6 +41,9 @@ type source struct {
 	// extcert resolves external certificates with the cluster (cluster
 	// only; nil: the pipeline's own, from the store's secrets).
 	extcert *extcert.Resolver
+	// namespaceLabels is NAMESPACE_LABELS (cluster only): the Gateways
+	// served, as the routes, are those of the namespaces it selects.
+	namespaceLabels labels.Selector
 }
 
 // chooseSource picks the source: --manifests when given; otherwise the
@@ -110,7 +114,7 @@ func chooseSource(ctx context.Context, f runFlags, cfg *config.Config, st *store
 	if err != nil {
 		return nil, err
 	}
-	out := &source{name: kube.SourceName, run: run, metricsKube: metricsKube, desc: []any{"cluster", restConfig.Host, "routerName", k.RouterName,
+	out := &source{name: kube.SourceName, run: run, metricsKube: metricsKube, namespaceLabels: k.NamespaceLabels, desc: []any{"cluster", restConfig.Host, "routerName", k.RouterName,
 		"routeLabels", k.RouteLabels.String(), "namespaceLabels", fmt.Sprint(k.NamespaceLabels), "namespace", namespace}}
 	if cfg.ExternalCertificates {
 		if out.extcert, err = clusterExtcert(ctx, restConfig, st, k.ResyncInterval, log.WithName("extcert")); err != nil {

@@ -127,3 +127,26 @@ func TestAcceptedVariablesWithoutEffectAreNoticed(t *testing.T) {
 		t.Fatalf("notices %q warnings %q", c.Notices, c.Warnings)
 	}
 }
+
+// TestGatewayControllerName: ROUTER_GATEWAY_CONTROLLER_NAME (this router's
+// own) defaults to haproxy.router.openshift.io/gateway-controller and must
+// be a controller name the Gateway API accepts (a domain and a path).
+func TestGatewayControllerName(t *testing.T) {
+	for value, want := range map[string]string{
+		"":                         DefaultGatewayControllerName,
+		"example.com/gateway":      "example.com/gateway",
+		"apps.example.com/a/b-c_d": "apps.example.com/a/b-c_d",
+		"no-path":                  "",
+		"Example.com/x":            "",
+		"example.com/":             "",
+		"example.com/" + strings.Repeat("x", 250): "",
+	} {
+		c, err := FromEnv(env(map[string]string{"ROUTER_GATEWAY_CONTROLLER_NAME": value}))
+		switch {
+		case want == "" && (err == nil || !strings.Contains(err.Error(), "ROUTER_GATEWAY_CONTROLLER_NAME")):
+			t.Errorf("%q: error %v, want one naming the variable", value, err)
+		case want != "" && (err != nil || c.Kube.GatewayControllerName != want):
+			t.Errorf("%q: %v, %+v, want %q", value, err, c, want)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -47,7 +48,18 @@ type Kube struct {
 	// OverrideDomains (ROUTER_OVERRIDE_DOMAINS): routes whose host is in
 	// one of these domains get a generated host.
 	OverrideDomains []string
+
+	// GatewayControllerName (ROUTER_GATEWAY_CONTROLLER_NAME) is the
+	// GatewayClass spec.controllerName whose Gateways this router serves.
+	GatewayControllerName string
 }
+
+// DefaultGatewayControllerName is ROUTER_GATEWAY_CONTROLLER_NAME's default.
+const DefaultGatewayControllerName = "haproxy.router.openshift.io/gateway-controller"
+
+// gatewayControllerName is the Gateway API's pattern of a controller name:
+// a domain, "/", a path.
+var gatewayControllerName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/[A-Za-z0-9/\-._~%!$&'()*+,;=:]+$`)
 
 // kube reads the settings of the Kubernetes API source.
 func (p *parser) kube() Kube {
@@ -64,6 +76,11 @@ func (p *parser) kube() Kube {
 		Domain:             p.routerDomain("ROUTER_DOMAIN"),
 		OverrideHostname:   p.boolean("ROUTER_OVERRIDE_HOSTNAME", false),
 		OverrideDomains:    p.kubeDomains("ROUTER_OVERRIDE_DOMAINS"),
+
+		GatewayControllerName: p.str("ROUTER_GATEWAY_CONTROLLER_NAME", DefaultGatewayControllerName),
+	}
+	if n := k.GatewayControllerName; len(n) > 253 || !gatewayControllerName.MatchString(n) {
+		p.errs = append(p.errs, fmt.Errorf("ROUTER_GATEWAY_CONTROLLER_NAME=%q: want a GatewayClass controllerName, a domain and a path such as %s", n, DefaultGatewayControllerName))
 	}
 	if v, _ := p.getenv("NAMESPACE_LABELS"); strings.TrimSpace(v) != "" {
 		k.NamespaceLabels = p.labelSelector("NAMESPACE_LABELS")

@@ -49,6 +49,9 @@ type View interface {
 	ReferenceGrants() []*gatewayv1.ReferenceGrant
 	Namespace(name string) *corev1.Namespace
 	Service(namespace, name string) *corev1.Service
+	// Route is a Route of the API (its name is not given to a route
+	// made from an HTTPRoute).
+	Route(namespace, name string) *routev1.Route
 }
 
 // Options configure the translation.

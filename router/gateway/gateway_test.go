@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/yaml"
 
@@ -25,6 +26,7 @@ type objects struct {
 	grants     []*gatewayv1.ReferenceGrant
 	namespaces map[string]*corev1.Namespace
 	services   map[string]*corev1.Service
+	routes     map[string]*routev1.Route
 }
 
 func (o *objects) GatewayClasses() []*gatewayv1.GatewayClass    { return o.classes }
@@ -33,12 +35,13 @@ func (o *objects) HTTPRoutes() []*gatewayv1.HTTPRoute           { return o.httpR
 func (o *objects) ReferenceGrants() []*gatewayv1.ReferenceGrant { return o.grants }
 func (o *objects) Namespace(name string) *corev1.Namespace      { return o.namespaces[name] }
 func (o *objects) Service(ns, name string) *corev1.Service      { return o.services[ns+"/"+name] }
+func (o *objects) Route(ns, name string) *routev1.Route         { return o.routes[ns+"/"+name] }
 
 // view decodes YAML documents separated by "---" (namespace "default" when
 // a namespaced object names none).
 func view(t *testing.T, docs string) *objects {
 	t.Helper()
-	o := &objects{namespaces: map[string]*corev1.Namespace{}, services: map[string]*corev1.Service{}}
+	o := &objects{namespaces: map[string]*corev1.Namespace{}, services: map[string]*corev1.Service{}, routes: map[string]*routev1.Route{}}
 	for _, doc := range strings.Split(docs, "\n---\n") {
 		var tm metav1.TypeMeta
 		if err := yaml.Unmarshal([]byte(doc), &tm); err != nil {
@@ -66,6 +69,10 @@ func view(t *testing.T, docs string) *objects {
 			s := &corev1.Service{}
 			obj = s
 			defer func() { o.services[s.Namespace+"/"+s.Name] = s }()
+		case "Route":
+			r := &routev1.Route{}
+			obj = r
+			defer func() { o.routes[r.Namespace+"/"+r.Name] = r }()
 		default:
 			t.Fatalf("kind %q", tm.Kind)
 		}
@@ -288,12 +295,12 @@ spec:
     - {name: web, port: 8080}`)
 	res := Translate(v, Options{})
 	want := []string{
-		"default/shop_0_0_0 shop.example.com/cart -> web[256],canary[28] port http",
-		"default/shop_0_0_1 www.example.com/cart -> web[256],canary[28] port http",
-		"default/shop_0_1_0 shop.example.com/api -> web[256],canary[28] port http",
-		"default/shop_0_1_1 www.example.com/api -> web[256],canary[28] port http",
-		"default/shop_1_0_0 shop.example.com -> web[1] port http",
-		"default/shop_1_0_1 www.example.com -> web[1] port http",
+		"default/shop.gw-0-0-0 shop.example.com/cart -> web[256],canary[28] port http",
+		"default/shop.gw-0-0-1 www.example.com/cart -> web[256],canary[28] port http",
+		"default/shop.gw-0-1-0 shop.example.com/api -> web[256],canary[28] port http",
+		"default/shop.gw-0-1-1 www.example.com/api -> web[256],canary[28] port http",
+		"default/shop.gw-1-0-0 shop.example.com -> web[1] port http",
+		"default/shop.gw-1-0-1 www.example.com -> web[1] port http",
 	}
 	if got := routes(res.Routes); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("routes\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -302,7 +309,7 @@ spec:
 	if r.UID != "u1" || r.CreationTimestamp.Year() != 2026 || r.Annotations != nil || r.Spec.TLS != nil {
 		t.Errorf("route %+v: want the HTTPRoute's UID and creation time, no annotations, no TLS", r.ObjectMeta)
 	}
-	if o := res.Origins["default/shop_0_1_1"]; o.HTTPRoute != "default/shop" || o.Rule != 0 || o.Match != 1 || fmt.Sprint(o.Parents) != "[0]" {
+	if o := res.Origins["default/shop.gw-0-1-1"]; o.HTTPRoute != "default/shop" || o.Rule != 0 || o.Match != 1 || fmt.Sprint(o.Parents) != "[0]" {
 		t.Errorf("origin %+v", o)
 	}
 	if l := res.Gateways["default/gw"].Listeners[0]; l.AttachedRoutes != 1 {
@@ -524,14 +531,14 @@ spec:
 		}
 		return out
 	}
-	res.Finish(refuse("default/r_0_0_0"))
+	res.Finish(refuse("default/r.gw-0-0-0"))
 	c := res.HTTPRoutes["default/r"].Parents[0].Conditions
 	if got := conditions(c); got != "Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs PartiallyInvalid=True/UnsupportedValue" ||
 		!strings.Contains(c[2].Message, "hostname a.example.com, rule 0, match 0: HostAlreadyClaimed") {
 		t.Errorf("one host refused: %s (%q)", got, c[2].Message)
 	}
 	res = Translate(v, Options{})
-	res.Finish(refuse("default/r_0_0_0", "default/r_0_0_1"))
+	res.Finish(refuse("default/r.gw-0-0-0", "default/r.gw-0-0-1"))
 	if got := conditions(res.HTTPRoutes["default/r"].Parents[0].Conditions); got != "Accepted=False/HostAlreadyClaimed ResolvedRefs=True/ResolvedRefs" {
 		t.Errorf("every host refused: %s", got)
 	}
@@ -564,5 +571,34 @@ spec:
 		if c.Status != metav1.ConditionFalse || c.Reason != string(gatewayv1.RouteReasonUnsupportedValue) || !strings.Contains(c.Message, want) {
 			t.Errorf("%s: %+v, want not accepted: %s", k, c, want)
 		}
+	}
+}
+
+func TestRouteNamesAreValidUniqueAndNeverARoutesOwn(t *testing.T) {
+	long := strings.Repeat("a", 250)
+	if n := routeName(long, 12, 3, 7); len(n) > 253 || len(validation.IsDNS1123Subdomain(n)) > 0 || n == routeName(long[:249]+"b", 12, 3, 7) {
+		t.Errorf("name of a 250-character HTTPRoute: %q (%d characters)", n, len(n))
+	}
+	v := view(t, class+"\n---\n"+gw+"\n---\n"+web+`
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [a.example.com, b.example.com]
+  rules: [{backendRefs: [{name: web, port: 8080}]}]
+---
+apiVersion: route.openshift.io/v1
+kind: Route
+metadata: {name: r.gw-0-0-0}
+spec: {host: x.example.com, to: {kind: Service, name: web}}`)
+	res := Translate(v, Options{})
+	if got := fmt.Sprint(routes(res.Routes)); got != "[default/r.gw-0-0-1 b.example.com -> web[1] port http]" {
+		t.Errorf("routes %s, want the one whose name no Route has", got)
+	}
+	res.Finish(admitAll(res.Routes))
+	if c := res.HTTPRoutes["default/r"].Parents[0].Conditions; len(c) != 3 || !strings.Contains(c[2].Message, "a Route of the namespace has its name, r.gw-0-0-0") {
+		t.Errorf("conditions %+v, want PartiallyInvalid naming the Route", c)
 	}
 }

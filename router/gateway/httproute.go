@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"slices"
@@ -9,6 +11,7 @@ import (
 	routev1 "github.com/openshift/api/route/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/openshift-router-go/router/router/admission"
@@ -53,7 +56,12 @@ func translateHTTPRoute(v View, hr *gatewayv1.HTTPRoute, res *Result) {
 		for _, rule := range rules {
 			for _, m := range rule.matches {
 				r := routeFor(hr, host, m.path, rule.backends)
-				r.Name = fmt.Sprintf("%s_%d_%d_%d", hr.Name, rule.index, m.index, hi)
+				r.Name = routeName(hr.Name, rule.index, m.index, hi)
+				if v.Route(r.Namespace, r.Name) != nil {
+					rs.unserved = append(rs.unserved, fmt.Sprintf("hostname %s, rule %d, match %d: a Route of the namespace has its name, %s",
+						host, rule.index, m.index, r.Name))
+					continue
+				}
 				res.Routes = append(res.Routes, r)
 				rk := admission.KeyOf(r)
 				res.Origins[rk] = Origin{HTTPRoute: k, Rule: rule.index, Match: m.index, Parents: hosts[host]}
@@ -181,4 +189,21 @@ func routeFor(hr *gatewayv1.HTTPRoute, host, path string, backends []backend) *r
 		r.Spec.Port = &routev1.RoutePort{TargetPort: *backends[0].targetPort}
 	}
 	return r
+}
+
+// routeName names the route of an HTTPRoute's hostname (by index), rule
+// and match: "NAME.gw-RULE-MATCH-HOST", a name the Route API accepts (the
+// router writes route names into haproxy.config and validates them as
+// such). The suffix's shape makes names of different HTTPRoutes differ; a
+// Route of the namespace may still have the name (that route is then not
+// made). A name beyond the API's 253 characters is shortened, with a hash
+// of the HTTPRoute's name.
+func routeName(httpRoute string, rule, match, host int) string {
+	suffix := fmt.Sprintf(".gw-%d-%d-%d", rule, match, host)
+	if len(httpRoute)+len(suffix) <= validation.DNS1123SubdomainMaxLength {
+		return httpRoute + suffix
+	}
+	sum := sha256.Sum256([]byte(httpRoute))
+	keep := validation.DNS1123SubdomainMaxLength - len(suffix) - 9
+	return strings.TrimRight(httpRoute[:keep], ".-") + "-" + hex.EncodeToString(sum[:4]) + suffix
 }

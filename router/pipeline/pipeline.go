@@ -29,6 +29,7 @@ import (
 	"github.com/openshift-router-go/router/haproxy/layout"
 	"github.com/openshift-router-go/router/router/admission"
 	"github.com/openshift-router-go/router/router/builder"
+	"github.com/openshift-router-go/router/router/gateway"
 	"github.com/openshift-router-go/router/router/hostname"
 	"github.com/openshift-router-go/router/router/model"
 	"github.com/openshift-router-go/router/router/servers"
@@ -64,6 +65,9 @@ type Inputs struct {
 	ExternalCertificates interface {
 		Resolve(v store.View, routes []*routev1.Route) ([]*routev1.Route, map[admission.Key]admission.Result, map[admission.Key]bool)
 	}
+	// Gateway, if set, translates the Gateway API's objects into routes
+	// admitted with the API's Routes (router/gateway).
+	Gateway *gateway.Options
 }
 
 // Exclusion is a route rejected because a failure was traced to it (see
@@ -101,6 +105,10 @@ type Output struct {
 	// Decision is every route's admission result (the exclusions'
 	// rejections included) and the admitted routes.
 	Decision admission.Decision
+	// Gateway is the translation of the Gateway API's objects, finished
+	// with Decision (nil without Inputs.Gateway); its routes are among
+	// Decision's.
+	Gateway *gateway.Result
 	// Exclusions are the exclusions of State still in force (those of
 	// routes that changed or went away are dropped).
 	Exclusions map[admission.Key]Exclusion
@@ -149,7 +157,7 @@ func Pass(src Source, in Inputs, st State) (*Output, error) {
 	out := &Output{}
 	err := src.Read(func(v store.View) error {
 		out.Generation = v.Generation()
-		out.Decision, out.Exclusions = admit(v, in, st)
+		out.Decision, out.Exclusions, out.Gateway = admit(v, in, st)
 		out.Model = builder.Build(v, out.Decision.Admitted, in.Build)
 		return nil
 	})
@@ -178,13 +186,18 @@ func (out *Output) Compact() bool {
 	return servers.Compact(out.Model, servers.Options{CheckedSlots: out.Budget.Checked, UncheckedEndpoints: out.Budget.UncheckedSet()})
 }
 
-// admit admits the routes of v (none with st.NoRoutes), with the
-// exclusions of st still in force (returned) and the external
-// certificates resolved.
-func admit(v store.View, in Inputs, st State) (admission.Decision, map[admission.Key]Exclusion) {
+// admit admits the routes of v and those the Gateway API's objects
+// translate into (none with st.NoRoutes), with the exclusions of st still
+// in force (returned) and the external certificates resolved.
+func admit(v store.View, in Inputs, st State) (admission.Decision, map[admission.Key]Exclusion, *gateway.Result) {
 	var routes []*routev1.Route
+	var gw *gateway.Result
 	if !st.NoRoutes {
 		routes = in.Hostnames.Apply(v.Routes())
+		if in.Gateway != nil {
+			gw = gateway.Translate(v, *in.Gateway)
+			routes = append(routes, gw.Routes...)
+		}
 	}
 	opts := in.Admission
 	exclusions := CurrentExclusions(st.Exclusions, routes)
@@ -208,7 +221,11 @@ func admit(v store.View, in Inputs, st State) (admission.Decision, map[admission
 			opts.Excluded = merged
 		}
 	}
-	return admission.Admit(routes, opts), exclusions
+	d := admission.Admit(routes, opts)
+	if gw != nil {
+		gw.Finish(d.Results)
+	}
+	return d, exclusions, gw
 }
 
 // CurrentExclusions returns the exclusions of routes that are still

@@ -163,7 +163,7 @@ func updateRoutes(src Source, in Inputs, st State, out *Output, mode routesMode)
 // changes before: up to a second of CPU at 10,000 routes, for nothing.
 func unchanged(out, next *Output) *Output {
 	same := *out
-	same.Generation, same.Decision, same.Exclusions = next.Generation, next.Decision, next.Exclusions
+	same.Generation, same.Decision, same.Exclusions, same.Gateway = next.Generation, next.Decision, next.Exclusions, next.Gateway
 	same.Sections = &dynamic.Config{}
 	same.nothing = true
 	// Made again from this decision when asked for.
@@ -203,7 +203,7 @@ func readRouteChanges(src Source, in Inputs, st State, out, next *Output, mode r
 			full = FullOther
 			return nil
 		}
-		next.Decision, next.Exclusions = admit(v, in, st)
+		next.Decision, next.Exclusions, next.Gateway = admit(v, in, st)
 		var changed map[model.ServiceUnitKey]bool
 		ch.affected, changed = affectedRoutes(routes, services, out, next.Decision)
 		build, backends := routesToBuild(out.Model, next.Decision, ch.affected)

@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
@@ -157,10 +158,17 @@ func (s *Source) watchedGatewayKinds(ctx context.Context) []gatewayKind {
 	return kinds
 }
 
+// factory is an informer factory to start and shut down.
+type factory interface {
+	Start(stopCh <-chan struct{})
+	Shutdown()
+}
+
 // gatewayInformers adds the handlers of the Gateway API kinds to watch,
 // through add, and returns the factories to start (none when the Gateway
-// API is not watched).
-func (s *Source) gatewayInformers(ctx context.Context, add func(cache.SharedIndexInformer, cache.ResourceEventHandler) error) ([]gatewayinformers.SharedInformerFactory, error) {
+// API is not watched). Namespaces are watched too, all of them: listeners
+// select the namespaces whose routes attach by their labels.
+func (s *Source) gatewayInformers(ctx context.Context, add func(cache.SharedIndexInformer, cache.ResourceEventHandler) error) ([]factory, error) {
 	o := s.o
 	if o.Gateway == nil {
 		return nil, nil
@@ -169,14 +177,14 @@ func (s *Source) gatewayInformers(ctx context.Context, add func(cache.SharedInde
 	if len(kinds) == 0 {
 		return nil, nil
 	}
-	factory := gatewayinformers.NewSharedInformerFactoryWithOptions(o.Gateway, o.Resync,
+	plain := gatewayinformers.NewSharedInformerFactoryWithOptions(o.Gateway, o.Resync,
 		gatewayinformers.WithNamespace(o.Namespace), gatewayinformers.WithTransform(StripManagedFields))
 	labelled := gatewayinformers.NewSharedInformerFactoryWithOptions(o.Gateway, o.Resync,
 		gatewayinformers.WithNamespace(o.Namespace), gatewayinformers.WithTransform(StripManagedFields),
 		gatewayinformers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = o.RouteLabels.String() }))
 	names := []string{}
 	for _, k := range kinds {
-		f := factory
+		f := plain
 		if k.labelled {
 			f = labelled
 		}
@@ -186,7 +194,16 @@ func (s *Source) gatewayInformers(ctx context.Context, add func(cache.SharedInde
 		names = append(names, k.name())
 	}
 	o.Logger.Info("watching Gateway API objects", "kinds", strings.Join(names, ", "))
-	return []gatewayinformers.SharedInformerFactory{factory, labelled}, nil
+	factories := []factory{plain, labelled}
+	if _, err := o.Kube.CoreV1().Namespaces().List(ctx, one); err != nil {
+		o.Logger.Info("namespaces cannot be listed: listeners that select the namespaces of their routes by label take none", "error", err.Error())
+		return factories, nil
+	}
+	nsFactory := informers.NewSharedInformerFactoryWithOptions(o.Kube, o.Resync, informers.WithTransform(StripManagedFields))
+	if err := add(nsFactory.Core().V1().Namespaces().Informer(), s.passThrough()); err != nil {
+		return nil, fmt.Errorf("namespaces: %w", err)
+	}
+	return append(factories, nsFactory), nil
 }
 
 // gatewayHandler forwards Gateway API objects when what the router reads of

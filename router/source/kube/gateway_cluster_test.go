@@ -161,6 +161,12 @@ func TestSourceWatchesTheGatewayAPIWithTheRoutersClusterRole(t *testing.T) {
 		if got := gatewayNames(sink.Store); got != "[route web]" {
 			t.Errorf("stored %s, want the route alone", got)
 		}
+		_ = sink.Read(func(v store.View) error {
+			if v.Namespace(ns) != nil {
+				t.Error("namespaces stored without the Gateway API")
+			}
+			return nil
+		})
 		if want := "v1/gatewayclasses the router may not list them"; !strings.Contains(log.String(), want) {
 			t.Errorf("log does not say %q:\n%s", want, log)
 		}
@@ -173,6 +179,16 @@ func TestSourceWatchesTheGatewayAPIWithTheRoutersClusterRole(t *testing.T) {
 	if got := gatewayNames(sink.Store); got != want {
 		t.Fatalf("stored %s, want %s; log:\n%s", got, want, log)
 	}
+	// Every namespace, with its labels: listeners select routes' namespaces by them.
+	_ = sink.Read(func(v store.View) error {
+		if n := v.Namespace(ns); n == nil || n.Labels["kubernetes.io/metadata.name"] != ns {
+			t.Errorf("namespace %s not stored with its labels: %+v", ns, n)
+		}
+		if v.Namespace("kube-system") == nil {
+			t.Error("namespace kube-system not stored")
+		}
+		return nil
+	})
 	waitFor := func(what, want string) {
 		t.Helper()
 		for gatewayNames(sink.Store) != want {

@@ -388,11 +388,8 @@ func (s *Source) namespaceHandler() cache.ResourceEventHandler {
 			return
 		}
 		s.selected[ns.Name] = selected
-		if selected {
-			s.o.Sink.Upsert(ns)
-		} else {
+		if !selected {
 			delete(s.selected, ns.Name)
-			s.o.Sink.Delete(ns)
 		}
 		items, err := s.routes.ByIndex(cache.NamespaceIndex, ns.Name)
 		if err != nil {

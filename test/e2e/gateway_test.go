@@ -1,0 +1,196 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// gatewayYAML is a GatewayClass of controller and a Gateway of it in
+// namespace infra with one HTTP listener on port 80 taking routes of every
+// namespace.
+func gatewayYAML(class, controller string) string {
+	return fmt.Sprintf(`apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata:
+  name: %[1]s
+spec:
+  controllerName: %[2]s
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata:
+  name: %[1]s
+  namespace: infra
+spec:
+  gatewayClassName: %[1]s
+  listeners:
+  - name: http
+    port: 80
+    protocol: HTTP
+    allowedRoutes:
+      namespaces:
+        from: All
+`, class, controller)
+}
+
+// TestHTTPRouteServedNextToRoutes: in manifests mode, an HTTPRoute attached
+// to a Gateway of this router's class is served on the HTTP port, each
+// hostname and path prefix to its Services by weight; one admission
+// decides host claims across Routes and HTTPRoutes (an older Route of
+// another namespace keeps its host, which the HTTPRoute gets once the
+// Route goes); the HTTPRoutes of another controller's Gateways are not
+// served.
+func TestHTTPRouteServedNextToRoutes(t *testing.T) {
+	web, api, old := startBackend(t, "web"), startBackend(t, "api"), startBackend(t, "old")
+	m := newManifests(t)
+	m.Write("services.yaml", serviceYAML("shop", "web", web)+"---\n"+serviceYAML("shop", "api", api)+"---\n"+serviceYAML("legacy", "old", old))
+	m.Write("gateway.yaml", gatewayYAML("haproxy", "haproxy.router.openshift.io/gateway-controller"))
+	m.Write("route.yaml", `apiVersion: route.openshift.io/v1
+kind: Route
+metadata:
+  name: old
+  namespace: legacy
+  creationTimestamp: "2020-01-01T00:00:00Z"
+spec:
+  host: taken.example.com
+  to:
+    kind: Service
+    name: old
+`)
+	m.Write("httproute.yaml", `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: shop
+  namespace: shop
+  creationTimestamp: "2024-01-01T00:00:00Z"
+spec:
+  parentRefs:
+  - name: haproxy
+    namespace: infra
+  hostnames: [shop.example.com, taken.example.com]
+  rules:
+  - matches:
+    - path: {type: PathPrefix, value: /api}
+    backendRefs:
+    - {name: api, port: 80}
+  - matches:
+    - path: {type: PathPrefix, value: /weighted/}
+    backendRefs:
+    - {name: web, port: 80, weight: 0}
+    - {name: api, port: 80, weight: 5}
+  - backendRefs:
+    - {name: web, port: 80}
+`)
+	r := startRouter(t, m.Dir, nil)
+	get := func(host, path string) func() (response, error) {
+		return func() (response, error) { return r.httpGet(host, path) }
+	}
+	expectBackend(t, loadTimeout, get("shop.example.com", "/api/v1"), "api")
+	expectBackend(t, loadTimeout, get("shop.example.com", "/api"), "api")
+	expectBackend(t, loadTimeout, get("shop.example.com", "/"), "web")
+	// A prefix matches whole path elements.
+	expectBackend(t, loadTimeout, get("shop.example.com", "/apiary"), "web")
+	for i := 0; i < 10; i++ {
+		expectBackend(t, loadTimeout, get("shop.example.com", "/weighted/x"), "api")
+	}
+	// The older Route holds its host.
+	expectBackend(t, loadTimeout, get("taken.example.com", "/"), "old")
+
+	m.Remove("route.yaml")
+	expectBackend(t, loadTimeout, get("taken.example.com", "/"), "web")
+	expectBackend(t, loadTimeout, get("taken.example.com", "/api/x"), "api")
+
+	// Another controller's Gateway and HTTPRoute, written with a Route
+	// whose answer shows the file was read.
+	m.Write("other.yaml", gatewayYAML("istio", "istio.io/gateway-controller")+`---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: other
+  namespace: shop
+spec:
+  parentRefs:
+  - name: istio
+    namespace: infra
+  hostnames: [other.example.com]
+  rules:
+  - backendRefs:
+    - {name: web, port: 80}
+---
+`+routeYAML("shop", "probe", "probe.example.com", "", "web", ""))
+	expectBackend(t, loadTimeout, get("probe.example.com", "/"), "web")
+	expectStatus(t, loadTimeout, get("other.example.com", "/"), 503)
+
+	// The HTTPRoute deleted: its hosts are no longer served.
+	m.Remove("httproute.yaml")
+	expectStatus(t, loadTimeout, get("shop.example.com", "/"), 503)
+	expectStatus(t, loadTimeout, get("taken.example.com", "/"), 503)
+}
+
+// httpRouteYAML is an HTTPRoute of namespace gwr attached to Gateway
+// infra/haproxy, for host; rules are "path=service[:weight]+...".
+func httpRouteYAML(name, host string, rules ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata:\n  name: %s\n  namespace: gwr\n", name)
+	fmt.Fprintf(&b, "spec:\n  parentRefs:\n  - {name: haproxy, namespace: infra}\n  hostnames: [%s]\n  rules:\n", host)
+	for _, r := range rules {
+		path, backends, _ := strings.Cut(r, "=")
+		fmt.Fprintf(&b, "  - matches: [{path: {value: %s}}]\n    backendRefs:\n", path)
+		for _, be := range strings.Split(backends, "+") {
+			svc, weight, ok := strings.Cut(be, ":")
+			if !ok {
+				weight = "1"
+			}
+			fmt.Fprintf(&b, "    - {name: %s, port: 80, weight: %s}\n", svc, weight)
+		}
+	}
+	return b.String()
+}
+
+// TestHTTPRouteChangesNeedNoReload: HTTPRoutes take the runtime path of
+// Routes: a rule added (a new route: a spare backend), a backend's weight
+// changed, the HTTPRoute deleted and created again, and a new HTTPRoute
+// are all served without a reload or a new haproxy process.
+func TestHTTPRouteChangesNeedNoReload(t *testing.T) {
+	one, two := startBackend(t, "gw-1"), startBackend(t, "gw-2")
+	m := newManifests(t)
+	m.Write("svc.yaml", serviceYAML("gwr", "one", one)+"---\n"+serviceYAML("gwr", "two", two))
+	m.Write("gateway.yaml", gatewayYAML("haproxy", "haproxy.router.openshift.io/gateway-controller"))
+	// Anchors: routes that stay, before and after the HTTPRoute's.
+	m.Write("anchors.yaml", routeYAML("gwr", "a", "a.gwr.example.com", "", "one", "")+"---\n"+routeYAML("gwr", "zz", "zz.gwr.example.com", "", "one", ""))
+	m.Write("shop.yaml", httpRouteYAML("shop", "shop.gwr.example.com", "/=one"))
+	env, ms := metricsEnv(t)
+	env["RELOAD_INTERVAL"] = "1s"
+	r := startRouter(t, m.Dir, env)
+	get := func(host, path string) func() (response, error) {
+		return func() (response, error) { return r.httpGet(host, path) }
+	}
+	expectBackend(t, loadTimeout, get("shop.gwr.example.com", "/"), "gw-1")
+	expectBackend(t, loadTimeout, get("a.gwr.example.com", "/"), "gw-1")
+	waitReady(t, ms)
+	noReload := noReloadSince(t, ms, r)
+
+	m.Write("shop.yaml", httpRouteYAML("shop", "shop.gwr.example.com", "/=one", "/two=two"))
+	expectBackend(t, 30*time.Second, get("shop.gwr.example.com", "/two/x"), "gw-2")
+	noReload("a rule added")
+
+	m.Write("shop.yaml", httpRouteYAML("shop", "shop.gwr.example.com", "/=one:0+two:1", "/two=two"))
+	for i := 0; i < 5; i++ {
+		expectBackend(t, 30*time.Second, get("shop.gwr.example.com", "/"), "gw-2")
+	}
+	noReload("a weight changed")
+
+	m.Remove("shop.yaml")
+	expectStatus(t, 30*time.Second, get("shop.gwr.example.com", "/"), 503)
+	noReload("the HTTPRoute deleted")
+	m.Write("shop.yaml", httpRouteYAML("shop", "shop.gwr.example.com", "/=one"))
+	expectBackend(t, 30*time.Second, get("shop.gwr.example.com", "/"), "gw-1")
+	noReload("the HTTPRoute created again")
+
+	m.Write("new.yaml", httpRouteYAML("new", "new.gwr.example.com", "/=two"))
+	expectBackend(t, 30*time.Second, get("new.gwr.example.com", "/"), "gw-2")
+	noReload("a new HTTPRoute")
+	expectBackend(t, 5*time.Second, get("zz.gwr.example.com", "/"), "gw-1")
+}
