@@ -21,6 +21,7 @@ import (
 	"github.com/openshift-router-go/router/router/admission"
 	"github.com/openshift-router-go/router/router/config"
 	"github.com/openshift-router-go/router/router/controller"
+	"github.com/openshift-router-go/router/router/gateway"
 	"github.com/openshift-router-go/router/router/pipeline"
 	"github.com/openshift-router-go/router/router/store"
 	"github.com/openshift-router-go/router/templates"
@@ -104,6 +105,9 @@ func run(ctx context.Context, f runFlags) error {
 	if src.status != nil {
 		go src.status.Run(ctx, 2)
 	}
+	if src.gatewayStatus != nil {
+		go src.gatewayStatus.Run(ctx, 1)
+	}
 	log.Info("router started", append(src.desc, "workingDir", workingDir,
 		"httpPort", cfg.HTTPPort, "httpsPort", cfg.HTTPSPort, "reloadInterval", cfg.ReloadInterval)...)
 
@@ -166,9 +170,12 @@ func controllerOptions(ctx context.Context, cfg *config.Config, inputs pipeline.
 		FirstLoadUnchecked: cfg.ReloadScript == "" && cfg.Process.HAProxyAdminSocket == "",
 		Runtime:            &runtimeapi.Client{Path: wd.RuntimeSocket()},
 	}
-	pipe.OnResults = func(results map[admission.Key]admission.Result) {
+	pipe.OnResults = func(results map[admission.Key]admission.Result, gw *gateway.Result) {
 		if src.status != nil {
 			src.status.Update(results)
+		}
+		if src.gatewayStatus != nil {
+			src.gatewayStatus.Update(gw)
 		}
 	}
 	trimmer := newMemoryTrimmer(obs, log.WithName("memory"))

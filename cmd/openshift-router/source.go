@@ -18,6 +18,7 @@ import (
 
 	"github.com/openshift-router-go/router/router/config"
 	"github.com/openshift-router-go/router/router/extcert"
+	"github.com/openshift-router-go/router/router/gatewaystatus"
 	"github.com/openshift-router-go/router/router/source/kube"
 	"github.com/openshift-router-go/router/router/source/manifests"
 	"github.com/openshift-router-go/router/router/status"
@@ -33,7 +34,10 @@ type source struct {
 	run  func(ctx context.Context) error
 	// status writes route status (cluster only); nil otherwise.
 	status *status.Writer
-	desc   []any
+	// gatewayStatus writes the Gateway API's status (cluster only); nil
+	// otherwise.
+	gatewayStatus *gatewaystatus.Writer
+	desc          []any
 	// metricsKube is a client of the cluster (cluster only) with a rate
 	// budget of its own: the metrics server authorises bearer tokens with
 	// it, never waiting behind the router's other requests.
@@ -82,9 +86,15 @@ func chooseSource(ctx context.Context, f runFlags, cfg *config.Config, st *store
 	}
 	k := cfg.Kube
 	var writer *status.Writer
+	var gwWriter *gatewaystatus.Writer
 	statusChanged := func(namespace, name string) {
 		if writer != nil {
 			writer.Recheck(namespace, name)
+		}
+	}
+	gatewayStatusChanged := func(resource, namespace, name string) {
+		if gwWriter != nil {
+			gwWriter.Recheck(resource, namespace, name)
 		}
 	}
 	src := kube.New(kube.Options{
@@ -100,6 +110,8 @@ func chooseSource(ctx context.Context, f runFlags, cfg *config.Config, st *store
 		WatchEndpoints:  cfg.WatchEndpoints,
 		Resync:          k.ResyncInterval,
 		StatusChanged:   statusChanged,
+
+		GatewayStatusChanged: gatewayStatusChanged,
 	})
 	run := src.Run
 	if v := os.Getenv("ROUTER_ENABLE_INGRESS"); v != "" {
@@ -130,6 +142,9 @@ func chooseSource(ctx context.Context, f runFlags, cfg *config.Config, st *store
 			CanonicalHostname: k.CanonicalHostname,
 		})
 		out.status = writer
+		gwWriter = gatewaystatus.New(gatewaystatus.Options{Client: gc, Cache: src, Logger: log.WithName("gateway-status"),
+			ControllerName: k.GatewayControllerName})
+		out.gatewayStatus = gwWriter
 	}
 	return out, nil
 }

@@ -217,7 +217,7 @@ func (c *Controller) finish(out *pipeline.Output, runtime bool, parsed *dynamic.
 	}
 	c.keep(out)
 	c.mu.Unlock()
-	c.publish(out.Decision)
+	c.publish(out)
 	c.logAnnotationProblems(out.Model)
 }
 
@@ -340,7 +340,7 @@ func (c *Controller) loaded(out *pipeline.Output, spares []byte, start bool, rea
 		}
 	}
 	if !c.presync {
-		c.publish(out.Decision)
+		c.publish(out)
 		c.logAnnotationProblems(td)
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/openshift-router-go/router/haproxy/dynamic"
 	"github.com/openshift-router-go/router/haproxy/files"
 	"github.com/openshift-router-go/router/router/admission"
+	"github.com/openshift-router-go/router/router/gateway"
 	"github.com/openshift-router-go/router/router/model"
 	"github.com/openshift-router-go/router/router/pipeline"
 	"github.com/openshift-router-go/router/router/servers"
@@ -114,8 +115,9 @@ type Options struct {
 	Sources        []string
 	ReloadInterval time.Duration
 	// OnResults, if set, is called with every route's admission result
-	// after each successful commit (for route status).
-	OnResults func(map[admission.Key]admission.Result)
+	// and the Gateway API's translation (nil without it) after each
+	// successful commit (for route and Gateway API status).
+	OnResults func(map[admission.Key]admission.Result, *gateway.Result)
 	// Observer receives measurements; nil means none.
 	Observer Observer
 	// BindEarly starts HAProxy with no routes before the sources have
@@ -682,7 +684,8 @@ func (c *Controller) logEndpointsLeftOut(td *model.TemplateData) {
 }
 
 // publish records the admission results and logs changes of them.
-func (c *Controller) publish(d admission.Decision) {
+func (c *Controller) publish(out *pipeline.Output) {
+	d := out.Decision
 	c.mu.Lock()
 	prev := c.results
 	c.results = d.Results
@@ -712,7 +715,7 @@ func (c *Controller) publish(d admission.Decision) {
 	}
 	c.o.Observer.ObserveAdmission(d.Results)
 	if c.o.OnResults != nil {
-		c.o.OnResults(d.Results)
+		c.o.OnResults(d.Results, out.Gateway)
 	}
 }
 

@@ -31,7 +31,8 @@ func translateHTTPRoute(v View, hr *gatewayv1.HTTPRoute, res *Result) {
 			continue
 		}
 		i := len(rs.Parents)
-		served, cond := attach(v, hr, ref, key.namespace(), gw)
+		gwNamespace, _ := key.Split()
+		served, cond := attach(v, hr, ref, gwNamespace, gw)
 		for _, h := range served {
 			hosts[h] = append(hosts[h], i)
 		}
@@ -81,13 +82,8 @@ func unservedHost(host string) string {
 // controllerOf returns the controller name the translation ran with.
 func controllerOf(res *Result) string { return res.controller }
 
-// gatewayKey is a Gateway's key.
-type gatewayKey store.Key
-
-func (k gatewayKey) namespace() string { ns, _, _ := strings.Cut(string(k), "/"); return ns }
-
 // parentGateway returns the Gateway of this router a parentRef names.
-func parentGateway(hr *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference, res *Result) (*GatewayStatus, gatewayKey, bool) {
+func parentGateway(hr *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference, res *Result) (*GatewayStatus, store.Key, bool) {
 	if ref.Group != nil && *ref.Group != gatewayv1.GroupName || ref.Kind != nil && *ref.Kind != "Gateway" {
 		return nil, "", false
 	}
@@ -97,7 +93,7 @@ func parentGateway(hr *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference, res *
 	}
 	k := store.KeyOf(ns, string(ref.Name))
 	gw, ok := res.Gateways[k]
-	return gw, gatewayKey(k), ok
+	return gw, k, ok
 }
 
 // attach attaches an HTTPRoute to the listeners of a Gateway its parentRef

@@ -40,6 +40,14 @@ func KeyOf(namespace, name string) Key {
 	return Key(namespace + "/" + name)
 }
 
+// Split returns the namespace ("" for cluster-scoped objects) and name of k.
+func (k Key) Split() (namespace, name string) {
+	if ns, name, ok := strings.Cut(string(k), "/"); ok {
+		return ns, name
+	}
+	return "", string(k)
+}
+
 // Store is a concurrency-safe, indexed set of watched objects.
 type Store struct {
 	mu             sync.RWMutex

@@ -188,9 +188,13 @@ func (s *Source) gatewayInformers(ctx context.Context, add func(cache.SharedInde
 		if k.labelled {
 			f = labelled
 		}
-		if err := add(k.informer(f), s.gatewayHandler()); err != nil {
+		inf := k.informer(f)
+		if err := add(inf, s.gatewayHandler(k.resource)); err != nil {
 			return nil, fmt.Errorf("gateway API %s: %w", k.name(), err)
 		}
+		s.mu.Lock()
+		s.gatewayCaches[k.resource] = inf.GetIndexer()
+		s.mu.Unlock()
 		names = append(names, k.name())
 	}
 	o.Logger.Info("watching Gateway API objects", "kinds", strings.Join(names, ", "))
@@ -206,22 +210,62 @@ func (s *Source) gatewayInformers(ctx context.Context, add func(cache.SharedInde
 	return append(factories, nsFactory), nil
 }
 
-// gatewayHandler forwards Gateway API objects when what the router reads of
-// them changes: spec (the generation), labels, annotations, deletion. Status
-// changes (the router's own writes, other controllers') and resyncs are not
-// forwarded. ReferenceGrants of v1beta1 are forwarded as v1 (the same type).
-func (s *Source) gatewayHandler() cache.ResourceEventHandler {
+// gatewayHandler forwards Gateway API objects of a resource when what the
+// router reads of them changes: spec (the generation), labels, annotations,
+// deletion. Status changes (the router's own writes, other controllers')
+// and resyncs are not forwarded: a status change is told to
+// GatewayStatusChanged instead. ReferenceGrants of v1beta1 are forwarded as
+// v1 (the same type).
+func (s *Source) gatewayHandler(resource string) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) { s.upsert(asGatewayV1(objectOf(obj))) },
 		UpdateFunc: func(old, obj any) {
 			o, ok1 := objectOf(old).(metav1.Object)
 			n, ok2 := objectOf(obj).(metav1.Object)
-			if !ok1 || !ok2 || !gatewayInputsEqual(o, n) {
+			switch {
+			case !ok1 || !ok2 || !gatewayInputsEqual(o, n):
 				s.upsert(asGatewayV1(objectOf(obj)))
+			case o.GetResourceVersion() != n.GetResourceVersion() && s.o.GatewayStatusChanged != nil:
+				s.o.GatewayStatusChanged(resource, n.GetNamespace(), n.GetName())
 			}
 		},
 		DeleteFunc: func(obj any) { s.delete(asGatewayV1(objectOf(obj))) },
 	}
+}
+
+// gatewayCached returns the informer's copy of a Gateway API object of a
+// resource ("gateways", ...), or nil.
+func (s *Source) gatewayCached(resource, namespace, name string) any {
+	s.mu.Lock()
+	idx := s.gatewayCaches[resource]
+	s.mu.Unlock()
+	if idx == nil {
+		return nil
+	}
+	obj, ok, err := idx.GetByKey(cache.NewObjectName(namespace, name).String())
+	if err != nil || !ok {
+		return nil
+	}
+	return obj
+}
+
+// GatewayClass returns the informer's copy of a GatewayClass, or nil: the
+// status writer compares the status it wants with this one.
+func (s *Source) GatewayClass(name string) *gatewayv1.GatewayClass {
+	c, _ := s.gatewayCached("gatewayclasses", "", name).(*gatewayv1.GatewayClass)
+	return c
+}
+
+// Gateway returns the informer's copy of a Gateway, or nil.
+func (s *Source) Gateway(namespace, name string) *gatewayv1.Gateway {
+	g, _ := s.gatewayCached("gateways", namespace, name).(*gatewayv1.Gateway)
+	return g
+}
+
+// HTTPRoute returns the informer's copy of an HTTPRoute, or nil.
+func (s *Source) HTTPRoute(namespace, name string) *gatewayv1.HTTPRoute {
+	r, _ := s.gatewayCached("httproutes", namespace, name).(*gatewayv1.HTTPRoute)
+	return r
 }
 
 // gatewayInputsEqual reports whether two versions of a Gateway API object

@@ -65,6 +65,9 @@ type Options struct {
 	// it with the wanted status again. Such updates do not reach Sink, so
 	// the router's own status writes cause no pass.
 	StatusChanged func(namespace, name string)
+	// GatewayStatusChanged, if set, is called when a Gateway API object
+	// of a resource ("gateways", ...) changes in nothing but its status.
+	GatewayStatusChanged func(resource, namespace, name string)
 }
 
 // Source runs the informers.
@@ -75,6 +78,8 @@ type Source struct {
 	// selected holds the namespaces NamespaceLabels selects.
 	selected map[string]bool
 	routes   cache.Indexer
+	// gatewayCaches are the Gateway API informers' caches, by resource.
+	gatewayCaches map[string]cache.Indexer
 }
 
 // New returns a source.
@@ -90,7 +95,7 @@ func New(o Options) *Source {
 	// allocates them from the administrator's service range) never reach
 	// the store.
 	o.Sink = endpointfilter.Sink(o.Sink, endpointfilter.Options{AllowLoopbackClusterIP: true}, o.Logger)
-	return &Source{o: o, selected: map[string]bool{}}
+	return &Source{o: o, selected: map[string]bool{}, gatewayCaches: map[string]cache.Indexer{}}
 }
 
 // CheckReachable fails clearly when the API server or the Route API cannot

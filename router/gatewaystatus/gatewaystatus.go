@@ -1,0 +1,382 @@
+// Package gatewaystatus writes the status of the Gateway API objects the
+// router serves, as router/gateway wants it: the conditions of its
+// GatewayClasses; the addresses, conditions and listeners of its Gateways;
+// its entries (status.parents with its controller name) of HTTPRoutes,
+// other controllers' entries untouched.
+//
+// It works as the route status writer (router/status) does: an object is
+// looked at only when its wanted status changed or its cached status did
+// (Recheck, from the informers), the status is compared with the informer's
+// copy ignoring transition times, and a write is an update of the status
+// subresource whose resourceVersion makes the API server refuse it if the
+// object changed meanwhile (then the object is read again).
+package gatewaystatus
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/workqueue"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
+
+	"github.com/openshift-router-go/router/router/gateway"
+	"github.com/openshift-router-go/router/router/store"
+)
+
+// Cache is the informers' copies of the objects (router/source/kube).
+type Cache interface {
+	GatewayClass(name string) *gatewayv1.GatewayClass
+	Gateway(namespace, name string) *gatewayv1.Gateway
+	HTTPRoute(namespace, name string) *gatewayv1.HTTPRoute
+}
+
+// Options configure the writer.
+type Options struct {
+	Client gatewayclient.Interface
+	Cache  Cache
+	Logger logr.Logger
+	// ControllerName is ROUTER_GATEWAY_CONTROLLER_NAME: the HTTPRoute
+	// status entries of that name are the router's.
+	ControllerName string
+	// Now returns the current time (tests may inject it).
+	Now func() time.Time
+}
+
+// Resources, as the informers name them (kube.Options.GatewayStatusChanged).
+const (
+	GatewayClasses = "gatewayclasses"
+	Gateways       = "gateways"
+	HTTPRoutes     = "httproutes"
+)
+
+// item is an object to look at: its resource and key.
+type item struct {
+	resource string
+	key      store.Key
+}
+
+// Writer writes the status.
+type Writer struct {
+	o     Options
+	queue workqueue.TypedRateLimitingInterface[item]
+
+	mu       sync.Mutex
+	classes  map[store.Key]gateway.ClassStatus
+	gateways map[store.Key]*gateway.GatewayStatus
+	routes   map[store.Key]*gateway.RouteStatus
+	// dropped are HTTPRoutes no longer attached to the router's Gateways:
+	// their entries go.
+	dropped map[store.Key]bool
+	writes  int
+}
+
+// New returns a writer; call Run to start it.
+func New(o Options) *Writer {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.ControllerName == "" {
+		o.ControllerName = gateway.DefaultControllerName
+	}
+	return &Writer{
+		o: o,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[item](),
+			workqueue.TypedRateLimitingQueueConfig[item]{Name: "gateway-status"}),
+		classes:  map[store.Key]gateway.ClassStatus{},
+		gateways: map[store.Key]*gateway.GatewayStatus{},
+		routes:   map[store.Key]*gateway.RouteStatus{},
+		dropped:  map[store.Key]bool{},
+	}
+}
+
+// Update records a pass's translation and queues the objects whose wanted
+// status is new or changed, and the HTTPRoutes that left.
+func (w *Writer) Update(res *gateway.Result) {
+	if res == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for name, cs := range res.Classes {
+		k := store.KeyOf("", name)
+		if old, ok := w.classes[k]; !ok || !reflect.DeepEqual(old, cs) {
+			w.classes[k] = cs
+			w.queue.Add(item{GatewayClasses, k})
+		}
+	}
+	for k := range w.classes {
+		if _, ok := res.Classes[string(k)]; !ok {
+			delete(w.classes, k)
+		}
+	}
+	update(w.gateways, res.Gateways, func(k store.Key) { w.queue.Add(item{Gateways, k}) }, nil)
+	update(w.routes, res.HTTPRoutes, func(k store.Key) { w.queue.Add(item{HTTPRoutes, k}) }, func(k store.Key) {
+		w.dropped[k] = true
+		w.queue.Add(item{HTTPRoutes, k})
+	})
+}
+
+// update makes have want, calling changed for each key added or changed
+// and gone (if set) for each key removed. (reflect.DeepEqual: the values
+// hold unexported fields, which equality.Semantic refuses.)
+func update[T any](have, want map[store.Key]*T, changed, gone func(store.Key)) {
+	for k, s := range want {
+		if old, ok := have[k]; !ok || !reflect.DeepEqual(old, s) {
+			have[k] = s
+			changed(k)
+		}
+	}
+	for k := range have {
+		if _, ok := want[k]; !ok {
+			delete(have, k)
+			if gone != nil {
+				gone(k)
+			}
+		}
+	}
+}
+
+// Recheck queues an object whose status changed in the cache.
+func (w *Writer) Recheck(resource, namespace, name string) {
+	k := store.KeyOf(namespace, name)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var ok bool
+	switch resource {
+	case GatewayClasses:
+		_, ok = w.classes[k]
+	case Gateways:
+		_, ok = w.gateways[k]
+	case HTTPRoutes:
+		_, ok = w.routes[k]
+	}
+	if ok {
+		w.queue.Add(item{resource, k})
+	}
+}
+
+// Writes returns how many status writes the writer has sent.
+func (w *Writer) Writes() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.writes
+}
+
+// Run processes the queue with the given number of workers until ctx is done.
+func (w *Writer) Run(ctx context.Context, workers int) {
+	go func() {
+		<-ctx.Done()
+		w.queue.ShutDown()
+	}()
+	var wg sync.WaitGroup
+	for i := 0; i < workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for w.processNext(ctx) {
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func (w *Writer) processNext(ctx context.Context) bool {
+	it, quit := w.queue.Get()
+	if quit {
+		return false
+	}
+	defer w.queue.Done(it)
+	if err := w.sync(ctx, it); err != nil {
+		w.o.Logger.Error(err, "writing Gateway API status", "resource", it.resource, "object", string(it.key))
+		w.queue.AddRateLimited(it)
+		return true
+	}
+	w.queue.Forget(it)
+	return true
+}
+
+// sync writes one object's status if it differs from the wanted one,
+// reading the object again after a conflict (three attempts).
+func (w *Writer) sync(ctx context.Context, it item) error {
+	ns, name := it.key.Split()
+	for attempt := 0; attempt < 3; attempt++ {
+		err := w.write(ctx, it, ns, name, attempt > 0)
+		if !apierrors.IsConflict(err) {
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			return err
+		}
+	}
+	return fmt.Errorf("%s %s: status kept conflicting", it.resource, it.key)
+}
+
+// write compares and writes once: from the cache, or (fresh) from the API.
+func (w *Writer) write(ctx context.Context, it item, ns, name string, fresh bool) error {
+	now := metav1.NewTime(w.o.Now())
+	c := w.o.Client.GatewayV1()
+	w.mu.Lock()
+	class, gw, rs, dropped := w.classes[it.key], w.gateways[it.key], w.routes[it.key], w.dropped[it.key]
+	w.mu.Unlock()
+	switch it.resource {
+	case GatewayClasses:
+		obj, err := cached(fresh, w.o.Cache.GatewayClass(name), func() (*gatewayv1.GatewayClass, error) {
+			return c.GatewayClasses().Get(ctx, name, metav1.GetOptions{})
+		})
+		if obj == nil || err != nil || class.Conditions == nil {
+			return err
+		}
+		out := obj.DeepCopy()
+		if !setConditions(&out.Status.Conditions, class.Conditions, now) {
+			return nil
+		}
+		return w.sent(c.GatewayClasses().UpdateStatus(ctx, out, metav1.UpdateOptions{}))
+	case Gateways:
+		obj, err := cached(fresh, w.o.Cache.Gateway(ns, name), func() (*gatewayv1.Gateway, error) {
+			return c.Gateways(ns).Get(ctx, name, metav1.GetOptions{})
+		})
+		if obj == nil || err != nil || gw == nil {
+			return err
+		}
+		out := obj.DeepCopy()
+		if !gatewayStatus(&out.Status, gw, now) {
+			return nil
+		}
+		return w.sent(c.Gateways(ns).UpdateStatus(ctx, out, metav1.UpdateOptions{}))
+	case HTTPRoutes:
+		obj, err := cached(fresh, w.o.Cache.HTTPRoute(ns, name), func() (*gatewayv1.HTTPRoute, error) {
+			return c.HTTPRoutes(ns).Get(ctx, name, metav1.GetOptions{})
+		})
+		if obj == nil || err != nil || (rs == nil && !dropped) {
+			return err
+		}
+		out := obj.DeepCopy()
+		var parents []gatewayv1.RouteParentStatus
+		if rs != nil {
+			parents = rs.Parents
+		}
+		if !routeParents(&out.Status.Parents, parents, w.o.ControllerName, now) {
+			w.forget(it.key, rs == nil)
+			return nil
+		}
+		_, err = c.HTTPRoutes(ns).UpdateStatus(ctx, out, metav1.UpdateOptions{})
+		if err == nil {
+			w.forget(it.key, rs == nil)
+		}
+		return w.sent(nil, err)
+	}
+	return nil
+}
+
+// forget drops a route that left once its entries are gone.
+func (w *Writer) forget(k store.Key, left bool) {
+	if !left {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, back := w.routes[k]; !back {
+		delete(w.dropped, k)
+	}
+}
+
+// sent counts a write and returns its error.
+func (w *Writer) sent(_ any, err error) error {
+	w.mu.Lock()
+	w.writes++
+	w.mu.Unlock()
+	return err
+}
+
+// cached returns the cache's copy, or with fresh (after a conflict) the
+// API's.
+func cached[T any](fresh bool, c *T, get func() (*T, error)) (*T, error) {
+	if !fresh {
+		return c, nil
+	}
+	return get()
+}
+
+// setConditions makes conds hold exactly the wanted conditions (by type,
+// in their order), keeping a condition's transition time while its status
+// holds. It reports whether anything changed.
+func setConditions(conds *[]metav1.Condition, want []metav1.Condition, now metav1.Time) bool {
+	next := make([]metav1.Condition, 0, len(want))
+	for _, c := range want {
+		c.LastTransitionTime = now
+		if old := meta.FindStatusCondition(*conds, c.Type); old != nil && old.Status == c.Status {
+			c.LastTransitionTime = old.LastTransitionTime
+		}
+		next = append(next, c)
+	}
+	if equality.Semantic.DeepEqual(*conds, next) {
+		return false
+	}
+	*conds = next
+	return true
+}
+
+// gatewayStatus makes a Gateway's status the wanted one.
+func gatewayStatus(st *gatewayv1.GatewayStatus, want *gateway.GatewayStatus, now metav1.Time) bool {
+	changed := setConditions(&st.Conditions, want.Conditions, now)
+	if !equality.Semantic.DeepEqual(st.Addresses, want.Addresses) && (len(st.Addresses) > 0 || len(want.Addresses) > 0) {
+		st.Addresses = want.Addresses
+		changed = true
+	}
+	listeners := make([]gatewayv1.ListenerStatus, 0, len(want.Listeners))
+	for _, l := range want.Listeners {
+		ls := *l.ListenerStatus.DeepCopy()
+		var conds []metav1.Condition
+		for _, old := range st.Listeners {
+			if old.Name == ls.Name {
+				conds = old.Conditions
+			}
+		}
+		setConditions(&conds, ls.Conditions, now)
+		ls.Conditions = conds
+		listeners = append(listeners, ls)
+	}
+	if !equality.Semantic.DeepEqual(st.Listeners, listeners) {
+		st.Listeners = listeners
+		changed = true
+	}
+	return changed
+}
+
+// routeParents makes the entries of controller in parents the wanted ones
+// (matched by parentRef, keeping transition times), others' entries as
+// they are.
+func routeParents(parents *[]gatewayv1.RouteParentStatus, want []gatewayv1.RouteParentStatus, controller string, now metav1.Time) bool {
+	var next []gatewayv1.RouteParentStatus
+	for _, p := range *parents {
+		if string(p.ControllerName) != controller {
+			next = append(next, p)
+		}
+	}
+	for _, p := range want {
+		p = *p.DeepCopy()
+		var conds []metav1.Condition
+		for _, old := range *parents {
+			if string(old.ControllerName) == controller && equality.Semantic.DeepEqual(old.ParentRef, p.ParentRef) {
+				conds = old.Conditions
+			}
+		}
+		setConditions(&conds, p.Conditions, now)
+		p.Conditions = conds
+		next = append(next, p)
+	}
+	if equality.Semantic.DeepEqual(*parents, next) || len(*parents) == 0 && len(next) == 0 {
+		return false
+	}
+	*parents = next
+	return true
+}

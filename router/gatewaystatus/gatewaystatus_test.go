@@ -1,0 +1,136 @@
+package gatewaystatus
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gatewayfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
+
+	"github.com/openshift-router-go/router/router/gateway"
+	"github.com/openshift-router-go/router/router/store"
+)
+
+var (
+	t0 = metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	t1 = metav1.NewTime(time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC))
+)
+
+func cond(typ string, status metav1.ConditionStatus, reason string, at metav1.Time) metav1.Condition {
+	return metav1.Condition{Type: typ, Status: status, Reason: reason, LastTransitionTime: at, ObservedGeneration: 1}
+}
+
+func TestSetConditionsKeepsTransitionTimesWhileTheStatusHolds(t *testing.T) {
+	have := []metav1.Condition{cond("Accepted", metav1.ConditionTrue, "Accepted", t0), cond("Stale", metav1.ConditionTrue, "X", t0)}
+	want := []metav1.Condition{cond("Accepted", metav1.ConditionTrue, "Accepted", metav1.Time{}), cond("Programmed", metav1.ConditionFalse, "Invalid", metav1.Time{})}
+	if !setConditions(&have, want, t1) {
+		t.Fatal("no change reported")
+	}
+	if len(have) != 2 || have[0].LastTransitionTime != t0 || have[1].Type != "Programmed" || have[1].LastTransitionTime != t1 {
+		t.Errorf("conditions %+v: want Accepted since t0, Programmed since t1, Stale gone", have)
+	}
+	if setConditions(&have, want, t1.Rfc3339Copy()) {
+		t.Error("the same conditions again reported as a change")
+	}
+	want[0].Status = metav1.ConditionFalse
+	setConditions(&have, want, t1)
+	if have[0].LastTransitionTime != t1 {
+		t.Errorf("a status change kept its old transition time: %+v", have[0])
+	}
+}
+
+func TestRouteParentsTouchOnlyThisControllersEntries(t *testing.T) {
+	ours, other := "haproxy.router.openshift.io/gateway-controller", "example.com/other"
+	ref := func(name string) gatewayv1.ParentReference {
+		return gatewayv1.ParentReference{Name: gatewayv1.ObjectName(name)}
+	}
+	have := []gatewayv1.RouteParentStatus{
+		{ParentRef: ref("theirs"), ControllerName: gatewayv1.GatewayController(other), Conditions: []metav1.Condition{cond("Accepted", metav1.ConditionTrue, "Accepted", t0)}},
+		{ParentRef: ref("gw"), ControllerName: gatewayv1.GatewayController(ours), Conditions: []metav1.Condition{cond("Accepted", metav1.ConditionTrue, "Accepted", t0)}},
+		{ParentRef: ref("gone"), ControllerName: gatewayv1.GatewayController(ours), Conditions: []metav1.Condition{cond("Accepted", metav1.ConditionTrue, "Accepted", t0)}},
+	}
+	want := []gatewayv1.RouteParentStatus{{ParentRef: ref("gw"), ControllerName: gatewayv1.GatewayController(ours),
+		Conditions: []metav1.Condition{cond("Accepted", metav1.ConditionTrue, "Accepted", metav1.Time{}), cond("ResolvedRefs", metav1.ConditionTrue, "ResolvedRefs", metav1.Time{})}}}
+	if !routeParents(&have, want, ours, t1) {
+		t.Fatal("no change reported")
+	}
+	if len(have) != 2 || have[0].ControllerName != gatewayv1.GatewayController(other) || have[1].ParentRef.Name != "gw" ||
+		have[1].Conditions[0].LastTransitionTime != t0 || have[1].Conditions[1].LastTransitionTime != t1 {
+		t.Errorf("parents %+v: want theirs kept, gw updated (Accepted since t0), gone dropped", have)
+	}
+	if routeParents(&have, want, ours, t1) {
+		t.Error("the same entries again reported as a change")
+	}
+	if !routeParents(&have, nil, ours, t1) || len(have) != 1 || have[0].ControllerName != gatewayv1.GatewayController(other) {
+		t.Errorf("a route that left: parents %+v, want theirs alone", have)
+	}
+}
+
+// fakeCache reads the fake clientset (the informers' copies stand-in).
+type fakeCache struct{ c *gatewayfake.Clientset }
+
+func (f fakeCache) GatewayClass(name string) *gatewayv1.GatewayClass {
+	o, _ := f.c.GatewayV1().GatewayClasses().Get(context.Background(), name, metav1.GetOptions{})
+	return o
+}
+func (f fakeCache) Gateway(ns, name string) *gatewayv1.Gateway {
+	o, _ := f.c.GatewayV1().Gateways(ns).Get(context.Background(), name, metav1.GetOptions{})
+	return o
+}
+func (f fakeCache) HTTPRoute(ns, name string) *gatewayv1.HTTPRoute {
+	o, _ := f.c.GatewayV1().HTTPRoutes(ns).Get(context.Background(), name, metav1.GetOptions{})
+	return o
+}
+
+// drain runs the queue's items synchronously.
+func (w *Writer) drain(t *testing.T) {
+	t.Helper()
+	for w.queue.Len() > 0 {
+		if !w.processNext(context.Background()) {
+			return
+		}
+	}
+}
+
+// TestWriterWritesWhatChangedAndForgetsRoutesThatLeave: the writer writes
+// each object whose wanted status is new, nothing when a pass wants the
+// same again, and takes its entry out of an HTTPRoute that left.
+func TestWriterWritesWhatChangedAndForgetsRoutesThatLeave(t *testing.T) {
+	c := gatewayfake.NewSimpleClientset(
+		&gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "haproxy", Generation: 1}},
+		&gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "r", Generation: 1}},
+	)
+	w := New(Options{Client: c, Cache: fakeCache{c}, Logger: logr.Discard(), Now: func() time.Time { return t1.Time }})
+	res := &gateway.Result{
+		Classes: map[string]gateway.ClassStatus{"haproxy": {Generation: 1, Conditions: []metav1.Condition{cond("Accepted", metav1.ConditionTrue, "Accepted", metav1.Time{})}}},
+		HTTPRoutes: map[store.Key]*gateway.RouteStatus{"app/r": {Generation: 1, Parents: []gatewayv1.RouteParentStatus{{
+			ParentRef: gatewayv1.ParentReference{Name: "gw"}, ControllerName: gateway.DefaultControllerName,
+			Conditions: []metav1.Condition{cond("Accepted", metav1.ConditionTrue, "Accepted", metav1.Time{})}}}}},
+	}
+	w.Update(res)
+	w.drain(t)
+	if w.Writes() != 2 {
+		t.Fatalf("%d writes, want 2 (class, route)", w.Writes())
+	}
+	class := fakeCache{c}.GatewayClass("haproxy")
+	if len(class.Status.Conditions) != 1 || class.Status.Conditions[0].LastTransitionTime.Time != t1.Time {
+		t.Errorf("class status %+v", class.Status)
+	}
+	w.Update(res)
+	w.Recheck(GatewayClasses, "", "haproxy")
+	w.drain(t)
+	if w.Writes() != 2 {
+		t.Errorf("%d writes after the same status again, want 2", w.Writes())
+	}
+	w.Update(&gateway.Result{Classes: res.Classes})
+	w.drain(t)
+	if r := (fakeCache{c}).HTTPRoute("app", "r"); len(r.Status.Parents) != 0 || w.Writes() != 3 {
+		t.Errorf("route that left: parents %+v, %d writes, want none and 3", r.Status.Parents, w.Writes())
+	}
+	if len(w.dropped) != 0 {
+		t.Errorf("dropped %v kept after the entry went", w.dropped)
+	}
+}

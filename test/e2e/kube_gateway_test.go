@@ -1,0 +1,165 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
+
+	"github.com/openshift-router-go/router/test/kubetest"
+)
+
+// conditionsOf describes conditions as "Type=Status/Reason" words, each
+// with its observedGeneration checked against generation ("stale" if not).
+func conditionsOf(cs []metav1.Condition, generation int64) string {
+	var out []string
+	for _, c := range cs {
+		s := fmt.Sprintf("%s=%s/%s", c.Type, c.Status, c.Reason)
+		if c.ObservedGeneration != generation {
+			s += "(stale)"
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, " ")
+}
+
+// TestKubeHTTPRouteServedWithStatus: against a real API server with the
+// Gateway API's CRDs, the router serves an HTTPRoute attached to a Gateway
+// of its class and writes the status the spec asks for — the GatewayClass
+// Accepted; the Gateway Accepted and Programmed with the canonical hostname
+// as its address, each listener's conditions and attached routes; the
+// HTTPRoute's parent entry Accepted and ResolvedRefs, PartiallyInvalid while
+// an older Route of another namespace holds one of its hostnames, which it
+// gets once that Route goes — every condition at the object's generation,
+// another controller's entry untouched.
+func TestKubeHTTPRouteServedWithStatus(t *testing.T) {
+	c := kubetest.Start(t, kubetest.WithGatewayCRDs("standard"))
+	gc := gatewayclient.NewForConfigOrDie(c.RESTConfig)
+	net := kubetest.NewNetNS(t)
+	b1 := net.StartBackend(t, net.IP(), 8080, "pod-1")
+	b2 := net.StartBackend(t, net.AddAddress(t), 8080, "pod-2")
+	infra, app, legacy := c.CreateNamespace(t, "infra", nil).Name, c.CreateNamespace(t, "app", nil).Name, c.CreateNamespace(t, "legacy", nil).Name
+	kubeService(t, c, app, "web", b1)
+	kubeService(t, c, legacy, "old", b2)
+	old := kubeRoute(t, c, legacy, "old", "taken.example.com", "old", nil)
+	// Creation timestamps have a one-second resolution.
+	time.Sleep(time.Until(old.CreationTimestamp.Add(1100 * time.Millisecond)))
+
+	class, err := gc.GatewayV1().GatewayClasses().Create(kctx(t), &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "haproxy"},
+		Spec: gatewayv1.GatewayClassSpec{ControllerName: "haproxy.router.openshift.io/gateway-controller"}}, metav1.CreateOptions{})
+	must(t, err)
+	all := gatewayv1.NamespacesFromAll
+	gw, err := gc.GatewayV1().Gateways(infra).Create(kctx(t), &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "gw"},
+		Spec: gatewayv1.GatewaySpec{GatewayClassName: "haproxy", Listeners: []gatewayv1.Listener{
+			{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType,
+				AllowedRoutes: &gatewayv1.AllowedRoutes{Namespaces: &gatewayv1.RouteNamespaces{From: &all}}},
+			{Name: "alt", Port: 8080, Protocol: gatewayv1.HTTPProtocolType},
+		}}}, metav1.CreateOptions{})
+	must(t, err)
+	hr, err := gc.GatewayV1().HTTPRoutes(app).Create(kctx(t), &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Name: "shop"},
+		Spec: gatewayv1.HTTPRouteSpec{
+			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "gw", Namespace: ptr.To(gatewayv1.Namespace(infra))}}},
+			Hostnames:       []gatewayv1.Hostname{"shop.example.com", "taken.example.com"},
+			Rules: []gatewayv1.HTTPRouteRule{{BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: gatewayv1.BackendRef{
+				BackendObjectReference: gatewayv1.BackendObjectReference{Name: "web", Port: ptr.To[gatewayv1.PortNumber](80)}}}}}},
+		}}, metav1.CreateOptions{})
+	must(t, err)
+
+	r := startKubeRouter(t, c.KubeconfigPath, map[string]string{"ROUTER_CANONICAL_HOSTNAME": "router.apps.example.com"})
+	get := func(host string) func() (response, error) {
+		return func() (response, error) { return r.httpGet(host, "/") }
+	}
+	expectBackend(t, loadTimeout, get("shop.example.com"), "pod-1")
+	expectBackend(t, loadTimeout, get("taken.example.com"), "pod-2")
+
+	eventually(t, 30*time.Second, "GatewayClass accepted", func() error {
+		got, err := gc.GatewayV1().GatewayClasses().Get(kctx(t), "haproxy", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if s := conditionsOf(got.Status.Conditions, class.Generation); s != "Accepted=True/Accepted" {
+			return fmt.Errorf("conditions %s", s)
+		}
+		return nil
+	})
+	eventually(t, 30*time.Second, "Gateway status", func() error {
+		got, err := gc.GatewayV1().Gateways(infra).Get(kctx(t), "gw", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		st := got.Status
+		var listeners []string
+		for _, l := range st.Listeners {
+			listeners = append(listeners, fmt.Sprintf("%s %d %s", l.Name, l.AttachedRoutes, conditionsOf(l.Conditions, gw.Generation)))
+		}
+		want := []string{
+			"http 1 Accepted=True/Accepted Programmed=True/Programmed ResolvedRefs=True/ResolvedRefs Conflicted=False/NoConflicts",
+			"alt 0 Accepted=False/PortUnavailable Programmed=False/Invalid ResolvedRefs=True/ResolvedRefs Conflicted=False/NoConflicts",
+		}
+		if s := conditionsOf(st.Conditions, gw.Generation); s != "Accepted=True/ListenersNotValid Programmed=True/Programmed" ||
+			len(st.Addresses) != 1 || st.Addresses[0].Value != "router.apps.example.com" || st.Addresses[0].Type == nil ||
+			*st.Addresses[0].Type != gatewayv1.HostnameAddressType || strings.Join(listeners, "\n") != strings.Join(want, "\n") {
+			return fmt.Errorf("conditions %s, addresses %+v, listeners\n%s", s, st.Addresses, strings.Join(listeners, "\n"))
+		}
+		return nil
+	})
+	parent := func(want string, message string) func() error {
+		return func() error {
+			got, err := gc.GatewayV1().HTTPRoutes(app).Get(kctx(t), "shop", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			var ours []string
+			var messages []string
+			for _, p := range got.Status.Parents {
+				if p.ControllerName == "haproxy.router.openshift.io/gateway-controller" {
+					ours = append(ours, conditionsOf(p.Conditions, got.Generation))
+					for _, c := range p.Conditions {
+						messages = append(messages, c.Message)
+					}
+				}
+			}
+			if strings.Join(ours, "|") != want || !strings.Contains(strings.Join(messages, "|"), message) {
+				return fmt.Errorf("entries %q (%q), want %q saying %q", ours, messages, want, message)
+			}
+			return nil
+		}
+	}
+	eventually(t, 30*time.Second, "HTTPRoute partially invalid", parent(
+		"Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs PartiallyInvalid=True/UnsupportedValue", "hostname taken.example.com, rule 0, match 0: HostAlreadyClaimed"))
+	ingressOf(t, c, legacy, "old", "public", admitted(corev1.ConditionTrue, ""))
+
+	// Another controller's entry stays through the router's writes.
+	must(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := gc.GatewayV1().HTTPRoutes(app).Get(kctx(t), "shop", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		cur.Status.Parents = append(cur.Status.Parents, gatewayv1.RouteParentStatus{ParentRef: gatewayv1.ParentReference{Name: "elsewhere"},
+			ControllerName: "example.com/other", Conditions: []metav1.Condition{{Type: "Accepted", Status: metav1.ConditionTrue,
+				Reason: "Accepted", LastTransitionTime: metav1.Now(), ObservedGeneration: cur.Generation}}})
+		_, err = gc.GatewayV1().HTTPRoutes(app).UpdateStatus(kctx(t), cur, metav1.UpdateOptions{})
+		return err
+	}))
+	must(t, c.Routes.RouteV1().Routes(legacy).Delete(kctx(t), "old", metav1.DeleteOptions{}))
+	expectBackend(t, loadTimeout, get("taken.example.com"), "pod-1")
+	eventually(t, 30*time.Second, "HTTPRoute accepted in full", parent("Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs", ""))
+	got, err := gc.GatewayV1().HTTPRoutes(app).Get(kctx(t), "shop", metav1.GetOptions{})
+	must(t, err)
+	others := 0
+	for _, p := range got.Status.Parents {
+		if p.ControllerName == "example.com/other" {
+			others++
+		}
+	}
+	if others != 1 || hr.Generation != got.Generation {
+		t.Errorf("another controller's entries: %d, want 1 (parents %+v)", others, got.Status.Parents)
+	}
+}
