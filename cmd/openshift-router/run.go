@@ -172,7 +172,7 @@ func controllerOptions(ctx context.Context, cfg *config.Config, inputs pipeline.
 	}
 	pipe.OnResults = func(results map[admission.Key]admission.Result, gw *gateway.Result) {
 		if src.status != nil {
-			src.status.Update(results)
+			src.status.Update(results, gw.Made)
 		}
 		if src.gatewayStatus != nil {
 			src.gatewayStatus.Update(gw)

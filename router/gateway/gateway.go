@@ -125,9 +125,30 @@ type RouteStatus struct {
 	Parents []gatewayv1.RouteParentStatus
 	// routes are the keys of the routes made from the HTTPRoute.
 	routes []admission.Key
+	// listeners are, per parent, the listeners the route attaches to
+	// (counted in their attachedRoutes once the parent is Accepted).
+	listeners [][]*ListenerStatus
 	// unserved describes the parts of the HTTPRoute not served (rules,
 	// matches, hostnames), for PartiallyInvalid.
-	unserved []string
+	unserved []unserved
+}
+
+// unserved is a part of an HTTPRoute not served, and whether only invalid
+// backend references are why (the route stays Accepted for those, with
+// ResolvedRefs=False, as the spec asks).
+type unserved struct {
+	msg     string
+	backend bool
+}
+
+// Made reports whether a route was made from an HTTPRoute (false for a
+// nil Result).
+func (res *Result) Made(k admission.Key) bool {
+	if res == nil {
+		return false
+	}
+	_, ok := res.Origins[k]
+	return ok
 }
 
 // Translate translates the Gateway API objects of v.
@@ -146,12 +167,17 @@ func Translate(v View, o Options) *Result {
 		if string(c.Spec.ControllerName) != o.ControllerName {
 			continue
 		}
-		res.Classes[c.Name] = ClassStatus{Generation: c.Generation, Conditions: []metav1.Condition{
-			condition(gatewayv1.GatewayClassConditionStatusAccepted, true, gatewayv1.GatewayClassReasonAccepted,
-				"Accepted by this router", c.Generation)}}
+		accepted := condition(gatewayv1.GatewayClassConditionStatusAccepted, true, gatewayv1.GatewayClassReasonAccepted,
+			"Accepted by this router", c.Generation)
+		if c.Spec.ParametersRef != nil {
+			accepted = condition(gatewayv1.GatewayClassConditionStatusAccepted, false, gatewayv1.GatewayClassReasonInvalidParameters,
+				"parametersRef is not supported by this router: its Gateways are not served", c.Generation)
+		}
+		res.Classes[c.Name] = ClassStatus{Generation: c.Generation, Conditions: []metav1.Condition{accepted}}
 	}
 	for _, g := range v.Gateways() {
-		if _, ok := res.Classes[string(g.Spec.GatewayClassName)]; !ok || !namespaceSelected(v, o, g.Namespace) {
+		class, ok := res.Classes[string(g.Spec.GatewayClassName)]
+		if !ok || class.Conditions[0].Status != metav1.ConditionTrue || !namespaceSelected(v, o, g.Namespace) {
 			continue
 		}
 		res.Gateways[store.KeyOf(g.Namespace, g.Name)] = gatewayStatus(g, o)

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -126,11 +127,17 @@ func conditions(cs []metav1.Condition) string {
 	return strings.Join(out, " ")
 }
 
-// routes describes routes as "name host/path -> to[weight],alternates... port".
+// routes describes routes as "namespace/httproute host/path -> to[weight],alternates... port",
+// with "namespace/httproute" the HTTPRoute the name says (or the whole
+// name when it is not NAME.gw-HASH of its hostname and path).
 func routes(rs []*routev1.Route) []string {
 	var out []string
 	for _, r := range rs {
-		s := fmt.Sprintf("%s/%s %s%s -> %s[%d]", r.Namespace, r.Name, r.Spec.Host, r.Spec.Path, r.Spec.To.Name, *r.Spec.To.Weight)
+		name := r.Name
+		if i := strings.LastIndex(name, ".gw-"); i > 0 && routeName(name[:i], r.Spec.Host, r.Spec.Path) == name {
+			name = name[:i]
+		}
+		s := fmt.Sprintf("%s/%s %s%s -> %s[%d]", r.Namespace, name, r.Spec.Host, r.Spec.Path, r.Spec.To.Name, *r.Spec.To.Weight)
 		for _, b := range r.Spec.AlternateBackends {
 			s += fmt.Sprintf(",%s[%d]", b.Name, *b.Weight)
 		}
@@ -139,6 +146,7 @@ func routes(rs []*routev1.Route) []string {
 		}
 		out = append(out, s)
 	}
+	slices.Sort(out)
 	return out
 }
 
@@ -247,7 +255,7 @@ spec:
 	}
 }
 
-func TestGatewayAddressesAreTheRequestedOnesOrTheRoutersOwn(t *testing.T) {
+func TestGatewayAddressesAreTheRoutersOwn(t *testing.T) {
 	canonical := gatewayv1.GatewayStatusAddress{Type: ptrTo(gatewayv1.HostnameAddressType), Value: "router.apps.example.com"}
 	v := view(t, class+"\n---\n"+gw+`
 ---
@@ -270,8 +278,9 @@ spec:
 	if got := describe(res.Gateways["default/gw"].Addresses); got != "Hostname router.apps.example.com" {
 		t.Errorf("gw addresses %s, want the canonical hostname", got)
 	}
-	if got := describe(res.Gateways["default/static"].Addresses); got != "IPAddress 192.0.2.7" {
-		t.Errorf("static addresses %s, want its own", got)
+	static := res.Gateways["default/static"]
+	if got := describe(static.Addresses); got != "Hostname router.apps.example.com" || conditions(static.Conditions) != "Accepted=True/Accepted Programmed=False/AddressNotAssigned" {
+		t.Errorf("a Gateway asking for an address: addresses %s, %s; want the router's, not programmed", got, conditions(static.Conditions))
 	}
 }
 
@@ -295,12 +304,12 @@ spec:
     - {name: web, port: 8080}`)
 	res := Translate(v, Options{})
 	want := []string{
-		"default/shop.gw-0-0-0 shop.example.com/cart -> web[256],canary[28] port http",
-		"default/shop.gw-0-0-1 www.example.com/cart -> web[256],canary[28] port http",
-		"default/shop.gw-0-1-0 shop.example.com/api -> web[256],canary[28] port http",
-		"default/shop.gw-0-1-1 www.example.com/api -> web[256],canary[28] port http",
-		"default/shop.gw-1-0-0 shop.example.com -> web[1] port http",
-		"default/shop.gw-1-0-1 www.example.com -> web[1] port http",
+		"default/shop shop.example.com -> web[1] port http",
+		"default/shop shop.example.com/api -> web[256],canary[28] port http",
+		"default/shop shop.example.com/cart -> web[256],canary[28] port http",
+		"default/shop www.example.com -> web[1] port http",
+		"default/shop www.example.com/api -> web[256],canary[28] port http",
+		"default/shop www.example.com/cart -> web[256],canary[28] port http",
 	}
 	if got := routes(res.Routes); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("routes\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -309,13 +318,13 @@ spec:
 	if r.UID != "u1" || r.CreationTimestamp.Year() != 2026 || r.Annotations != nil || r.Spec.TLS != nil {
 		t.Errorf("route %+v: want the HTTPRoute's UID and creation time, no annotations, no TLS", r.ObjectMeta)
 	}
-	if o := res.Origins["default/shop.gw-0-1-1"]; o.HTTPRoute != "default/shop" || o.Rule != 0 || o.Match != 1 || fmt.Sprint(o.Parents) != "[0]" {
+	if o := res.Origins[admission.Key("default/"+routeName("shop", "www.example.com", "/api"))]; o.HTTPRoute != "default/shop" || o.Rule != 0 || o.Match != 1 || fmt.Sprint(o.Parents) != "[0]" {
 		t.Errorf("origin %+v", o)
 	}
+	res.Finish(admitAll(res.Routes))
 	if l := res.Gateways["default/gw"].Listeners[0]; l.AttachedRoutes != 1 {
 		t.Errorf("attachedRoutes %d, want 1", l.AttachedRoutes)
 	}
-	res.Finish(admitAll(res.Routes))
 	if c := conditions(res.HTTPRoutes["default/shop"].Parents[0].Conditions); c != "Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs" {
 		t.Errorf("route status %s", c)
 	}
@@ -440,7 +449,7 @@ spec:
 	}{
 		{"a Service of another kind", `
   - backendRefs: [{name: web, port: 8080, kind: ConfigMap}]`, 0,
-			"Accepted=False/UnsupportedValue ResolvedRefs=False/InvalidKind", "no valid backend"},
+			"Accepted=True/Accepted ResolvedRefs=False/InvalidKind PartiallyInvalid=True/UnsupportedValue", "no valid backend"},
 		{"a missing Service, next to a served rule", `
   - backendRefs: [{name: web, port: 8080}]
   - matches: [{path: {value: /b}}]
@@ -448,10 +457,10 @@ spec:
 			"Accepted=True/Accepted ResolvedRefs=False/BackendNotFound PartiallyInvalid=True/UnsupportedValue", "rule 1: no valid backend"},
 		{"a port the Service lacks", `
   - backendRefs: [{name: web, port: 9999}]`, 0,
-			"Accepted=False/UnsupportedValue ResolvedRefs=False/BackendNotFound", "no valid backend"},
+			"Accepted=True/Accepted ResolvedRefs=False/BackendNotFound PartiallyInvalid=True/UnsupportedValue", "no valid backend"},
 		{"a Service of another namespace without a grant", `
   - backendRefs: [{name: web, namespace: elsewhere, port: 8080}]`, 0,
-			"Accepted=False/UnsupportedValue ResolvedRefs=False/RefNotPermitted", "no valid backend"},
+			"Accepted=True/Accepted ResolvedRefs=False/RefNotPermitted PartiallyInvalid=True/UnsupportedValue", "no valid backend"},
 		{"filters, an exact path and a header match", `
   - backendRefs: [{name: web, port: 8080}]
     filters: [{type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: a, value: b}]}}]
@@ -531,14 +540,15 @@ spec:
 		}
 		return out
 	}
-	res.Finish(refuse("default/r.gw-0-0-0"))
+	a, b := admission.Key("default/"+routeName("r", "a.example.com", "")), admission.Key("default/"+routeName("r", "b.example.com", ""))
+	res.Finish(refuse(a))
 	c := res.HTTPRoutes["default/r"].Parents[0].Conditions
 	if got := conditions(c); got != "Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs PartiallyInvalid=True/UnsupportedValue" ||
 		!strings.Contains(c[2].Message, "hostname a.example.com, rule 0, match 0: HostAlreadyClaimed") {
 		t.Errorf("one host refused: %s (%q)", got, c[2].Message)
 	}
 	res = Translate(v, Options{})
-	res.Finish(refuse("default/r.gw-0-0-0", "default/r.gw-0-0-1"))
+	res.Finish(refuse(a, b))
 	if got := conditions(res.HTTPRoutes["default/r"].Parents[0].Conditions); got != "Accepted=False/HostAlreadyClaimed ResolvedRefs=True/ResolvedRefs" {
 		t.Errorf("every host refused: %s", got)
 	}
@@ -574,11 +584,12 @@ spec:
 	}
 }
 
-func TestRouteNamesAreValidUniqueAndNeverARoutesOwn(t *testing.T) {
+func TestRouteNamesAreValidStableAndNeverARoutesOwn(t *testing.T) {
 	long := strings.Repeat("a", 250)
-	if n := routeName(long, 12, 3, 7); len(n) > 253 || len(validation.IsDNS1123Subdomain(n)) > 0 || n == routeName(long[:249]+"b", 12, 3, 7) {
+	if n := routeName(long, "a.example.com", "/p"); len(n) > 253 || len(validation.IsDNS1123Subdomain(n)) > 0 || n == routeName(long[:249]+"b", "a.example.com", "/p") {
 		t.Errorf("name of a 250-character HTTPRoute: %q (%d characters)", n, len(n))
 	}
+	taken := routeName("r", "a.example.com", "")
 	v := view(t, class+"\n---\n"+gw+"\n---\n"+web+`
 ---
 apiVersion: gateway.networking.k8s.io/v1
@@ -591,14 +602,117 @@ spec:
 ---
 apiVersion: route.openshift.io/v1
 kind: Route
-metadata: {name: r.gw-0-0-0}
+metadata: {name: `+taken+`}
 spec: {host: x.example.com, to: {kind: Service, name: web}}`)
 	res := Translate(v, Options{})
-	if got := fmt.Sprint(routes(res.Routes)); got != "[default/r.gw-0-0-1 b.example.com -> web[1] port http]" {
+	if got := fmt.Sprint(routes(res.Routes)); got != "[default/r b.example.com -> web[1] port http]" {
 		t.Errorf("routes %s, want the one whose name no Route has", got)
 	}
 	res.Finish(admitAll(res.Routes))
-	if c := res.HTTPRoutes["default/r"].Parents[0].Conditions; len(c) != 3 || !strings.Contains(c[2].Message, "a Route of the namespace has its name, r.gw-0-0-0") {
+	if c := res.HTTPRoutes["default/r"].Parents[0].Conditions; len(c) != 3 || !strings.Contains(c[2].Message, "a Route of the namespace has its name, "+taken) {
 		t.Errorf("conditions %+v, want PartiallyInvalid naming the Route", c)
+	}
+	// A hostname added leaves the other routes' names as they were.
+	v.httpRoutes[0].Spec.Hostnames = append(v.httpRoutes[0].Spec.Hostnames, "0.example.com")
+	again := Translate(v, Options{})
+	if len(again.Routes) != 2 || again.Routes[1].Name != res.Routes[0].Name && again.Routes[0].Name != res.Routes[0].Name {
+		t.Errorf("names after a hostname was added: %v, want %s kept", routes(again.Routes), res.Routes[0].Name)
+	}
+}
+
+func TestOneHTTPRouteMakesAtMostMaxRoutesPerHTTPRoute(t *testing.T) {
+	var hosts, matches []string
+	for i := 0; i < 16; i++ {
+		hosts = append(hosts, fmt.Sprintf("h%d.example.com", i))
+	}
+	for i := 0; i < 64; i++ {
+		matches = append(matches, fmt.Sprintf("{path: {value: /p%d}}", i))
+	}
+	v := view(t, class+"\n---\n"+gw+"\n---\n"+web+`
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: big}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [`+strings.Join(hosts, ", ")+`]
+  rules: [{matches: [`+strings.Join(matches, ", ")+`], backendRefs: [{name: web, port: 8080}]}]`)
+	res := Translate(v, Options{})
+	if len(res.Routes) != MaxRoutesPerHTTPRoute {
+		t.Errorf("%d routes of 16 hostnames x 64 paths, want %d", len(res.Routes), MaxRoutesPerHTTPRoute)
+	}
+	res.Finish(admitAll(res.Routes))
+	c := res.HTTPRoutes["default/big"].Parents[0].Conditions
+	if conditions(c) != "Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs PartiallyInvalid=True/UnsupportedValue" ||
+		!strings.Contains(c[2].Message, "beyond the 512 hostname, path pairs served per HTTPRoute; and 507 more") {
+		t.Errorf("conditions %s: %q", conditions(c), c[len(c)-1].Message)
+	}
+}
+
+func TestTheFirstRuleOfAPathIsServedAndLaterOnesListed(t *testing.T) {
+	v := view(t, class+"\n---\n"+gw+"\n---\n"+web+`
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [a.example.com]
+  rules:
+  - {matches: [{path: {value: /x}}], backendRefs: [{name: web, port: 8080}]}
+  - {matches: [{path: {value: /x/}}], backendRefs: [{name: canary, port: 8080}]}`)
+	res := Translate(v, Options{})
+	if got := fmt.Sprint(routes(res.Routes)); got != "[default/r a.example.com/x -> web[1] port http]" {
+		t.Errorf("routes %s, want the first rule's", got)
+	}
+	res.Finish(admitAll(res.Routes))
+	if c := res.HTTPRoutes["default/r"].Parents[0].Conditions; len(c) != 3 || !strings.Contains(c[2].Message, "rule 1, match 0: the same path as hostname a.example.com, rule 0, match 0") {
+		t.Errorf("conditions %+v", c)
+	}
+}
+
+func TestAClassWithParametersIsNotAcceptedNorItsGatewaysServed(t *testing.T) {
+	v := view(t, `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: haproxy}
+spec:
+  controllerName: haproxy.router.openshift.io/gateway-controller
+  parametersRef: {group: example.com, kind: Config, name: c}
+---
+`+gw)
+	res := Translate(v, Options{})
+	if c := conditions(res.Classes["haproxy"].Conditions); c != "Accepted=False/InvalidParameters" || len(res.Gateways) != 0 {
+		t.Errorf("class %s, gateways %v", c, res.Gateways)
+	}
+}
+
+func TestAttachedRoutesCountAcceptedRoutesOncePerListener(t *testing.T) {
+	v := view(t, class+"\n---\n"+gw+"\n---\n"+web+`
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: twice}
+spec:
+  parentRefs: [{name: gw}, {name: gw, sectionName: http}]
+  hostnames: [a.example.com]
+  rules: [{backendRefs: [{name: web, port: 8080}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: refused}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [b.example.com]
+  rules: [{backendRefs: [{name: web, port: 8080}]}]`)
+	res := Translate(v, Options{})
+	results := admitAll(res.Routes)
+	for k, o := range res.Origins {
+		if o.HTTPRoute == "default/refused" {
+			results[k] = admission.Result{Host: "b.example.com", Reason: "HostAlreadyClaimed"}
+		}
+	}
+	res.Finish(results)
+	if n := res.Gateways["default/gw"].Listeners[0].AttachedRoutes; n != 1 {
+		t.Errorf("attachedRoutes %d, want 1 (one route attached twice, one refused)", n)
 	}
 }

@@ -32,12 +32,13 @@ func translateHTTPRoute(v View, hr *gatewayv1.HTTPRoute, res *Result) {
 		}
 		i := len(rs.Parents)
 		gwNamespace, _ := key.Split()
-		served, cond := attach(v, hr, ref, gwNamespace, gw)
+		served, listeners, cond := attach(v, hr, ref, gwNamespace, gw)
 		for _, h := range served {
 			hosts[h] = append(hosts[h], i)
 		}
 		rs.Parents = append(rs.Parents, gatewayv1.RouteParentStatus{ParentRef: ref,
 			ControllerName: gatewayv1.GatewayController(controllerOf(res)), Conditions: []metav1.Condition{cond}})
+		rs.listeners = append(rs.listeners, listeners)
 	}
 	if len(rs.Parents) == 0 {
 		return
@@ -48,21 +49,33 @@ func translateHTTPRoute(v View, hr *gatewayv1.HTTPRoute, res *Result) {
 	for i := range rs.Parents {
 		rs.Parents[i].Conditions = append(rs.Parents[i].Conditions, resolved)
 	}
-	names := slices.Sorted(maps.Keys(hosts))
-	for hi, host := range names {
+	made := map[string]string{}
+	for _, host := range slices.Sorted(maps.Keys(hosts)) {
 		if host == "" || strings.HasPrefix(host, "*") {
-			rs.unserved = append(rs.unserved, unservedHost(host))
+			rs.unserved = append(rs.unserved, unserved{msg: unservedHost(host)})
 			continue
 		}
 		for _, rule := range rules {
 			for _, m := range rule.matches {
-				r := routeFor(hr, host, m.path, rule.backends)
-				r.Name = routeName(hr.Name, rule.index, m.index, hi)
-				if v.Route(r.Namespace, r.Name) != nil {
-					rs.unserved = append(rs.unserved, fmt.Sprintf("hostname %s, rule %d, match %d: a Route of the namespace has its name, %s",
-						host, rule.index, m.index, r.Name))
+				where := fmt.Sprintf("hostname %s, rule %d, match %d", host, rule.index, m.index)
+				name := routeName(hr.Name, host, m.path)
+				switch {
+				case made[name] != "":
+					// The same hostname and path in an earlier rule (or
+					// match): that one is served, as the spec's order
+					// of rules says.
+					rs.unserved = append(rs.unserved, unserved{msg: where + ": the same path as " + made[name]})
+					continue
+				case len(rs.routes) >= MaxRoutesPerHTTPRoute:
+					rs.unserved = append(rs.unserved, unserved{msg: fmt.Sprintf("%s: beyond the %d hostname, path pairs served per HTTPRoute", where, MaxRoutesPerHTTPRoute)})
+					continue
+				case v.Route(hr.Namespace, name) != nil:
+					rs.unserved = append(rs.unserved, unserved{msg: where + ": a Route of the namespace has its name, " + name})
 					continue
 				}
+				made[name] = where
+				r := routeFor(hr, host, m.path, rule.backends)
+				r.Name = name
 				res.Routes = append(res.Routes, r)
 				rk := admission.KeyOf(r)
 				res.Origins[rk] = Origin{HTTPRoute: k, Rule: rule.index, Match: m.index, Parents: hosts[host]}
@@ -71,6 +84,12 @@ func translateHTTPRoute(v View, hr *gatewayv1.HTTPRoute, res *Result) {
 		}
 	}
 }
+
+// MaxRoutesPerHTTPRoute bounds the routes one HTTPRoute is served with
+// (hostnames x paths): an object of a few kilobytes could otherwise ask for
+// hundreds of thousands (2048 listener hostnames x 128 matches). What is cut
+// is listed in its status (PartiallyInvalid).
+const MaxRoutesPerHTTPRoute = 512
 
 func unservedHost(host string) string {
 	if host == "" {
@@ -98,8 +117,9 @@ func parentGateway(hr *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference, res *
 
 // attach attaches an HTTPRoute to the listeners of a Gateway its parentRef
 // selects (sectionName, port), as their allowedRoutes let it, and returns
-// the hostnames it is served for there and its Accepted condition.
-func attach(v View, hr *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference, gwNamespace string, gw *GatewayStatus) ([]string, metav1.Condition) {
+// the hostnames it is served for there, the listeners it attaches to and
+// its Accepted condition.
+func attach(v View, hr *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference, gwNamespace string, gw *GatewayStatus) ([]string, []*ListenerStatus, metav1.Condition) {
 	gen := hr.Generation
 	var named, allowed []*ListenerStatus
 	for i := range gw.Listeners {
@@ -113,27 +133,28 @@ func attach(v View, hr *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference, gwNa
 		}
 	}
 	if len(named) == 0 {
-		return nil, condition(gatewayv1.RouteConditionAccepted, false, gatewayv1.RouteReasonNoMatchingParent,
+		return nil, nil, condition(gatewayv1.RouteConditionAccepted, false, gatewayv1.RouteReasonNoMatchingParent,
 			"the Gateway has no listener of that name or port", gen)
 	}
 	if len(allowed) == 0 {
-		return nil, condition(gatewayv1.RouteConditionAccepted, false, gatewayv1.RouteReasonNotAllowedByListeners,
+		return nil, nil, condition(gatewayv1.RouteConditionAccepted, false, gatewayv1.RouteReasonNotAllowedByListeners,
 			"no served listener of the Gateway allows routes of this namespace and kind", gen)
 	}
 	var hosts []string
+	var attached []*ListenerStatus
 	for _, l := range allowed {
 		h := intersect(l.spec.Hostname, hr.Spec.Hostnames)
 		if len(h) > 0 {
-			l.AttachedRoutes++
+			attached = append(attached, l)
 		}
 		hosts = append(hosts, h...)
 	}
 	if len(hosts) == 0 {
-		return nil, condition(gatewayv1.RouteConditionAccepted, false, gatewayv1.RouteReasonNoMatchingListenerHostname,
+		return nil, nil, condition(gatewayv1.RouteConditionAccepted, false, gatewayv1.RouteReasonNoMatchingListenerHostname,
 			"no hostname of the route matches a listener's hostname", gen)
 	}
 	slices.Sort(hosts)
-	return slices.Compact(hosts), condition(gatewayv1.RouteConditionAccepted, true, gatewayv1.RouteReasonAccepted, "", gen)
+	return slices.Compact(hosts), attached, condition(gatewayv1.RouteConditionAccepted, true, gatewayv1.RouteReasonAccepted, "", gen)
 }
 
 // allowsNamespace reports whether a listener of a Gateway of namespace
@@ -187,19 +208,22 @@ func routeFor(hr *gatewayv1.HTTPRoute, host, path string, backends []backend) *r
 	return r
 }
 
-// routeName names the route of an HTTPRoute's hostname (by index), rule
-// and match: "NAME.gw-RULE-MATCH-HOST", a name the Route API accepts (the
-// router writes route names into haproxy.config and validates them as
-// such). The suffix's shape makes names of different HTTPRoutes differ; a
-// Route of the namespace may still have the name (that route is then not
-// made). A name beyond the API's 253 characters is shortened, with a hash
-// of the HTTPRoute's name.
-func routeName(httpRoute string, rule, match, host int) string {
-	suffix := fmt.Sprintf(".gw-%d-%d-%d", rule, match, host)
+// routeName names the route of an HTTPRoute's hostname and path:
+// "NAME.gw-HASH", HASH 16 hex digits of a hash of the hostname and path (so
+// that hostnames or rules added or removed leave the other routes' names,
+// and backends, as they are), a name the Route API accepts (the router
+// writes route names into haproxy.config and validates them as such). The
+// suffix's shape makes names of different HTTPRoutes differ; a Route of
+// the namespace may still have the name (that route is then not made). A
+// name beyond the API's 253 characters is shortened, with a hash of the
+// HTTPRoute's name.
+func routeName(httpRoute, host, path string) string {
+	sum := sha256.Sum256([]byte(host + "\x00" + path))
+	suffix := ".gw-" + hex.EncodeToString(sum[:8])
 	if len(httpRoute)+len(suffix) <= validation.DNS1123SubdomainMaxLength {
 		return httpRoute + suffix
 	}
-	sum := sha256.Sum256([]byte(httpRoute))
+	nameSum := sha256.Sum256([]byte(httpRoute))
 	keep := validation.DNS1123SubdomainMaxLength - len(suffix) - 9
-	return strings.TrimRight(httpRoute[:keep], ".-") + "-" + hex.EncodeToString(sum[:4]) + suffix
+	return strings.TrimRight(httpRoute[:keep], ".-") + "-" + hex.EncodeToString(nameSum[:4]) + suffix
 }

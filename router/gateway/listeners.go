@@ -32,16 +32,8 @@ func gatewayStatus(g *gatewayv1.Gateway, o Options) *GatewayStatus {
 			served++
 		}
 	}
-	for _, a := range g.Spec.Addresses {
-		t := gatewayv1.IPAddressType
-		if a.Type != nil {
-			t = *a.Type
-		}
-		gs.Addresses = append(gs.Addresses, gatewayv1.GatewayStatusAddress{Type: &t, Value: a.Value})
-	}
-	if len(g.Spec.Addresses) == 0 {
-		gs.Addresses = append(gs.Addresses, o.Addresses...)
-	}
+	// The router serves on its own addresses; it cannot assign others.
+	gs.Addresses = append(gs.Addresses, o.Addresses...)
 	switch {
 	case served == len(gs.Listeners):
 		gs.Conditions = append(gs.Conditions, condition(gatewayv1.GatewayConditionAccepted, true, gatewayv1.GatewayReasonAccepted, "Accepted by this router", gen))
@@ -52,9 +44,13 @@ func gatewayStatus(g *gatewayv1.Gateway, o Options) *GatewayStatus {
 		gs.Conditions = append(gs.Conditions, condition(gatewayv1.GatewayConditionAccepted, false, gatewayv1.GatewayReasonListenersNotValid,
 			"no listener can be served: see their conditions", gen))
 	}
-	if served > 0 {
+	switch {
+	case served > 0 && len(g.Spec.Addresses) > 0:
+		gs.Conditions = append(gs.Conditions, condition(gatewayv1.GatewayConditionProgrammed, false, gatewayv1.GatewayReasonAddressNotAssigned,
+			"the router serves Gateways on its own addresses (status.addresses) and cannot assign those spec.addresses asks for", gen))
+	case served > 0:
 		gs.Conditions = append(gs.Conditions, condition(gatewayv1.GatewayConditionProgrammed, true, gatewayv1.GatewayReasonProgrammed, "Served by this router", gen))
-	} else {
+	default:
 		gs.Conditions = append(gs.Conditions, condition(gatewayv1.GatewayConditionProgrammed, false, gatewayv1.GatewayReasonInvalid, "no listener can be served", gen))
 	}
 	return gs

@@ -46,15 +46,15 @@ func translateRules(v View, hr *gatewayv1.HTTPRoute, rs *RouteStatus) ([]rule, m
 	var out []rule
 	for ri, r := range hr.Spec.Rules {
 		if why := unsupportedRule(r); why != "" {
-			rs.unserved = append(rs.unserved, fmt.Sprintf("rule %d: %s", ri, why))
+			rs.unserved = append(rs.unserved, unserved{msg: fmt.Sprintf("rule %d: %s", ri, why)})
 			continue
 		}
-		backends, refErr, why := backendsOf(v, hr, r.BackendRefs)
+		backends, refErr, why, invalidRefs := backendsOf(v, hr, r.BackendRefs)
 		if refErr != nil && resolved.Status == metav1.ConditionTrue {
 			resolved = *refErr
 		}
 		if why != "" {
-			rs.unserved = append(rs.unserved, fmt.Sprintf("rule %d: %s", ri, why))
+			rs.unserved = append(rs.unserved, unserved{msg: fmt.Sprintf("rule %d: %s", ri, why), backend: invalidRefs})
 			continue
 		}
 		matches := r.Matches
@@ -65,7 +65,7 @@ func translateRules(v View, hr *gatewayv1.HTTPRoute, rs *RouteStatus) ([]rule, m
 		for mi, m := range matches {
 			p, why := pathOf(m)
 			if why != "" {
-				rs.unserved = append(rs.unserved, fmt.Sprintf("rule %d, match %d: %s", ri, mi, why))
+				rs.unserved = append(rs.unserved, unserved{msg: fmt.Sprintf("rule %d, match %d: %s", ri, mi, why)})
 				continue
 			}
 			ms = append(ms, match{index: mi, path: p})
@@ -121,9 +121,10 @@ func pathOf(m gatewayv1.HTTPRouteMatch) (string, string) {
 }
 
 // backendsOf resolves a rule's backendRefs: the valid ones, the
-// ResolvedRefs condition of the first invalid one, and why the rule cannot
-// be served with them.
-func backendsOf(v View, hr *gatewayv1.HTTPRoute, refs []gatewayv1.HTTPBackendRef) ([]backend, *metav1.Condition, string) {
+// ResolvedRefs condition of the first invalid one, why the rule cannot be
+// served with them, and whether that is for invalid references alone
+// (requests the spec answers with 500).
+func backendsOf(v View, hr *gatewayv1.HTTPRoute, refs []gatewayv1.HTTPBackendRef) ([]backend, *metav1.Condition, string, bool) {
 	gen := hr.Generation
 	var out []backend
 	var refErr *metav1.Condition
@@ -165,23 +166,23 @@ func backendsOf(v View, hr *gatewayv1.HTTPRoute, refs []gatewayv1.HTTPBackendRef
 	}
 	switch {
 	case crossNamespace:
-		return nil, refErr, "backends of another namespace are not served by this router yet"
+		return nil, refErr, "backends of another namespace are not served by this router yet", false
 	case len(out) == 0 && len(refs) == 0:
-		return nil, refErr, "no backendRefs (requests to the rule are not answered with 500 by this router yet)"
+		return nil, refErr, "no backendRefs (requests to the rule are not answered with 500 by this router yet)", true
 	case len(out) == 0:
-		return nil, refErr, "no valid backend (requests to the rule are not answered with 500 by this router yet)"
+		return nil, refErr, "no valid backend (requests to the rule are not answered with 500 by this router yet)", true
 	case len(out) < len(refs):
-		return nil, refErr, "some backends are invalid (their share of requests is not answered with 500 by this router yet)"
+		return nil, refErr, "some backends are invalid (their share of requests is not answered with 500 by this router yet)", true
 	case len(out) > 1+admission.MaxAlternateBackends:
-		return nil, refErr, fmt.Sprintf("more than %d backends are not served by this router yet", 1+admission.MaxAlternateBackends)
+		return nil, refErr, fmt.Sprintf("more than %d backends are not served by this router yet", 1+admission.MaxAlternateBackends), false
 	}
 	for _, b := range out[1:] {
 		if !samePort(b.targetPort, out[0].targetPort) {
-			return nil, refErr, "backends on different target ports are not served by this router yet"
+			return nil, refErr, "backends on different target ports are not served by this router yet", false
 		}
 	}
 	scaleWeights(out)
-	return out, refErr, ""
+	return out, refErr, "", false
 }
 
 func samePort(a, b *intstr.IntOrString) bool {

@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,46 +23,77 @@ const maxUnservedListed = 5
 // with parts not served (refused, or not served by this router yet) gets
 // PartiallyInvalid=True listing them.
 func (res *Result) Finish(results map[admission.Key]admission.Result) {
-	for _, rs := range res.HTTPRoutes {
-		admitted := make([]int, len(rs.Parents))
-		refusal := make([]*admission.Result, len(rs.Parents))
-		unserved := rs.unserved
-		for _, rk := range rs.routes {
-			o, r := res.Origins[rk], results[rk]
-			if !r.Admitted {
-				unserved = append(unserved, fmt.Sprintf("hostname %s, rule %d, match %d: %s: %s", r.Host, o.Rule, o.Match, r.Reason, r.Message))
-			}
-			for _, p := range o.Parents {
-				if r.Admitted {
-					admitted[p]++
-				} else if refusal[p] == nil {
-					refusal[p] = &r
-				}
-			}
+	for _, k := range slices.Sorted(maps.Keys(res.HTTPRoutes)) {
+		res.HTTPRoutes[k].finish(res, results)
+	}
+}
+
+// finish completes one HTTPRoute's status (see Finish) and counts it in
+// the attachedRoutes of the listeners of its Accepted parents.
+func (rs *RouteStatus) finish(res *Result, results map[admission.Key]admission.Result) {
+	t := rs.tally(res, results)
+	accepted := false
+	for i := range rs.Parents {
+		c := &rs.Parents[i].Conditions[0]
+		switch {
+		case c.Status != metav1.ConditionTrue:
+		case t.admitted[i] > 0:
+			accepted = true
+		case t.refusal[i] != nil:
+			*c = condition(gatewayv1.RouteConditionAccepted, false, gatewayv1.RouteConditionReason(t.refusal[i].Reason), t.refusal[i].Message, rs.Generation)
+		case t.backendOnly:
+			// Only backend references are invalid: Accepted, with
+			// ResolvedRefs=False saying why.
+			accepted = true
+		default:
+			*c = condition(gatewayv1.RouteConditionAccepted, false, gatewayv1.RouteReasonUnsupportedValue, listed(t.unserved), rs.Generation)
 		}
-		accepted := false
-		for i := range rs.Parents {
-			c := &rs.Parents[i].Conditions[0]
-			switch {
-			case c.Status != metav1.ConditionTrue:
-			case admitted[i] > 0:
-				accepted = true
-			case refusal[i] != nil:
-				*c = condition(gatewayv1.RouteConditionAccepted, false, gatewayv1.RouteConditionReason(refusal[i].Reason), refusal[i].Message, rs.Generation)
-			default:
-				*c = condition(gatewayv1.RouteConditionAccepted, false, gatewayv1.RouteReasonUnsupportedValue, listed(unserved), rs.Generation)
-			}
+	}
+	rs.countAttached()
+	if !accepted || len(t.unserved) == 0 {
+		return
+	}
+	for i := range rs.Parents {
+		if rs.Parents[i].Conditions[0].Status == metav1.ConditionTrue {
+			rs.Parents[i].Conditions = append(rs.Parents[i].Conditions,
+				condition(gatewayv1.RouteConditionPartiallyInvalid, true, gatewayv1.RouteReasonUnsupportedValue, listed(t.unserved), rs.Generation))
 		}
-		if !accepted || len(unserved) == 0 {
-			continue
+	}
+}
+
+// tally is what admission made of an HTTPRoute's routes, by parent.
+type tally struct {
+	// admitted counts, per parent, its routes admitted; refusal is the
+	// first refusal of one of its routes.
+	admitted []int
+	refusal  []*admission.Result
+	// unserved lists what is not served: parts not made, routes refused.
+	unserved []string
+	// backendOnly: parts were not made, for invalid backend references
+	// alone.
+	backendOnly bool
+}
+
+func (rs *RouteStatus) tally(res *Result, results map[admission.Key]admission.Result) tally {
+	t := tally{admitted: make([]int, len(rs.Parents)), refusal: make([]*admission.Result, len(rs.Parents)), backendOnly: len(rs.unserved) > 0}
+	for _, u := range rs.unserved {
+		t.unserved = append(t.unserved, u.msg)
+		t.backendOnly = t.backendOnly && u.backend
+	}
+	for _, rk := range rs.routes {
+		o, r := res.Origins[rk], results[rk]
+		if !r.Admitted {
+			t.unserved = append(t.unserved, fmt.Sprintf("hostname %s, rule %d, match %d: %s: %s", r.Host, o.Rule, o.Match, r.Reason, r.Message))
 		}
-		for i := range rs.Parents {
-			if rs.Parents[i].Conditions[0].Status == metav1.ConditionTrue {
-				rs.Parents[i].Conditions = append(rs.Parents[i].Conditions,
-					condition(gatewayv1.RouteConditionPartiallyInvalid, true, gatewayv1.RouteReasonUnsupportedValue, listed(unserved), rs.Generation))
+		for _, p := range o.Parents {
+			if r.Admitted {
+				t.admitted[p]++
+			} else if t.refusal[p] == nil {
+				t.refusal[p] = &r
 			}
 		}
 	}
+	return t
 }
 
 // listed joins the first parts of what is not served.
@@ -72,4 +105,21 @@ func listed(parts []string) string {
 		return strings.Join(parts, "; ")
 	}
 	return strings.Join(parts[:maxUnservedListed], "; ") + fmt.Sprintf("; and %d more", len(parts)-maxUnservedListed)
+}
+
+// countAttached counts the route once in the attachedRoutes of each
+// listener an Accepted parent attaches it to.
+func (rs *RouteStatus) countAttached() {
+	counted := map[*ListenerStatus]bool{}
+	for i, p := range rs.Parents {
+		if p.Conditions[0].Status != metav1.ConditionTrue {
+			continue
+		}
+		for _, l := range rs.listeners[i] {
+			if !counted[l] {
+				counted[l] = true
+				l.AttachedRoutes++
+			}
+		}
+	}
 }

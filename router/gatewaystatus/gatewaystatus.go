@@ -37,6 +37,9 @@ type Cache interface {
 	GatewayClass(name string) *gatewayv1.GatewayClass
 	Gateway(namespace, name string) *gatewayv1.Gateway
 	HTTPRoute(namespace, name string) *gatewayv1.HTTPRoute
+	// HTTPRoutes lists the cached HTTPRoutes (once, at the first Update:
+	// entries of this router's Gateways left behind while it was down).
+	HTTPRoutes() []*gatewayv1.HTTPRoute
 }
 
 // Options configure the writer.
@@ -76,6 +79,12 @@ type Writer struct {
 	// dropped are HTTPRoutes no longer attached to the router's Gateways:
 	// their entries go.
 	dropped map[store.Key]bool
+	// served are the Gateways this router serves: the HTTPRoute entries
+	// of its controller name it may change or remove are those naming
+	// them (another shard's are left alone).
+	served map[store.Key]bool
+	// scanned: the cache was searched for entries left behind.
+	scanned bool
 	writes  int
 }
 
@@ -95,6 +104,7 @@ func New(o Options) *Writer {
 		gateways: map[store.Key]*gateway.GatewayStatus{},
 		routes:   map[store.Key]*gateway.RouteStatus{},
 		dropped:  map[store.Key]bool{},
+		served:   map[store.Key]bool{},
 	}
 }
 
@@ -119,10 +129,40 @@ func (w *Writer) Update(res *gateway.Result) {
 		}
 	}
 	update(w.gateways, res.Gateways, func(k store.Key) { w.queue.Add(item{Gateways, k}) }, nil)
-	update(w.routes, res.HTTPRoutes, func(k store.Key) { w.queue.Add(item{HTTPRoutes, k}) }, func(k store.Key) {
+	w.served = make(map[store.Key]bool, len(res.Gateways))
+	for k := range res.Gateways {
+		w.served[k] = true
+	}
+	update(w.routes, res.HTTPRoutes, func(k store.Key) {
+		delete(w.dropped, k)
+		w.queue.Add(item{HTTPRoutes, k})
+	}, func(k store.Key) {
 		w.dropped[k] = true
 		w.queue.Add(item{HTTPRoutes, k})
 	})
+	if !w.scanned {
+		w.scanned = true
+		w.scanLeftBehind()
+	}
+}
+
+// scanLeftBehind marks dropped the cached HTTPRoutes with entries of this
+// router's controller name for its Gateways that it no longer wants (w.mu
+// held).
+func (w *Writer) scanLeftBehind() {
+	for _, hr := range w.o.Cache.HTTPRoutes() {
+		k := store.KeyOf(hr.Namespace, hr.Name)
+		if _, wanted := w.routes[k]; wanted {
+			continue
+		}
+		for _, p := range hr.Status.Parents {
+			if string(p.ControllerName) == w.o.ControllerName && w.served[parentKey(hr, p.ParentRef)] {
+				w.dropped[k] = true
+				w.queue.Add(item{HTTPRoutes, k})
+				break
+			}
+		}
+	}
 }
 
 // update makes have want, calling changed for each key added or changed
@@ -158,6 +198,7 @@ func (w *Writer) Recheck(resource, namespace, name string) {
 		_, ok = w.gateways[k]
 	case HTTPRoutes:
 		_, ok = w.routes[k]
+		ok = ok || w.dropped[k]
 	}
 	if ok {
 		w.queue.Add(item{resource, k})
@@ -225,7 +266,7 @@ func (w *Writer) write(ctx context.Context, it item, ns, name string, fresh bool
 	now := metav1.NewTime(w.o.Now())
 	c := w.o.Client.GatewayV1()
 	w.mu.Lock()
-	class, gw, rs, dropped := w.classes[it.key], w.gateways[it.key], w.routes[it.key], w.dropped[it.key]
+	class, gw := w.classes[it.key], w.gateways[it.key]
 	w.mu.Unlock()
 	switch it.resource {
 	case GatewayClasses:
@@ -253,40 +294,9 @@ func (w *Writer) write(ctx context.Context, it item, ns, name string, fresh bool
 		}
 		return w.sent(c.Gateways(ns).UpdateStatus(ctx, out, metav1.UpdateOptions{}))
 	case HTTPRoutes:
-		obj, err := cached(fresh, w.o.Cache.HTTPRoute(ns, name), func() (*gatewayv1.HTTPRoute, error) {
-			return c.HTTPRoutes(ns).Get(ctx, name, metav1.GetOptions{})
-		})
-		if obj == nil || err != nil || (rs == nil && !dropped) {
-			return err
-		}
-		out := obj.DeepCopy()
-		var parents []gatewayv1.RouteParentStatus
-		if rs != nil {
-			parents = rs.Parents
-		}
-		if !routeParents(&out.Status.Parents, parents, w.o.ControllerName, now) {
-			w.forget(it.key, rs == nil)
-			return nil
-		}
-		_, err = c.HTTPRoutes(ns).UpdateStatus(ctx, out, metav1.UpdateOptions{})
-		if err == nil {
-			w.forget(it.key, rs == nil)
-		}
-		return w.sent(nil, err)
+		return w.writeRoute(ctx, ns, name, fresh, now)
 	}
 	return nil
-}
-
-// forget drops a route that left once its entries are gone.
-func (w *Writer) forget(k store.Key, left bool) {
-	if !left {
-		return
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if _, back := w.routes[k]; !back {
-		delete(w.dropped, k)
-	}
 }
 
 // sent counts a write and returns its error.
@@ -350,33 +360,4 @@ func gatewayStatus(st *gatewayv1.GatewayStatus, want *gateway.GatewayStatus, now
 		changed = true
 	}
 	return changed
-}
-
-// routeParents makes the entries of controller in parents the wanted ones
-// (matched by parentRef, keeping transition times), others' entries as
-// they are.
-func routeParents(parents *[]gatewayv1.RouteParentStatus, want []gatewayv1.RouteParentStatus, controller string, now metav1.Time) bool {
-	var next []gatewayv1.RouteParentStatus
-	for _, p := range *parents {
-		if string(p.ControllerName) != controller {
-			next = append(next, p)
-		}
-	}
-	for _, p := range want {
-		p = *p.DeepCopy()
-		var conds []metav1.Condition
-		for _, old := range *parents {
-			if string(old.ControllerName) == controller && equality.Semantic.DeepEqual(old.ParentRef, p.ParentRef) {
-				conds = old.Conditions
-			}
-		}
-		setConditions(&conds, p.Conditions, now)
-		p.Conditions = conds
-		next = append(next, p)
-	}
-	if equality.Semantic.DeepEqual(*parents, next) || len(*parents) == 0 && len(next) == 0 {
-		return false
-	}
-	*parents = next
-	return true
 }

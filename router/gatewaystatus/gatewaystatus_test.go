@@ -2,6 +2,7 @@ package gatewaystatus
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -42,30 +43,37 @@ func TestSetConditionsKeepsTransitionTimesWhileTheStatusHolds(t *testing.T) {
 	}
 }
 
-func TestRouteParentsTouchOnlyThisControllersEntries(t *testing.T) {
+func TestRouteParentsTouchOnlyThisRoutersEntries(t *testing.T) {
 	ours, other := "haproxy.router.openshift.io/gateway-controller", "example.com/other"
 	ref := func(name string) gatewayv1.ParentReference {
 		return gatewayv1.ParentReference{Name: gatewayv1.ObjectName(name)}
 	}
-	have := []gatewayv1.RouteParentStatus{
-		{ParentRef: ref("theirs"), ControllerName: gatewayv1.GatewayController(other), Conditions: []metav1.Condition{cond("Accepted", metav1.ConditionTrue, "Accepted", t0)}},
-		{ParentRef: ref("gw"), ControllerName: gatewayv1.GatewayController(ours), Conditions: []metav1.Condition{cond("Accepted", metav1.ConditionTrue, "Accepted", t0)}},
-		{ParentRef: ref("gone"), ControllerName: gatewayv1.GatewayController(ours), Conditions: []metav1.Condition{cond("Accepted", metav1.ConditionTrue, "Accepted", t0)}},
+	entry := func(name, controller string) gatewayv1.RouteParentStatus {
+		return gatewayv1.RouteParentStatus{ParentRef: ref(name), ControllerName: gatewayv1.GatewayController(controller),
+			Conditions: []metav1.Condition{cond("Accepted", metav1.ConditionTrue, "Accepted", t0)}}
 	}
+	have := []gatewayv1.RouteParentStatus{entry("theirs", other), entry("gone", ours), entry("gw", ours), entry("shard-b", ours)}
 	want := []gatewayv1.RouteParentStatus{{ParentRef: ref("gw"), ControllerName: gatewayv1.GatewayController(ours),
-		Conditions: []metav1.Condition{cond("Accepted", metav1.ConditionTrue, "Accepted", metav1.Time{}), cond("ResolvedRefs", metav1.ConditionTrue, "ResolvedRefs", metav1.Time{})}}}
-	if !routeParents(&have, want, ours, t1) {
+		Conditions: []metav1.Condition{cond("Accepted", metav1.ConditionTrue, "Accepted", metav1.Time{}), cond("ResolvedRefs", metav1.ConditionTrue, "ResolvedRefs", metav1.Time{})}},
+		{ParentRef: ref("new"), ControllerName: gatewayv1.GatewayController(ours),
+			Conditions: []metav1.Condition{cond("Accepted", metav1.ConditionTrue, "Accepted", metav1.Time{})}}}
+	// This router serves gw, gone and new; shard-b is another shard's.
+	mine := func(r gatewayv1.ParentReference) bool { return r.Name != "shard-b" }
+	if !routeParents(&have, want, ours, mine, t1) {
 		t.Fatal("no change reported")
 	}
-	if len(have) != 2 || have[0].ControllerName != gatewayv1.GatewayController(other) || have[1].ParentRef.Name != "gw" ||
-		have[1].Conditions[0].LastTransitionTime != t0 || have[1].Conditions[1].LastTransitionTime != t1 {
-		t.Errorf("parents %+v: want theirs kept, gw updated (Accepted since t0), gone dropped", have)
+	var got []string
+	for _, p := range have {
+		got = append(got, string(p.ParentRef.Name))
 	}
-	if routeParents(&have, want, ours, t1) {
+	if fmt.Sprint(got) != "[theirs gw shard-b new]" || have[1].Conditions[0].LastTransitionTime != t0 || have[1].Conditions[1].LastTransitionTime != t1 {
+		t.Errorf("parents %v (%+v): want theirs and shard-b kept, gw updated in place (Accepted since t0), gone dropped, new appended", got, have)
+	}
+	if routeParents(&have, want, ours, mine, t1) {
 		t.Error("the same entries again reported as a change")
 	}
-	if !routeParents(&have, nil, ours, t1) || len(have) != 1 || have[0].ControllerName != gatewayv1.GatewayController(other) {
-		t.Errorf("a route that left: parents %+v, want theirs alone", have)
+	if !routeParents(&have, nil, ours, mine, t1) || len(have) != 2 || have[0].ParentRef.Name != "theirs" || have[1].ParentRef.Name != "shard-b" {
+		t.Errorf("a route that left: parents %+v, want theirs and shard-b", have)
 	}
 }
 
@@ -79,6 +87,14 @@ func (f fakeCache) GatewayClass(name string) *gatewayv1.GatewayClass {
 func (f fakeCache) Gateway(ns, name string) *gatewayv1.Gateway {
 	o, _ := f.c.GatewayV1().Gateways(ns).Get(context.Background(), name, metav1.GetOptions{})
 	return o
+}
+func (f fakeCache) HTTPRoutes() []*gatewayv1.HTTPRoute {
+	l, _ := f.c.GatewayV1().HTTPRoutes("").List(context.Background(), metav1.ListOptions{})
+	var out []*gatewayv1.HTTPRoute
+	for i := range l.Items {
+		out = append(out, &l.Items[i])
+	}
+	return out
 }
 func (f fakeCache) HTTPRoute(ns, name string) *gatewayv1.HTTPRoute {
 	o, _ := f.c.GatewayV1().HTTPRoutes(ns).Get(context.Background(), name, metav1.GetOptions{})
@@ -132,5 +148,31 @@ func TestWriterWritesWhatChangedAndForgetsRoutesThatLeave(t *testing.T) {
 	}
 	if len(w.dropped) != 0 {
 		t.Errorf("dropped %v kept after the entry went", w.dropped)
+	}
+}
+
+// TestEntriesLeftBehindAreRemovedAtTheFirstUpdate: after a restart, an
+// HTTPRoute that still has this router's entry for a Gateway it serves,
+// but no longer attaches there, loses it; an entry for a Gateway another
+// shard serves (same controller name) stays.
+func TestEntriesLeftBehindAreRemovedAtTheFirstUpdate(t *testing.T) {
+	entry := func(gw string) gatewayv1.RouteParentStatus {
+		return gatewayv1.RouteParentStatus{ParentRef: gatewayv1.ParentReference{Name: gatewayv1.ObjectName(gw)},
+			ControllerName: gateway.DefaultControllerName, Conditions: []metav1.Condition{cond("Accepted", metav1.ConditionTrue, "Accepted", t0)}}
+	}
+	route := func(name, gw string) *gatewayv1.HTTPRoute {
+		return &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: name, Generation: 1},
+			Spec:   gatewayv1.HTTPRouteSpec{CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: gatewayv1.ObjectName(gw)}}}},
+			Status: gatewayv1.HTTPRouteStatus{RouteStatus: gatewayv1.RouteStatus{Parents: []gatewayv1.RouteParentStatus{entry(gw)}}}}
+	}
+	c := gatewayfake.NewSimpleClientset(route("left", "ours"), route("shard-b", "theirs"))
+	w := New(Options{Client: c, Cache: fakeCache{c}, Logger: logr.Discard(), Now: func() time.Time { return t1.Time }})
+	w.Update(&gateway.Result{Gateways: map[store.Key]*gateway.GatewayStatus{"app/ours": {Generation: 1}}})
+	w.drain(t)
+	if r := (fakeCache{c}).HTTPRoute("app", "left"); len(r.Status.Parents) != 0 {
+		t.Errorf("left behind: parents %+v, want none", r.Status.Parents)
+	}
+	if r := (fakeCache{c}).HTTPRoute("app", "shard-b"); len(r.Status.Parents) != 1 {
+		t.Errorf("another shard's: parents %+v, want its entry", r.Status.Parents)
 	}
 }

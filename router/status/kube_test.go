@@ -173,7 +173,7 @@ func TestWriterKeepsOtherRoutersEntriesAndPutsItsOwnBack(t *testing.T) {
 	}
 	h := start(t, c, ns, testr.New(t))
 	key := admission.Key(ns + "/web")
-	h.w.Update(map[admission.Key]admission.Result{key: {Admitted: true, Host: "web.example.com"}})
+	h.w.Update(map[admission.Key]admission.Result{key: {Admitted: true, Host: "web.example.com"}}, nil)
 	h.waitAdmitted(t, []admission.Key{key}, corev1.ConditionTrue, 30*time.Second)
 
 	// Someone rewrites this router's entry: the writer puts it back and
@@ -214,7 +214,7 @@ func TestWriterKeepsOtherRoutersEntriesAndPutsItsOwnBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.w.Update(map[admission.Key]admission.Result{key: {Admitted: true, Host: "web.example.com"}})
+	h.w.Update(map[admission.Key]admission.Result{key: {Admitted: true, Host: "web.example.com"}}, nil)
 	time.Sleep(2 * time.Second)
 	after, err := c.Routes.RouteV1().Routes(ns).Get(ctx(t), "web", metav1.GetOptions{})
 	if err != nil {
@@ -225,7 +225,7 @@ func TestWriterKeepsOtherRoutersEntriesAndPutsItsOwnBack(t *testing.T) {
 	}
 
 	// A changed result is written.
-	h.w.Update(map[admission.Key]admission.Result{key: {Host: "web.example.com", Reason: "HostAlreadyClaimed", Message: "taken"}})
+	h.w.Update(map[admission.Key]admission.Result{key: {Host: "web.example.com", Reason: "HostAlreadyClaimed", Message: "taken"}}, nil)
 	h.waitAdmitted(t, []admission.Key{key}, corev1.ConditionFalse, 30*time.Second)
 }
 
@@ -270,7 +270,7 @@ func TestWriterRetriesFromAFreshCopyWhenTheCacheIsBehind(t *testing.T) {
 			}
 			w := status.New(status.Options{Client: c.Routes, Routes: staleRoutes{stale}, Logger: testr.New(t), RouterName: "public"})
 			key := admission.Key(ns + "/web")
-			w.Update(map[admission.Key]admission.Result{key: {Admitted: true, Host: "web.example.com"}})
+			w.Update(map[admission.Key]admission.Result{key: {Admitted: true, Host: "web.example.com"}}, nil)
 			rctx, cancel := context.WithCancel(context.Background())
 			done := make(chan struct{})
 			go func() { defer close(done); w.Run(rctx, 1) }()
@@ -323,7 +323,7 @@ func BenchmarkStatusWriterInitialStatus(b *testing.B) {
 	}
 	cpu0 := cpuTime(b)
 	b.ResetTimer()
-	h.w.Update(results)
+	h.w.Update(results, nil)
 	// Polled rarely: the poll scans every route and is not the writer's
 	// cost.
 	h.waitAdmittedEvery(b, keys, corev1.ConditionTrue, 60*time.Minute, 2*time.Second)
@@ -335,7 +335,7 @@ func BenchmarkStatusWriterInitialStatus(b *testing.B) {
 	// do, and nothing done.
 	writes := h.w.Writes()
 	cpu0 = cpuTime(b)
-	h.w.Update(results)
+	h.w.Update(results, nil)
 	time.Sleep(2 * time.Second)
 	b.ReportMetric(float64((cpuTime(b)-cpu0).Microseconds())/1000, "idle-cpu-ms/2s")
 	if h.w.Writes() != writes {

@@ -95,22 +95,30 @@ func New(o Options) *Writer {
 
 // Update records the latest admission results and queues the routes whose
 // result is new or changed. Routes whose status someone else changes are
-// queued by Recheck, from the informer's update event.
-func (w *Writer) Update(results map[admission.Key]admission.Result) {
+// queued by Recheck, from the informer's update event. The results of
+// notRoutes (routes the Gateway API's objects were translated into: they
+// have no Route object, and a Route may later take the name) are not
+// written.
+func (w *Writer) Update(results map[admission.Key]admission.Result, notRoutes func(admission.Key) bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	routes := 0
 	for k, res := range results {
+		if notRoutes != nil && notRoutes(k) {
+			continue
+		}
+		routes++
 		if old, ok := w.desired[k]; ok && old == res {
 			continue
 		}
 		w.desired[k] = res
 		w.queue.Add(k)
 	}
-	if len(w.desired) == len(results) {
+	if len(w.desired) == routes {
 		return
 	}
 	for k := range w.desired {
-		if _, ok := results[k]; !ok {
+		if _, ok := results[k]; !ok || notRoutes != nil && notRoutes(k) {
 			delete(w.desired, k)
 			delete(w.written, k)
 		}

@@ -69,3 +69,19 @@ func TestApplyReportsHostAndWildcardPolicy(t *testing.T) {
 		t.Fatalf("%+v", ing)
 	}
 }
+
+// TestUpdateLeavesOutWhatIsNotARoute: results of routes made from the
+// Gateway API's objects are not written into any Route (a Route may have,
+// or later take, such a name).
+func TestUpdateLeavesOutWhatIsNotARoute(t *testing.T) {
+	w := New(Options{RouterName: "public"})
+	made := func(k admission.Key) bool { return k == "ns/r.gw-1" }
+	w.Update(map[admission.Key]admission.Result{"ns/web": {Admitted: true}, "ns/r.gw-1": {Admitted: true}}, made)
+	if _, ok := w.desired["ns/r.gw-1"]; ok || len(w.desired) != 1 || w.queue.Len() != 1 {
+		t.Errorf("desired %v, %d queued: want ns/web alone", w.desired, w.queue.Len())
+	}
+	w.Update(map[admission.Key]admission.Result{"ns/r.gw-1": {Admitted: true}}, made)
+	if len(w.desired) != 0 {
+		t.Errorf("desired %v after ns/web went, want none", w.desired)
+	}
+}

@@ -204,7 +204,7 @@ func (s *Source) gatewayInformers(ctx context.Context, add func(cache.SharedInde
 		return factories, nil
 	}
 	nsFactory := informers.NewSharedInformerFactoryWithOptions(o.Kube, o.Resync, informers.WithTransform(StripManagedFields))
-	if err := add(nsFactory.Core().V1().Namespaces().Informer(), s.passThrough()); err != nil {
+	if err := add(nsFactory.Core().V1().Namespaces().Informer(), s.namespaceLabelsHandler()); err != nil {
 		return nil, fmt.Errorf("namespaces: %w", err)
 	}
 	return append(factories, nsFactory), nil
@@ -262,6 +262,23 @@ func (s *Source) Gateway(namespace, name string) *gatewayv1.Gateway {
 	return g
 }
 
+// HTTPRoutes lists the informer's HTTPRoutes.
+func (s *Source) HTTPRoutes() []*gatewayv1.HTTPRoute {
+	s.mu.Lock()
+	idx := s.gatewayCaches["httproutes"]
+	s.mu.Unlock()
+	if idx == nil {
+		return nil
+	}
+	var out []*gatewayv1.HTTPRoute
+	for _, o := range idx.List() {
+		if r, ok := o.(*gatewayv1.HTTPRoute); ok {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // HTTPRoute returns the informer's copy of an HTTPRoute, or nil.
 func (s *Source) HTTPRoute(namespace, name string) *gatewayv1.HTTPRoute {
 	r, _ := s.gatewayCached("httproutes", namespace, name).(*gatewayv1.HTTPRoute)
@@ -284,4 +301,22 @@ func asGatewayV1(o runtime.Object) runtime.Object {
 		return (*gatewayv1.ReferenceGrant)(g)
 	}
 	return o
+}
+
+// namespaceLabelsHandler forwards namespaces when they come, go, or their
+// labels change (all the router reads of them: listeners select routes'
+// namespaces by label); other updates (annotations, finalizers, phase)
+// cause no pass.
+func (s *Source) namespaceLabelsHandler() cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) { s.upsert(objectOf(obj)) },
+		UpdateFunc: func(old, obj any) {
+			o, ok1 := objectOf(old).(metav1.Object)
+			n, ok2 := objectOf(obj).(metav1.Object)
+			if !ok1 || !ok2 || !equality.Semantic.DeepEqual(o.GetLabels(), n.GetLabels()) {
+				s.upsert(objectOf(obj))
+			}
+		},
+		DeleteFunc: func(obj any) { s.delete(objectOf(obj)) },
+	}
 }
