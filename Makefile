@@ -56,7 +56,8 @@ test: test-deps vet
 # and random route changes answered as a fresh start; old processes bounded by hard-stop-after; certificate
 # forms, default certificates, client certificates and CRLs; per-route
 # metrics from HAProxy's statistics; the sidecar mode (master CLI); routes
-# and endpoint slices from a real API server.
+# and endpoint slices from a real API server; HTTPRoutes served next to
+# Routes, changed without a reload, and their status.
 CORE_E2E_TESTS = \
   TestRoutersRunTheHAProxyUnderTest \
   TestRouteTypesAnswerFromTheRightBackend TestPathBasedRoutingTable54 \
@@ -79,7 +80,8 @@ CORE_E2E_TESTS = \
   TestSanitisedCertificateFormsServeOverTLS TestDefaultCertificateSources \
   TestMutualTLSCRLsFromTheCADistributionPointsAndCAChanges \
   TestMetricsCountTrafficPerRoute TestSidecarModeServesAndReloadsThroughTheMasterSocket \
-  TestKubeRouteLifecycle TestKubeEndpointSliceScalingNeedsNoReload
+  TestKubeRouteLifecycle TestKubeEndpointSliceScalingNeedsNoReload \
+  TestHTTPRouteServedNextToRoutes TestHTTPRouteChangesNeedNoReload TestKubeHTTPRouteServedWithStatus
 empty :=
 space := $(empty) $(empty)
 CORE_E2E = ^($(subst $(space),|,$(strip $(CORE_E2E_TESTS))))$$
