@@ -177,6 +177,9 @@ func controllerOptions(ctx context.Context, cfg *config.Config, inputs pipeline.
 		if src.gatewayStatus != nil {
 			src.gatewayStatus.Update(gw)
 		}
+		if src.gatewaySecrets != nil && gw != nil {
+			src.gatewaySecrets.Want(gw.Secrets)
+		}
 	}
 	trimmer := newMemoryTrimmer(obs, log.WithName("memory"))
 	go trimmer.Run(ctx)

@@ -45,6 +45,9 @@ type source struct {
 	// extcert resolves external certificates with the cluster (cluster
 	// only; nil: the pipeline's own, from the store's secrets).
 	extcert *extcert.Resolver
+	// gatewaySecrets watches the Secrets of Gateways' HTTPS listeners
+	// (cluster only; in the manifests directory they are files).
+	gatewaySecrets *kube.GatewaySecrets
 	// namespaceLabels is NAMESPACE_LABELS (cluster only): the Gateways
 	// served, as the routes, are those of the namespaces it selects.
 	namespaceLabels labels.Selector
@@ -128,10 +131,17 @@ func chooseSource(ctx context.Context, f runFlags, cfg *config.Config, st *store
 	}
 	out := &source{name: kube.SourceName, run: run, metricsKube: metricsKube, namespaceLabels: k.NamespaceLabels, desc: []any{"cluster", restConfig.Host, "routerName", k.RouterName,
 		"routeLabels", k.RouteLabels.String(), "namespaceLabels", fmt.Sprint(k.NamespaceLabels), "namespace", namespace}}
+	// Secrets named by routes' external certificates and by Gateways'
+	// HTTPS listeners: checked and watched one by one, with a client of
+	// their own, apart from the routes' informers and status writes.
+	ec, err := ownClient(restConfig, "secrets", extcertQPS, extcertBurst)
+	if err != nil {
+		return nil, err
+	}
+	watches := kube.NewSecretWatches(ctx, ec, st, k.ResyncInterval, log.WithName("secrets"))
+	out.gatewaySecrets = kube.NewGatewaySecrets(ctx, watches, &extcert.Kube{Client: ec, Logger: log.WithName("gateway-secrets")}, log.WithName("gateway-secrets"))
 	if cfg.ExternalCertificates {
-		if out.extcert, err = clusterExtcert(ctx, restConfig, st, k.ResyncInterval, log.WithName("extcert")); err != nil {
-			return nil, err
-		}
+		out.extcert = clusterExtcert(ec, watches, st, log.WithName("extcert"))
 	}
 	if k.UpdateStatus {
 		writer = status.New(status.Options{
@@ -150,20 +160,15 @@ func chooseSource(ctx context.Context, f runFlags, cfg *config.Config, st *store
 }
 
 // clusterExtcert returns the resolver of external certificates that asks
-// the cluster. The checks and watches tenants' references cost have a
-// client of their own, apart from the routes' informers and status writes.
-func clusterExtcert(ctx context.Context, restConfig *rest.Config, st *store.Store, resync time.Duration, log logr.Logger) (*extcert.Resolver, error) {
-	ec, err := ownClient(restConfig, "extcert", extcertQPS, extcertBurst)
-	if err != nil {
-		return nil, err
-	}
+// the cluster with client ec, its secrets watched by watches.
+func clusterExtcert(ec kubernetes.Interface, watches *kube.SecretWatches, st *store.Store, log logr.Logger) *extcert.Resolver {
 	return extcert.New(extcert.Options{
 		Enabled: true,
 		Checker: &extcert.Kube{Client: ec, Logger: log},
-		Watcher: kube.NewSecretWatches(ctx, ec, st, resync, log),
+		Watcher: watches,
 		Changed: st.Poke,
 		Logger:  log,
-	}), nil
+	})
 }
 
 // The rate budgets (requests per second, burst) of the clients that have

@@ -49,6 +49,9 @@ type View interface {
 	ReferenceGrants() []*gatewayv1.ReferenceGrant
 	Namespace(name string) *corev1.Namespace
 	Service(namespace, name string) *corev1.Service
+	// Secret is a Secret a listener's certificateRefs name (in cluster
+	// mode, those the router may read are watched into the store).
+	Secret(namespace, name string) *corev1.Secret
 	// Route is a Route of the API (its name is not given to a route
 	// made from an HTTPRoute).
 	Route(namespace, name string) *routev1.Route
@@ -80,6 +83,9 @@ type Result struct {
 	// HTTPRoutes are this router's entries (status.parents) of the
 	// HTTPRoutes attached to its Gateways.
 	HTTPRoutes map[store.Key]*RouteStatus
+	// Secrets are the Secrets the served HTTPS listeners name (in cluster
+	// mode: to watch).
+	Secrets []store.Key
 
 	// controller is Options.ControllerName.
 	controller string
@@ -113,8 +119,17 @@ type ListenerStatus struct {
 	gatewayv1.ListenerStatus
 	// spec is the listener.
 	spec gatewayv1.Listener
-	// served: HTTPRoutes may attach (Accepted, with a supported kind).
+	// served: HTTPRoutes may attach (Accepted, with a supported kind,
+	// its certificate resolved).
 	served bool
+	// cert is an HTTPS listener's certificate, from Secret secret.
+	cert   *certificate
+	secret store.Key
+}
+
+// certificate is a listener's certificate and key (PEM).
+type certificate struct {
+	crt, key string
 }
 
 // RouteStatus is this router's part of an HTTPRoute's status.
@@ -180,7 +195,13 @@ func Translate(v View, o Options) *Result {
 		if !ok || class.Conditions[0].Status != metav1.ConditionTrue || !namespaceSelected(v, o, g.Namespace) {
 			continue
 		}
-		res.Gateways[store.KeyOf(g.Namespace, g.Name)] = gatewayStatus(g, o)
+		gs := gatewayStatus(v, g, o)
+		res.Gateways[store.KeyOf(g.Namespace, g.Name)] = gs
+		for _, l := range gs.Listeners {
+			if l.secret != "" {
+				res.Secrets = append(res.Secrets, l.secret)
+			}
+		}
 	}
 	for _, hr := range v.HTTPRoutes() {
 		translateHTTPRoute(v, hr, res)

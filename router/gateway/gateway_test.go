@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	routev1 "github.com/openshift/api/route/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/openshift-router-go/router/router/admission"
 	"github.com/openshift-router-go/router/router/store"
+	"github.com/openshift-router-go/router/test/testcerts"
 )
 
 // objects is a View of objects given as YAML documents, as a user would
@@ -28,6 +30,7 @@ type objects struct {
 	namespaces map[string]*corev1.Namespace
 	services   map[string]*corev1.Service
 	routes     map[string]*routev1.Route
+	secrets    map[string]*corev1.Secret
 }
 
 func (o *objects) GatewayClasses() []*gatewayv1.GatewayClass    { return o.classes }
@@ -37,12 +40,13 @@ func (o *objects) ReferenceGrants() []*gatewayv1.ReferenceGrant { return o.grant
 func (o *objects) Namespace(name string) *corev1.Namespace      { return o.namespaces[name] }
 func (o *objects) Service(ns, name string) *corev1.Service      { return o.services[ns+"/"+name] }
 func (o *objects) Route(ns, name string) *routev1.Route         { return o.routes[ns+"/"+name] }
+func (o *objects) Secret(ns, name string) *corev1.Secret        { return o.secrets[ns+"/"+name] }
 
 // view decodes YAML documents separated by "---" (namespace "default" when
 // a namespaced object names none).
 func view(t *testing.T, docs string) *objects {
 	t.Helper()
-	o := &objects{namespaces: map[string]*corev1.Namespace{}, services: map[string]*corev1.Service{}, routes: map[string]*routev1.Route{}}
+	o := &objects{namespaces: map[string]*corev1.Namespace{}, services: map[string]*corev1.Service{}, routes: map[string]*routev1.Route{}, secrets: map[string]*corev1.Secret{}}
 	for _, doc := range strings.Split(docs, "\n---\n") {
 		var tm metav1.TypeMeta
 		if err := yaml.Unmarshal([]byte(doc), &tm); err != nil {
@@ -74,6 +78,10 @@ func view(t *testing.T, docs string) *objects {
 			r := &routev1.Route{}
 			obj = r
 			defer func() { o.routes[r.Namespace+"/"+r.Name] = r }()
+		case "Secret":
+			sec := &corev1.Secret{}
+			obj = sec
+			defer func() { o.secrets[sec.Namespace+"/"+sec.Name] = sec }()
 		default:
 			t.Fatalf("kind %q", tm.Kind)
 		}
@@ -205,7 +213,7 @@ func TestListenersOtherThanHTTPOnPort80GetTheSpecsConditions(t *testing.T) {
 			[]string{
 				"http [HTTPRoute] Accepted=True/Accepted Programmed=True/Programmed ResolvedRefs=True/ResolvedRefs Conflicted=False/NoConflicts",
 				"alt [] Accepted=False/PortUnavailable Programmed=False/Invalid ResolvedRefs=True/ResolvedRefs Conflicted=False/NoConflicts",
-				"https [] Accepted=False/UnsupportedProtocol Programmed=False/Invalid ResolvedRefs=True/ResolvedRefs Conflicted=False/NoConflicts",
+				"https [HTTPRoute] Accepted=True/Accepted Programmed=False/Invalid ResolvedRefs=False/InvalidCertificateRef Conflicted=False/NoConflicts",
 				"udp [] Accepted=False/UnsupportedProtocol Programmed=False/Invalid ResolvedRefs=True/ResolvedRefs Conflicted=False/NoConflicts",
 			},
 			"Accepted=True/ListenersNotValid Programmed=True/Programmed"},
@@ -714,5 +722,93 @@ spec:
 	res.Finish(results)
 	if n := res.Gateways["default/gw"].Listeners[0].AttachedRoutes; n != 1 {
 		t.Errorf("attachedRoutes %d, want 1 (one route attached twice, one refused)", n)
+	}
+}
+
+// tlsSecret returns a kubernetes.io/tls Secret of a certificate for host.
+func tlsSecret(t *testing.T, ns, name, host string) *corev1.Secret {
+	t.Helper()
+	ca, err := testcerts.NewCA("gateway CA", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := ca.Issue(host, []string{host}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Type: corev1.SecretTypeTLS,
+		Data: map[string][]byte{"tls.crt": []byte(c.CertPEM), "tls.key": []byte(c.KeyPEM)}}
+}
+
+func TestHTTPSListenersServeEdgeRoutesWithTheirCertificate(t *testing.T) {
+	docs := class + "\n---\n" + web + `
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw}
+spec:
+  gatewayClassName: haproxy
+  listeners:
+  - {name: http, port: 80, protocol: HTTP, hostname: both.example.com}
+  - {name: https, port: 443, protocol: HTTPS, tls: {certificateRefs: [{name: web-tls}]}}
+  - {name: other-ns, port: 443, protocol: HTTPS, hostname: x.example.com, tls: {certificateRefs: [{name: certs, namespace: certs}]}}
+  - {name: wrong-type, port: 443, protocol: HTTPS, hostname: y.example.com, tls: {certificateRefs: [{name: opaque}]}}
+  - {name: passthrough, port: 443, protocol: HTTPS, hostname: z.example.com, tls: {mode: Passthrough}}
+  - {name: alt, port: 8443, protocol: HTTPS, hostname: w.example.com, tls: {certificateRefs: [{name: web-tls}]}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [both.example.com, tls.example.com]
+  rules: [{backendRefs: [{name: web, port: 8080}]}]`
+	v := view(t, docs)
+	v.secrets["default/web-tls"] = tlsSecret(t, "default", "web-tls", "tls.example.com")
+	v.secrets["certs/certs"] = tlsSecret(t, "certs", "certs", "x.example.com")
+	v.secrets["default/opaque"] = &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "opaque"}, Type: corev1.SecretTypeOpaque}
+	res := Translate(v, Options{})
+	var got []string
+	for _, l := range res.Gateways["default/gw"].Listeners {
+		got = append(got, fmt.Sprintf("%s %s", l.Name, conditions(l.Conditions[:3])))
+	}
+	want := []string{
+		"http Accepted=True/Accepted Programmed=True/Programmed ResolvedRefs=True/ResolvedRefs",
+		"https Accepted=True/Accepted Programmed=True/Programmed ResolvedRefs=True/ResolvedRefs",
+		"other-ns Accepted=True/Accepted Programmed=False/Invalid ResolvedRefs=False/RefNotPermitted",
+		"wrong-type Accepted=True/Accepted Programmed=False/Invalid ResolvedRefs=False/InvalidCertificateRef",
+		"passthrough Accepted=False/UnsupportedValue Programmed=False/Invalid ResolvedRefs=True/ResolvedRefs",
+		"alt Accepted=False/PortUnavailable Programmed=False/Invalid ResolvedRefs=True/ResolvedRefs",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("listeners\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if fmt.Sprint(res.Secrets) != "[default/web-tls default/opaque]" {
+		t.Errorf("secrets to watch %v, want those of the served HTTPS listeners the Gateway may use", res.Secrets)
+	}
+	byHost := map[string]*routev1.Route{}
+	for _, r := range res.Routes {
+		byHost[r.Spec.Host] = r
+	}
+	if r := byHost["both.example.com"]; r == nil || r.Spec.TLS == nil || r.Spec.TLS.Termination != routev1.TLSTerminationEdge ||
+		r.Spec.TLS.InsecureEdgeTerminationPolicy != routev1.InsecureEdgeTerminationPolicyAllow || r.Spec.TLS.Certificate != string(v.secrets["default/web-tls"].Data["tls.crt"]) {
+		t.Errorf("both.example.com (HTTP and HTTPS listeners): %+v", r)
+	}
+	if r := byHost["tls.example.com"]; r == nil || r.Spec.TLS == nil || r.Spec.TLS.InsecureEdgeTerminationPolicy != routev1.InsecureEdgeTerminationPolicyNone {
+		t.Errorf("tls.example.com (the HTTPS listener alone): %+v", r)
+	}
+
+	// A ReferenceGrant lets the Gateway use the other namespace's Secret.
+	v = view(t, docs+`
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: ReferenceGrant
+metadata: {name: g, namespace: certs}
+spec:
+  from: [{group: gateway.networking.k8s.io, kind: Gateway, namespace: default}]
+  to: [{group: "", kind: Secret}]`)
+	v.secrets["certs/certs"] = tlsSecret(t, "certs", "certs", "x.example.com")
+	if l := Translate(v, Options{}).Gateways["default/gw"].Listeners[2]; !l.served || l.cert == nil {
+		t.Errorf("granted listener %s: %s", l.Name, conditions(l.Conditions))
 	}
 }

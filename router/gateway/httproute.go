@@ -24,7 +24,7 @@ func translateHTTPRoute(v View, hr *gatewayv1.HTTPRoute, res *Result) {
 	rs := &RouteStatus{Generation: hr.Generation}
 	// hosts are the hostnames served, each with the parents (indexes of
 	// rs.Parents) that serve it.
-	hosts := map[string][]int{}
+	hosts := map[string]*hostInfo{}
 	for _, ref := range hr.Spec.ParentRefs {
 		gw, key, ok := parentGateway(hr, ref, res)
 		if !ok {
@@ -33,8 +33,13 @@ func translateHTTPRoute(v View, hr *gatewayv1.HTTPRoute, res *Result) {
 		i := len(rs.Parents)
 		gwNamespace, _ := key.Split()
 		served, listeners, cond := attach(v, hr, ref, gwNamespace, gw)
-		for _, h := range served {
-			hosts[h] = append(hosts[h], i)
+		for h, ls := range served {
+			hi := hosts[h]
+			if hi == nil {
+				hi = &hostInfo{}
+				hosts[h] = hi
+			}
+			hi.add(i, ls)
 		}
 		rs.Parents = append(rs.Parents, gatewayv1.RouteParentStatus{ParentRef: ref,
 			ControllerName: gatewayv1.GatewayController(controllerOf(res)), Conditions: []metav1.Condition{cond}})
@@ -74,11 +79,11 @@ func translateHTTPRoute(v View, hr *gatewayv1.HTTPRoute, res *Result) {
 					continue
 				}
 				made[name] = where
-				r := routeFor(hr, host, m.path, rule.backends)
+				r := routeFor(hr, host, m.path, rule.backends, hosts[host])
 				r.Name = name
 				res.Routes = append(res.Routes, r)
 				rk := admission.KeyOf(r)
-				res.Origins[rk] = Origin{HTTPRoute: k, Rule: rule.index, Match: m.index, Parents: hosts[host]}
+				res.Origins[rk] = Origin{HTTPRoute: k, Rule: rule.index, Match: m.index, Parents: hosts[host].parents}
 				rs.routes = append(rs.routes, rk)
 			}
 		}
@@ -115,11 +120,35 @@ func parentGateway(hr *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference, res *
 	return gw, k, ok
 }
 
+// hostInfo is how a hostname of an HTTPRoute is served: for which parents
+// (indexes of RouteStatus.Parents), on the HTTP port, and on the HTTPS
+// port with which certificate.
+type hostInfo struct {
+	parents []int
+	http    bool
+	cert    *certificate
+}
+
+// add records that parent i serves the hostname on listeners ls.
+func (h *hostInfo) add(i int, ls []*ListenerStatus) {
+	if !slices.Contains(h.parents, i) {
+		h.parents = append(h.parents, i)
+	}
+	for _, l := range ls {
+		switch {
+		case l.cert == nil:
+			h.http = true
+		case h.cert == nil:
+			h.cert = l.cert
+		}
+	}
+}
+
 // attach attaches an HTTPRoute to the listeners of a Gateway its parentRef
 // selects (sectionName, port), as their allowedRoutes let it, and returns
-// the hostnames it is served for there, the listeners it attaches to and
-// its Accepted condition.
-func attach(v View, hr *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference, gwNamespace string, gw *GatewayStatus) ([]string, []*ListenerStatus, metav1.Condition) {
+// the hostnames it is served for there (with the listeners of each), the
+// listeners it attaches to and its Accepted condition.
+func attach(v View, hr *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference, gwNamespace string, gw *GatewayStatus) (map[string][]*ListenerStatus, []*ListenerStatus, metav1.Condition) {
 	gen := hr.Generation
 	var named, allowed []*ListenerStatus
 	for i := range gw.Listeners {
@@ -140,21 +169,22 @@ func attach(v View, hr *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference, gwNa
 		return nil, nil, condition(gatewayv1.RouteConditionAccepted, false, gatewayv1.RouteReasonNotAllowedByListeners,
 			"no served listener of the Gateway allows routes of this namespace and kind", gen)
 	}
-	var hosts []string
+	hosts := map[string][]*ListenerStatus{}
 	var attached []*ListenerStatus
 	for _, l := range allowed {
 		h := intersect(l.spec.Hostname, hr.Spec.Hostnames)
 		if len(h) > 0 {
 			attached = append(attached, l)
 		}
-		hosts = append(hosts, h...)
+		for _, host := range h {
+			hosts[host] = append(hosts[host], l)
+		}
 	}
 	if len(hosts) == 0 {
 		return nil, nil, condition(gatewayv1.RouteConditionAccepted, false, gatewayv1.RouteReasonNoMatchingListenerHostname,
 			"no hostname of the route matches a listener's hostname", gen)
 	}
-	slices.Sort(hosts)
-	return slices.Compact(hosts), attached, condition(gatewayv1.RouteConditionAccepted, true, gatewayv1.RouteReasonAccepted, "", gen)
+	return hosts, attached, condition(gatewayv1.RouteConditionAccepted, true, gatewayv1.RouteReasonAccepted, "", gen)
 }
 
 // allowsNamespace reports whether a listener of a Gateway of namespace
@@ -187,12 +217,21 @@ func allowsNamespace(v View, l gatewayv1.Listener, gwNamespace, ns string) bool 
 }
 
 // routeFor returns a route for one hostname and path prefix of an
-// HTTPRoute (its name is set by the caller).
-func routeFor(hr *gatewayv1.HTTPRoute, host, path string, backends []backend) *routev1.Route {
+// HTTPRoute (its name is set by the caller): on an HTTPS listener, an edge
+// route with the listener's certificate, also served over HTTP when an
+// HTTP listener takes the hostname too.
+func routeFor(hr *gatewayv1.HTTPRoute, host, path string, backends []backend, how *hostInfo) *routev1.Route {
 	r := &routev1.Route{
 		ObjectMeta: metav1.ObjectMeta{Namespace: hr.Namespace, UID: hr.UID, Generation: hr.Generation,
 			ResourceVersion: hr.ResourceVersion, CreationTimestamp: hr.CreationTimestamp},
 		Spec: routev1.RouteSpec{Host: host, Path: path, WildcardPolicy: routev1.WildcardPolicyNone},
+	}
+	if how.cert != nil {
+		r.Spec.TLS = &routev1.TLSConfig{Termination: routev1.TLSTerminationEdge, Certificate: how.cert.crt, Key: how.cert.key,
+			InsecureEdgeTerminationPolicy: routev1.InsecureEdgeTerminationPolicyNone}
+		if how.http {
+			r.Spec.TLS.InsecureEdgeTerminationPolicy = routev1.InsecureEdgeTerminationPolicyAllow
+		}
 	}
 	for i, b := range backends {
 		ref := routev1.RouteTargetReference{Kind: "Service", Name: b.service, Weight: ptrTo(b.weight)}

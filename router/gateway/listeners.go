@@ -10,7 +10,8 @@ import (
 // The router's Service maps ports 80 and 443 to its HTTP and HTTPS ports:
 // listeners on those ports are served there.
 const (
-	httpPort = 80
+	httpPort  = 80
+	httpsPort = 443
 )
 
 var httpRouteKind = gatewayv1.RouteGroupKind{Group: ptrTo(gatewayv1.Group(gatewayv1.GroupName)), Kind: "HTTPRoute"}
@@ -18,12 +19,15 @@ var httpRouteKind = gatewayv1.RouteGroupKind{Group: ptrTo(gatewayv1.Group(gatewa
 func ptrTo[T any](v T) *T { return &v }
 
 // gatewayStatus evaluates a Gateway of this router and its listeners.
-func gatewayStatus(g *gatewayv1.Gateway, o Options) *GatewayStatus {
+func gatewayStatus(v View, g *gatewayv1.Gateway, o Options) *GatewayStatus {
 	gen := g.Generation
 	gs := &GatewayStatus{Generation: gen}
 	served := 0
 	for _, l := range g.Spec.Listeners {
 		ls := listenerStatus(l, gen)
+		if ls.served && l.Protocol == gatewayv1.HTTPSProtocolType {
+			resolveCertificate(v, g, &ls)
+		}
 		gs.Listeners = append(gs.Listeners, ls)
 	}
 	markConflicts(gs.Listeners, gen)
@@ -67,7 +71,14 @@ func listenerStatus(l gatewayv1.Listener, gen int64) ListenerStatus {
 	case l.Protocol == gatewayv1.HTTPProtocolType:
 		accepted = condition(gatewayv1.ListenerConditionAccepted, false, gatewayv1.ListenerReasonPortUnavailable,
 			fmt.Sprintf("HTTP listeners are served on port %d only (the router's HTTP port)", httpPort), gen)
-	case l.Protocol == gatewayv1.HTTPSProtocolType || l.Protocol == gatewayv1.TLSProtocolType:
+	case l.Protocol == gatewayv1.HTTPSProtocolType && l.TLS != nil && l.TLS.Mode != nil && *l.TLS.Mode != gatewayv1.TLSModeTerminate:
+		accepted = condition(gatewayv1.ListenerConditionAccepted, false, gatewayv1.ListenerReasonUnsupportedValue,
+			"HTTPS listeners terminate TLS (tls.mode Terminate)", gen)
+	case l.Protocol == gatewayv1.HTTPSProtocolType && l.Port == httpsPort:
+	case l.Protocol == gatewayv1.HTTPSProtocolType:
+		accepted = condition(gatewayv1.ListenerConditionAccepted, false, gatewayv1.ListenerReasonPortUnavailable,
+			fmt.Sprintf("HTTPS listeners are served on port %d only (the router's HTTPS port)", httpsPort), gen)
+	case l.Protocol == gatewayv1.TLSProtocolType:
 		accepted = condition(gatewayv1.ListenerConditionAccepted, false, gatewayv1.ListenerReasonUnsupportedProtocol,
 			fmt.Sprintf("%s listeners are not served by this router yet", l.Protocol), gen)
 	default:

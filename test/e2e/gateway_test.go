@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openshift-router-go/router/test/testcerts"
 )
 
 // gatewayYAML is a GatewayClass of controller and a Gateway of it in
@@ -193,4 +195,93 @@ func TestHTTPRouteChangesNeedNoReload(t *testing.T) {
 	expectBackend(t, 30*time.Second, get("new.gwr.example.com", "/"), "gw-2")
 	noReload("a new HTTPRoute")
 	expectBackend(t, 5*time.Second, get("zz.gwr.example.com", "/"), "gw-1")
+}
+
+// TestHTTPSListenerServesTheGatewaysCertificate: an HTTPRoute attached to
+// an HTTPS listener on port 443 is served on the HTTPS port with the
+// certificate of the listener's Secret; attached to the HTTP listener as
+// well, it answers over HTTP too; a hostname only the HTTPS listener takes
+// is not served over HTTP. A listener whose Secret is not a TLS Secret
+// serves nothing.
+func TestHTTPSListenerServesTheGatewaysCertificate(t *testing.T) {
+	ca, err := testcerts.NewCA("gateway CA", time.Hour)
+	must(t, err)
+	cert, err := ca.Issue("*.gws.example.com", []string{"*.gws.example.com"}, time.Hour)
+	must(t, err)
+	web := startBackend(t, "gws-web")
+	m := newManifests(t)
+	m.Write("svc.yaml", serviceYAML("gws", "web", web))
+	m.Write("secret.yaml", tlsSecretYAML("gws", "gw-tls", cert.CertPEM, cert.KeyPEM))
+	m.Write("gateway.yaml", `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata:
+  name: haproxy
+spec:
+  controllerName: haproxy.router.openshift.io/gateway-controller
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata:
+  name: gw
+  namespace: gws
+spec:
+  gatewayClassName: haproxy
+  listeners:
+  - name: http
+    port: 80
+    protocol: HTTP
+    hostname: both.gws.example.com
+  - name: https
+    port: 443
+    protocol: HTTPS
+    tls:
+      certificateRefs:
+      - name: gw-tls
+  - name: bad
+    port: 443
+    protocol: HTTPS
+    hostname: bad.gws.example.com
+    tls:
+      certificateRefs:
+      - name: not-tls
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: not-tls
+  namespace: gws
+stringData:
+  a: b
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: web
+  namespace: gws
+spec:
+  parentRefs:
+  - name: gw
+  hostnames: [both.gws.example.com, secure.gws.example.com, bad.gws.example.com]
+  rules:
+  - backendRefs:
+    - {name: web, port: 80}
+`)
+	r := startRouter(t, m.Dir, nil)
+	https := func(host string) func() (response, error) {
+		return func() (response, error) { return r.httpsGet(host, "/") }
+	}
+	http := func(host string) func() (response, error) {
+		return func() (response, error) { return r.httpGet(host, "/") }
+	}
+	for _, host := range []string{"both.gws.example.com", "secure.gws.example.com"} {
+		resp := expectBackend(t, loadTimeout, https(host), "gws-web")
+		if resp.PeerCert == nil || resp.PeerCert.Subject.CommonName != "*.gws.example.com" {
+			t.Errorf("%s: the client saw %v, want the listener's certificate", host, subject(resp))
+		}
+	}
+	expectBackend(t, loadTimeout, http("both.gws.example.com"), "gws-web")
+	expectStatus(t, loadTimeout, http("secure.gws.example.com"), 503)
+	// bad.gws.example.com: only through the https listener (the bad one
+	// takes nothing), with the listener's certificate.
+	expectBackend(t, loadTimeout, https("bad.gws.example.com"), "gws-web")
 }

@@ -7,13 +7,16 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
+	"github.com/openshift-router-go/router/router/deploy"
 	"github.com/openshift-router-go/router/test/kubetest"
+	"github.com/openshift-router-go/router/test/testcerts"
 )
 
 // conditionsOf describes conditions as "Type=Status/Reason" words, each
@@ -162,4 +165,78 @@ func TestKubeHTTPRouteServedWithStatus(t *testing.T) {
 	if others != 1 || hr.Generation != got.Generation {
 		t.Errorf("another controller's entries: %d, want 1 (parents %+v)", others, got.Status.Parents)
 	}
+}
+
+// TestKubeHTTPSListenerSecretNeedsTheRoutersAccess: the router, bound to
+// adm router's ClusterRole (no access to secrets), serves an HTTPS
+// listener whose Secret the Gateway's owner let it read (a Role naming
+// that Secret) with that Secret's certificate, and reports the listener
+// whose Secret it may not read as not programmed (ResolvedRefs=False,
+// InvalidCertificateRef), saying why in its log.
+func TestKubeHTTPSListenerSecretNeedsTheRoutersAccess(t *testing.T) {
+	c := kubetest.Start(t, kubetest.WithGatewayCRDs("standard"))
+	gc := gatewayclient.NewForConfigOrDie(c.RESTConfig)
+	net := kubetest.NewNetNS(t)
+	b1 := net.StartBackend(t, net.IP(), 8080, "pod-1")
+	infra, app := c.CreateNamespace(t, "infra", nil).Name, c.CreateNamespace(t, "app", nil).Name
+	kubeService(t, c, app, "web", b1)
+	ca, err := testcerts.NewCA("gateway CA", time.Hour)
+	must(t, err)
+	for _, s := range []struct{ name, host string }{{"granted", "ok.example.com"}, {"refused", "no.example.com"}} {
+		pair, err := ca.Issue(s.host, []string{s.host}, time.Hour)
+		must(t, err)
+		_, err = c.Kube.CoreV1().Secrets(infra).Create(kctx(t), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: s.name}, Type: corev1.SecretTypeTLS,
+			Data: map[string][]byte{"tls.crt": []byte(pair.CertPEM), "tls.key": []byte(pair.KeyPEM)}}, metav1.CreateOptions{})
+		must(t, err)
+	}
+	user := rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "gw-router"}
+	grant(t, c, "", "gw-router", deploy.ClusterRoleRules(), user)
+	grant(t, c, infra, "gw-router-secret", []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"},
+		Verbs: []string{"get", "list", "watch"}, ResourceNames: []string{"granted"}}}, user)
+
+	_, err = gc.GatewayV1().GatewayClasses().Create(kctx(t), &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "haproxy"},
+		Spec: gatewayv1.GatewayClassSpec{ControllerName: "haproxy.router.openshift.io/gateway-controller"}}, metav1.CreateOptions{})
+	must(t, err)
+	all := gatewayv1.NamespacesFromAll
+	listener := func(name, host, secret string) gatewayv1.Listener {
+		return gatewayv1.Listener{Name: gatewayv1.SectionName(name), Port: 443, Protocol: gatewayv1.HTTPSProtocolType,
+			Hostname:      ptr.To(gatewayv1.Hostname(host)),
+			TLS:           &gatewayv1.ListenerTLSConfig{CertificateRefs: []gatewayv1.SecretObjectReference{{Name: gatewayv1.ObjectName(secret)}}},
+			AllowedRoutes: &gatewayv1.AllowedRoutes{Namespaces: &gatewayv1.RouteNamespaces{From: &all}}}
+	}
+	gw, err := gc.GatewayV1().Gateways(infra).Create(kctx(t), &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "gw"},
+		Spec: gatewayv1.GatewaySpec{GatewayClassName: "haproxy", Listeners: []gatewayv1.Listener{
+			listener("ok", "ok.example.com", "granted"), listener("no", "no.example.com", "refused")}}}, metav1.CreateOptions{})
+	must(t, err)
+	_, err = gc.GatewayV1().HTTPRoutes(app).Create(kctx(t), &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: gatewayv1.HTTPRouteSpec{
+			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "gw", Namespace: ptr.To(gatewayv1.Namespace(infra))}}},
+			Rules: []gatewayv1.HTTPRouteRule{{BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: gatewayv1.BackendRef{
+				BackendObjectReference: gatewayv1.BackendObjectReference{Name: "web", Port: ptr.To[gatewayv1.PortNumber](80)}}}}}},
+		}}, metav1.CreateOptions{})
+	must(t, err)
+
+	r := startKubeRouter(t, impersonatingKubeconfig(t, c, "gw-router"), nil)
+	resp := expectBackend(t, loadTimeout, func() (response, error) { return r.httpsGet("ok.example.com", "/") }, "pod-1")
+	if resp.PeerCert == nil || resp.PeerCert.Subject.CommonName != "ok.example.com" {
+		t.Errorf("the client saw %v, want the granted Secret's certificate", subject(resp))
+	}
+	eventually(t, 30*time.Second, "listener status", func() error {
+		got, err := gc.GatewayV1().Gateways(infra).Get(kctx(t), "gw", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		var ls []string
+		for _, l := range got.Status.Listeners {
+			ls = append(ls, fmt.Sprintf("%s %d %s", l.Name, l.AttachedRoutes, conditionsOf(l.Conditions[:3], gw.Generation)))
+		}
+		want := "ok 1 Accepted=True/Accepted Programmed=True/Programmed ResolvedRefs=True/ResolvedRefs|" +
+			"no 0 Accepted=True/Accepted Programmed=False/Invalid ResolvedRefs=False/InvalidCertificateRef"
+		if strings.Join(ls, "|") != want {
+			return fmt.Errorf("listeners %q, want %q", ls, want)
+		}
+		return nil
+	})
+	expectLogLine(t, r, "the router may not read a Secret", `secret="`+infra+`/refused"`)
+	expectStatus(t, 5*time.Second, func() (response, error) { return r.httpGet("no.example.com", "/") }, 503)
 }

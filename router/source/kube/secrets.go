@@ -33,19 +33,37 @@ type SecretWatches struct {
 
 	mu      sync.Mutex
 	watches map[extcert.Ref]context.CancelFunc
+	// wanted are the secrets each user wants (SyncFor): those any user
+	// wants are watched.
+	wanted map[string]map[extcert.Ref]bool
 }
 
 // NewSecretWatches returns the watches; they all end with ctx.
 func NewSecretWatches(ctx context.Context, kube kubernetes.Interface, sink store.Sink, resync time.Duration, log logr.Logger) *SecretWatches {
-	return &SecretWatches{ctx: ctx, kube: kube, sink: sink, log: log, resync: resync, watches: map[extcert.Ref]context.CancelFunc{}}
+	return &SecretWatches{ctx: ctx, kube: kube, sink: sink, log: log, resync: resync, watches: map[extcert.Ref]context.CancelFunc{},
+		wanted: map[string]map[extcert.Ref]bool{}}
 }
 
-// Sync implements extcert.Watcher: it starts the watches of wanted secrets
-// not watched yet and stops (and removes from the store) the others. It
-// does not wait for them.
-func (w *SecretWatches) Sync(wanted map[extcert.Ref]bool) {
+// Sync implements extcert.Watcher: the secrets routes' external
+// certificates want (SyncFor "routes").
+func (w *SecretWatches) Sync(wanted map[extcert.Ref]bool) { w.SyncFor("routes", wanted) }
+
+// SyncFor sets the secrets one user of the watches wants, starts the
+// watches of secrets any user wants that are not watched yet and stops
+// (and removes from the store) the others. It does not wait for them.
+func (w *SecretWatches) SyncFor(user string, wanted map[extcert.Ref]bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.wanted[user] = wanted
+	if len(w.wanted) > 1 {
+		union := map[extcert.Ref]bool{}
+		for _, refs := range w.wanted {
+			for ref := range refs {
+				union[ref] = true
+			}
+		}
+		wanted = union
+	}
 	for ref, cancel := range w.watches {
 		if wanted[ref] {
 			continue
