@@ -81,7 +81,8 @@ CORE_E2E_TESTS = \
   TestMutualTLSCRLsFromTheCADistributionPointsAndCAChanges \
   TestMetricsCountTrafficPerRoute TestSidecarModeServesAndReloadsThroughTheMasterSocket \
   TestKubeRouteLifecycle TestKubeEndpointSliceScalingNeedsNoReload \
-  TestHTTPRouteServedNextToRoutes TestHTTPRouteChangesNeedNoReload TestKubeHTTPRouteServedWithStatus
+  TestHTTPRouteServedNextToRoutes TestHTTPRouteChangesNeedNoReload TestKubeHTTPRouteServedWithStatus \
+  TestHTTPSListenerServesTheGatewaysCertificate TestKubeHTTPSListenerSecretNeedsTheRoutersAccess
 empty :=
 space := $(empty) $(empty)
 CORE_E2E = ^($(subst $(space),|,$(strip $(CORE_E2E_TESTS))))$$
