@@ -36,6 +36,8 @@ func main() {
 	must(err)
 	shop, err := edgeCA.Issue("shop.example.com", []string{"shop.example.com"}, validFor)
 	must(err)
+	gw, err := edgeCA.Issue("gateway.example.com", []string{"gateway.example.com"}, validFor)
+	must(err)
 
 	write(dir, "tls/backend-ca.crt", ca.CertPEM)
 	write(dir, "tls/passthrough.crt", pt.CertPEM)
@@ -229,6 +231,73 @@ spec:
             name: hello-v2
             port:
               name: web
+`)
+	write(dir, "27-gateway.yaml", header+`# The Gateway API (docs/gateway-api.md): a GatewayClass of this router, a
+# Gateway with an HTTP listener (port 80: the router's HTTP port) and an HTTPS
+# listener (443: its HTTPS port) with the Secret's certificate, and an
+# HTTPRoute: /v2 to hello-v2, the rest to hello-v1 and hello-v3 (3:1).
+#   curl --cacert examples/tls/edge-ca.crt --resolve gateway.example.com:8443:127.0.0.1 https://gateway.example.com:8443/v2
+#   curl -H 'Host: gateway.example.com' http://127.0.0.1:8080/
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata:
+  name: openshift-router
+spec:
+  controllerName: haproxy.router.openshift.io/gateway-controller
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: gateway-tls
+  namespace: demo
+type: kubernetes.io/tls
+stringData:
+  tls.crt: |
+`+indent(gw.CertPEM, 4)+`  tls.key: |
+`+indent(gw.KeyPEM, 4)+`---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata:
+  name: demo
+  namespace: demo
+spec:
+  gatewayClassName: openshift-router
+  listeners:
+  - name: http
+    port: 80
+    protocol: HTTP
+    hostname: gateway.example.com
+  - name: https
+    port: 443
+    protocol: HTTPS
+    hostname: gateway.example.com
+    tls:
+      certificateRefs:
+      - name: gateway-tls
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: demo
+  namespace: demo
+spec:
+  parentRefs:
+  - name: demo
+  rules:
+  - matches:
+    - path:
+        type: PathPrefix
+        value: /v2
+    backendRefs:
+    - name: hello-v2
+      port: 9002
+  - backendRefs:
+    - name: hello-v1
+      port: 9001
+      weight: 3
+    - name: hello-v3
+      port: 9003
+      weight: 1
 `)
 }
 
