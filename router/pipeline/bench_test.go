@@ -11,11 +11,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/openshift-router-go/router/haproxy/dynamic"
 	"github.com/openshift-router-go/router/haproxy/files"
 	"github.com/openshift-router-go/router/router/admission"
 	"github.com/openshift-router-go/router/router/builder"
+	"github.com/openshift-router-go/router/router/gateway"
 	"github.com/openshift-router-go/router/router/servers"
 	"github.com/openshift-router-go/router/router/store"
 	"github.com/openshift-router-go/router/templates"
@@ -295,6 +298,60 @@ func BenchmarkRouteUpdate(b *testing.B) {
 						r.Annotations = map[string]string{"haproxy.router.openshift.io/timeout": "7s"}
 					}
 					st.Upsert(r)
+					if full {
+						if out, err = Pass(st, in, State{Layouts: servers.Of(out.Model)}); err != nil {
+							b.Fatal(err)
+						}
+						continue
+					}
+					next, why, err := UpdateRoutesFollowing(st, in, State{}, out)
+					if err != nil || why != "" {
+						b.Fatal(err, why)
+					}
+					out = next
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkHTTPRouteUpdate is BenchmarkRouteUpdate for an HTTPRoute: with n
+// routes loaded (and a Gateway of this router), one HTTPRoute's weights
+// change back and forth, worked out following what runs
+// (UpdateRoutesFollowing) against a full pass (full=true).
+func BenchmarkHTTPRouteUpdate(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		for _, full := range []bool{false, true} {
+			b.Run(fmt.Sprintf("routes=%d/full=%v", n, full), func(b *testing.B) {
+				st := benchStore(n)
+				st.Upsert(&gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "gc"},
+					Spec: gatewayv1.GatewayClassSpec{ControllerName: gateway.DefaultControllerName}})
+				st.Upsert(&gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-0", Name: "gw"},
+					Spec: gatewayv1.GatewaySpec{GatewayClassName: "gc", Listeners: []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}}})
+				hr := func(w int32) *gatewayv1.HTTPRoute {
+					return &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-0", Name: "hr"},
+						Spec: gatewayv1.HTTPRouteSpec{CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "gw"}}},
+							Hostnames: []gatewayv1.Hostname{"gw.apps.example.com"},
+							Rules: []gatewayv1.HTTPRouteRule{{BackendRefs: []gatewayv1.HTTPBackendRef{
+								{BackendRef: gatewayv1.BackendRef{BackendObjectReference: gatewayv1.BackendObjectReference{Name: "app-0", Port: ptr.To[gatewayv1.PortNumber](80)}, Weight: ptr.To(w)}},
+								{BackendRef: gatewayv1.BackendRef{BackendObjectReference: gatewayv1.BackendObjectReference{Name: "app-4", Port: ptr.To[gatewayv1.PortNumber](80)}}},
+							}}}}}
+				}
+				st.Upsert(hr(1))
+				r, err := templates.Parse("default", templates.Default(), templates.FuncMap(templates.FuncOptions{}))
+				if err != nil {
+					b.Fatal(err)
+				}
+				in := benchInputs(r, b.TempDir())
+				in.Gateway = &gateway.Options{}
+				out, err := Pass(st, in, State{})
+				if err != nil || len(out.Gateway.Routes) != 1 {
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					st.Upsert(hr(int32(2 + i%2)))
 					if full {
 						if out, err = Pass(st, in, State{Layouts: servers.Of(out.Model)}); err != nil {
 							b.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/openshift-router-go/router/haproxy/dynamic"
 	"github.com/openshift-router-go/router/router/admission"
 	"github.com/openshift-router-go/router/router/builder"
+	"github.com/openshift-router-go/router/router/gateway"
 	"github.com/openshift-router-go/router/router/model"
 	"github.com/openshift-router-go/router/router/servers"
 	"github.com/openshift-router-go/router/router/store"
@@ -204,6 +205,8 @@ func readRouteChanges(src Source, in Inputs, st State, out, next *Output, mode r
 			return nil
 		}
 		next.Decision, next.Exclusions, next.Gateway = admit(v, in, st)
+		httpRoutes := v.HTTPRouteChangesSince(out.Generation)
+		routes = append(routes, madeFrom(httpRoutes, out.Gateway, next.Gateway)...)
 		var changed map[model.ServiceUnitKey]bool
 		ch.affected, changed = affectedRoutes(routes, services, out, next.Decision)
 		build, backends := routesToBuild(out.Model, next.Decision, ch.affected)
@@ -211,7 +214,7 @@ func readRouteChanges(src Source, in Inputs, st State, out, next *Output, mode r
 		switch {
 		case !backends && mode == routesForReload:
 			full = FullNoBackendChange
-		case len(build) == 0 && len(ch.affected) == 0 && mode == routesFollowing && len(routes)+len(services) > 0:
+		case len(build) == 0 && len(ch.affected) == 0 && mode == routesFollowing && len(routes)+len(services)+len(httpRoutes) > 0:
 			// Only objects no route uses changed (the service of a route
 			// deleted in an earlier pass, say): nothing to render. (With
 			// no change at all, a full pass is what was asked for: a
@@ -228,6 +231,30 @@ func readRouteChanges(src Source, in Inputs, st State, out, next *Output, mode r
 		return ch, "", fmt.Errorf("reading the objects: %w", err)
 	}
 	return ch, full, nil
+}
+
+// madeFrom returns the routes the HTTPRoutes httpRoutes were translated
+// into before (old) and now (next): those routes changed, came or went.
+func madeFrom(httpRoutes []store.Key, old, next *gateway.Result) []store.Key {
+	if len(httpRoutes) == 0 {
+		return nil
+	}
+	changed := make(map[store.Key]bool, len(httpRoutes))
+	for _, k := range httpRoutes {
+		changed[k] = true
+	}
+	var out []store.Key
+	for _, res := range []*gateway.Result{old, next} {
+		if res == nil {
+			continue
+		}
+		for k, o := range res.Origins {
+			if changed[o.HTTPRoute] {
+				out = append(out, store.Key(k))
+			}
+		}
+	}
+	return out
 }
 
 // affectedRoutes are the routes that changed (routes), whose admission

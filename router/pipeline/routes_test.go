@@ -5,6 +5,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,9 +13,12 @@ import (
 	routev1 "github.com/openshift/api/route/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/openshift-router-go/router/haproxy/dynamic"
 	"github.com/openshift-router-go/router/haproxy/files"
+	"github.com/openshift-router-go/router/router/gateway"
 	"github.com/openshift-router-go/router/router/servers"
 	"github.com/openshift-router-go/router/router/store"
 	"github.com/openshift-router-go/router/templates"
@@ -26,6 +30,31 @@ func route(ns, name, host, path, svc string, created int64) *routev1.Route {
 	return &routev1.Route{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, ResourceVersion: "1",
 		CreationTimestamp: metav1.NewTime(time.Unix(1700000000+created, 0))},
 		Spec: routev1.RouteSpec{Host: host, Path: path, To: routev1.RouteTargetReference{Kind: "Service", Name: svc}}}
+}
+
+// httpRoute is HTTPRoute ns/hr, attached to Gateway ns/gw, for host; rules
+// are "path=service[:weight]+...".
+func httpRoute(host string, created int64, rules ...string) *gatewayv1.HTTPRoute {
+	hr := &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "hr", ResourceVersion: "1",
+		CreationTimestamp: metav1.NewTime(time.Unix(1700000000+created, 0))},
+		Spec: gatewayv1.HTTPRouteSpec{CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "gw"}}},
+			Hostnames: []gatewayv1.Hostname{gatewayv1.Hostname(host)}}}
+	for _, r := range rules {
+		path, backends, _ := strings.Cut(r, "=")
+		rule := gatewayv1.HTTPRouteRule{Matches: []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{Value: &path}}}}
+		for _, b := range strings.Split(backends, "+") {
+			svc, weight, _ := strings.Cut(b, ":")
+			w, _ := strconv.Atoi(weight)
+			ref := gatewayv1.HTTPBackendRef{BackendRef: gatewayv1.BackendRef{BackendObjectReference: gatewayv1.BackendObjectReference{
+				Name: gatewayv1.ObjectName(svc), Port: ptr.To[gatewayv1.PortNumber](80)}}}
+			if weight != "" {
+				ref.Weight = ptr.To(int32(w))
+			}
+			rule.BackendRefs = append(rule.BackendRefs, ref)
+		}
+		hr.Spec.Rules = append(hr.Spec.Rules, rule)
+	}
+	return hr
 }
 
 // filesByPath indexes fs by path.
@@ -236,6 +265,25 @@ func TestRouteChangesEqualAFullPass(t *testing.T) {
 				st.Delete(endpointSlice("ns", "new-1", "new", true))
 			}, ""},
 		}},
+		{"HTTPRoutes", r, []step{
+			{"a GatewayClass and Gateway of this router", func(st *store.Store) {
+				st.Upsert(&gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "gc"},
+					Spec: gatewayv1.GatewayClassSpec{ControllerName: gateway.DefaultControllerName}})
+				st.Upsert(&gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gw"},
+					Spec: gatewayv1.GatewaySpec{GatewayClassName: "gc", Listeners: []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}}})
+			}, FullOther},
+			{"an HTTPRoute added", func(st *store.Store) { st.Upsert(httpRoute("h.example.com", 30, "/=a")) }, ""},
+			{"a rule added to it", func(st *store.Store) { st.Upsert(httpRoute("h.example.com", 30, "/=a", "/x=b")) }, ""},
+			{"a rule's backends and weights changed", func(st *store.Store) {
+				st.Upsert(httpRoute("h.example.com", 30, "/=a", "/x=b:1+c:3"))
+			}, FullNoBackendChange},
+			{"a newer route of another namespace claims its host: rejected", func(st *store.Store) {
+				st.Upsert(route("other", "late", "h.example.com", "/y", "a", 100))
+			}, FullNoBackendChange},
+			{"the HTTPRoute deleted: the other namespace's route is admitted", func(st *store.Store) {
+				st.Delete(&gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "hr"}})
+			}, ""},
+		}},
 		{"routes and endpoints together", r, []step{
 			{"an endpoint added and a route added", func(st *store.Store) {
 				st.Upsert(endpointSlice("ns", "a-2", "a", true, "10.0.1.3"))
@@ -251,6 +299,7 @@ func TestRouteChangesEqualAFullPass(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			in := benchInputs(tt.renderer, t.TempDir())
 			in.Admission.AllowWildcardRoutes = true
+			in.Gateway = &gateway.Options{}
 			st := incrementalStore()
 			// A route of its own in the middle: UpdateRoutes renders one
 			// unchanged route that is neither first nor last alone.

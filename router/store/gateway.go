@@ -2,6 +2,7 @@ package store
 
 import (
 	"slices"
+	"sort"
 	"strings"
 
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -9,8 +10,10 @@ import (
 
 // gatewayObjects are the Gateway API objects the store holds: GatewayClasses
 // (cluster-scoped, keyed by name), Gateways, HTTPRoutes, TLSRoutes and
-// ReferenceGrants (keyed namespace/name). A change to any of them is an
-// "other" change: the next pass looks at everything.
+// ReferenceGrants (keyed namespace/name). An HTTPRoute change is a route
+// change (ChangesSince stays ok; HTTPRouteChangesSince names it); a change
+// to any other of them is an "other" change: the next pass looks at
+// everything.
 type gatewayObjects struct {
 	classes    map[Key]*gatewayv1.GatewayClass
 	gateways   map[Key]*gatewayv1.Gateway
@@ -37,8 +40,6 @@ func (g *gatewayObjects) put(obj any, upsert bool) bool {
 		putObject(g.classes, KeyOf("", o.Name), o, upsert)
 	case *gatewayv1.Gateway:
 		putObject(g.gateways, KeyOf(o.Namespace, o.Name), o, upsert)
-	case *gatewayv1.HTTPRoute:
-		putObject(g.httpRoutes, KeyOf(o.Namespace, o.Name), o, upsert)
 	case *gatewayv1.TLSRoute:
 		putObject(g.tlsRoutes, KeyOf(o.Namespace, o.Name), o, upsert)
 	case *gatewayv1.ReferenceGrant:
@@ -85,3 +86,20 @@ func (v View) TLSRoutes() []*gatewayv1.TLSRoute { return sortedByKey(v.s.gw.tlsR
 
 // ReferenceGrants returns the ReferenceGrants sorted by namespace, then name.
 func (v View) ReferenceGrants() []*gatewayv1.ReferenceGrant { return sortedByKey(v.s.gw.grants) }
+
+// HTTPRouteChangesSince returns the HTTPRoutes added, changed or deleted
+// after generation since, each once, in the order of their first change,
+// when ChangesSince(since) is ok.
+func (v View) HTTPRouteChangesSince(since uint64) []Key {
+	s := v.s
+	i := sort.Search(len(s.endpointLog), func(i int) bool { return s.endpointLog[i].generation > since })
+	var out []Key
+	seen := map[Key]bool{}
+	for _, c := range s.endpointLog[i:] {
+		if c.httpRoute && !seen[c.service] {
+			seen[c.service] = true
+			out = append(out, c.service)
+		}
+	}
+	return out
+}

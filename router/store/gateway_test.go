@@ -12,11 +12,12 @@ import (
 
 func meta(ns, name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns, Name: name} }
 
-// TestGatewayObjectsAreKeptSortedAndEveryChangeIsAFullPass: the store keeps
-// each Gateway API kind by namespace/name, returns it sorted, forgets it on
-// delete, and a change to any of them makes the next pass look at
-// everything (ChangesSince is not ok).
-func TestGatewayObjectsAreKeptSortedAndEveryChangeIsAFullPass(t *testing.T) {
+// TestGatewayObjectsAreKeptSortedAndChangesAreLogged: the store keeps each
+// Gateway API kind by namespace/name, returns it sorted, forgets it on
+// delete; an HTTPRoute change is a route change (ChangesSince ok, named by
+// HTTPRouteChangesSince and not as a Route), a change to any other makes
+// the next pass look at everything (ChangesSince is not ok).
+func TestGatewayObjectsAreKeptSortedAndChangesAreLogged(t *testing.T) {
 	s := New()
 	objs := []any{
 		&gatewayv1.GatewayClass{ObjectMeta: meta("", "b")},
@@ -32,8 +33,16 @@ func TestGatewayObjectsAreKeptSortedAndEveryChangeIsAFullPass(t *testing.T) {
 		gen := s.Generation()
 		s.Upsert(o.(runtime.Object).DeepCopyObject())
 		_ = s.Read(func(v View) error {
-			if _, _, ok := v.ChangesSince(gen); ok {
+			routes, _, ok := v.ChangesSince(gen)
+			hr, isHTTPRoute := o.(*gatewayv1.HTTPRoute)
+			switch {
+			case !isHTTPRoute && ok:
 				t.Errorf("upsert of %T: ChangesSince is ok, want a full pass", o)
+			case isHTTPRoute && (!ok || len(routes) != 0 || fmt.Sprint(v.HTTPRouteChangesSince(gen)) != "["+hr.Namespace+"/"+hr.Name+"]"):
+				t.Errorf("upsert of HTTPRoute %s: ChangesSince %v %v, HTTPRouteChangesSince %v", hr.Name, routes, ok, v.HTTPRouteChangesSince(gen))
+			}
+			if _, ok := v.EndpointChangesSince(gen); ok {
+				t.Errorf("upsert of %T: EndpointChangesSince is ok", o)
 			}
 			return nil
 		})

@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 // Sink receives the objects a source watches. Objects are Routes, Services,
@@ -144,6 +145,8 @@ type endpointChange struct {
 	generation uint64
 	service    Key
 	route      bool
+	// httpRoute: with route, an HTTPRoute changed (HTTPRouteChangesSince).
+	httpRoute bool
 }
 
 // maxEndpointLog bounds the endpoint change log: past it the older half is
@@ -197,6 +200,16 @@ func (s *Store) notifyRoute(k Key) {
 	s.generation++
 	s.lastRoute = s.generation
 	s.endpointLog = append(s.endpointLog, endpointChange{generation: s.generation, service: k, route: true})
+	s.trimLog()
+	s.signal()
+}
+
+// notifyHTTPRoute records a change of HTTPRoute k: a route change (the
+// routes made from it change), not an "other" one.
+func (s *Store) notifyHTTPRoute(k Key) {
+	s.generation++
+	s.lastRoute = s.generation
+	s.endpointLog = append(s.endpointLog, endpointChange{generation: s.generation, service: k, route: true, httpRoute: true})
 	s.trimLog()
 	s.signal()
 }
@@ -276,6 +289,11 @@ func (s *Store) Upsert(obj runtime.Object) {
 		s.namespaces[o.Name] = o
 	case *corev1.Secret:
 		s.secrets[KeyOf(o.Namespace, o.Name)] = o
+	case *gatewayv1.HTTPRoute:
+		k := KeyOf(o.Namespace, o.Name)
+		s.gw.httpRoutes[k] = o
+		s.notifyHTTPRoute(k)
+		return
 	default:
 		if !s.gw.put(obj, true) {
 			return
@@ -335,6 +353,11 @@ func (s *Store) Delete(obj runtime.Object) {
 		delete(s.namespaces, o.Name)
 	case *corev1.Secret:
 		delete(s.secrets, KeyOf(o.Namespace, o.Name))
+	case *gatewayv1.HTTPRoute:
+		k := KeyOf(o.Namespace, o.Name)
+		delete(s.gw.httpRoutes, k)
+		s.notifyHTTPRoute(k)
+		return
 	default:
 		if !s.gw.put(obj, false) {
 			return
@@ -409,6 +432,8 @@ func (v View) ChangesSince(since uint64) (routes, services []Key, ok bool) {
 	seenRoute, seenService := map[Key]bool{}, map[Key]bool{}
 	for _, c := range s.endpointLog[i:] {
 		switch {
+		case c.httpRoute:
+			// HTTPRouteChangesSince.
 		case c.route && !seenRoute[c.service]:
 			seenRoute[c.service] = true
 			routes = append(routes, c.service)
