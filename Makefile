@@ -82,7 +82,8 @@ CORE_E2E_TESTS = \
   TestMetricsCountTrafficPerRoute TestSidecarModeServesAndReloadsThroughTheMasterSocket \
   TestKubeRouteLifecycle TestKubeEndpointSliceScalingNeedsNoReload \
   TestHTTPRouteServedNextToRoutes TestHTTPRouteChangesNeedNoReload TestKubeHTTPRouteServedWithStatus \
-  TestHTTPSListenerServesTheGatewaysCertificate TestKubeHTTPSListenerSecretNeedsTheRoutersAccess
+  TestHTTPSListenerServesTheGatewaysCertificate TestKubeHTTPSListenerSecretNeedsTheRoutersAccess \
+  TestHTTPRouteHeaderModifiersReachBackendAndClient
 empty :=
 space := $(empty) $(empty)
 CORE_E2E = ^($(subst $(space),|,$(strip $(CORE_E2E_TESTS))))$$

@@ -471,11 +471,11 @@ spec:
 			"Accepted=True/Accepted ResolvedRefs=False/RefNotPermitted PartiallyInvalid=True/UnsupportedValue", "no valid backend"},
 		{"filters, an exact path and a header match", `
   - backendRefs: [{name: web, port: 8080}]
-    filters: [{type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: a, value: b}]}}]
+    filters: [{type: RequestRedirect, requestRedirect: {scheme: https}}]
   - matches: [{path: {type: Exact, value: /x}}, {headers: [{name: h, value: v}]}, {path: {value: /ok}}]
     backendRefs: [{name: web, port: 8080}]`, 1,
 			"Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs PartiallyInvalid=True/UnsupportedValue",
-			"rule 0: filters are not served by this router yet; rule 1, match 0: path matches of type Exact are not served by this router yet; rule 1, match 1: header, query parameter and method matches are not served by this router yet"},
+			"rule 0: filters of type RequestRedirect are not served by this router yet; rule 1, match 0: path matches of type Exact are not served by this router yet; rule 1, match 1: header, query parameter and method matches are not served by this router yet"},
 		{"five backends", `
   - backendRefs: [{name: web, port: 8080}, {name: web, port: 8080}, {name: web, port: 8080}, {name: web, port: 8080}, {name: canary, port: 8080}]`, 0,
 			"Accepted=False/UnsupportedValue ResolvedRefs=True/ResolvedRefs", "more than 4 backends"},
@@ -810,5 +810,46 @@ spec:
 	v.secrets["certs/certs"] = tlsSecret(t, "certs", "certs", "x.example.com")
 	if l := Translate(v, Options{}).Gateways["default/gw"].Listeners[2]; !l.served || l.cert == nil {
 		t.Errorf("granted listener %s: %s", l.Name, conditions(l.Conditions))
+	}
+}
+
+func TestHeaderModifiersBecomeTheRoutesHeaderActions(t *testing.T) {
+	rule := func(filters string) string {
+		return class + "\n---\n" + gw + "\n---\n" + web + `
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [a.example.com]
+  rules:
+  - backendRefs: [{name: web, port: 8080}]
+    filters: ` + filters
+	}
+	res := Translate(view(t, rule(`
+    - type: RequestHeaderModifier
+      requestHeaderModifier: {set: [{name: X-Set, value: "100% sure"}], remove: [X-Drop]}
+    - type: ResponseHeaderModifier
+      responseHeaderModifier: {set: [{name: X-Frame-Options, value: DENY}]}`)), Options{})
+	if len(res.Routes) != 1 || res.Routes[0].Spec.HTTPHeaders == nil {
+		t.Fatalf("routes %v", routes(res.Routes))
+	}
+	a := res.Routes[0].Spec.HTTPHeaders.Actions
+	got := fmt.Sprintf("%s=%s %s:%s %s=%s", a.Request[0].Name, a.Request[0].Action.Set.Value, a.Request[1].Name, a.Request[1].Action.Type,
+		a.Response[0].Name, a.Response[0].Action.Set.Value)
+	if got != "X-Set=100%% sure X-Drop:Delete X-Frame-Options=DENY" || len(a.Request) != 2 || len(a.Response) != 1 {
+		t.Errorf("header actions %s (%+v)", got, a)
+	}
+	for filters, why := range map[string]string{
+		`[{type: RequestHeaderModifier, requestHeaderModifier: {add: [{name: X-A, value: b}]}}]`:          "add (appending a value) is not served",
+		`[{type: ResponseHeaderModifier, responseHeaderModifier: {set: [{name: Set-Cookie, value: b}]}}]`: "ResponseHeaderModifier: the router cannot apply it",
+	} {
+		res := Translate(view(t, rule(filters)), Options{})
+		res.Finish(admitAll(res.Routes))
+		c := res.HTTPRoutes["default/r"].Parents[0].Conditions
+		if len(res.Routes) != 0 || !strings.Contains(c[0].Message, why) {
+			t.Errorf("%s: routes %v, conditions %+v, want the rule not served: %s", filters, routes(res.Routes), c, why)
+		}
 	}
 }

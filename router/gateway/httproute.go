@@ -80,6 +80,7 @@ func translateHTTPRoute(v View, hr *gatewayv1.HTTPRoute, res *Result) {
 				}
 				made[name] = where
 				r := routeFor(hr, host, m.path, rule.backends, hosts[host])
+				r.Spec.HTTPHeaders = rule.headers.DeepCopy()
 				r.Name = name
 				res.Routes = append(res.Routes, r)
 				rk := admission.KeyOf(r)

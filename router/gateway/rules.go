@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	routev1 "github.com/openshift/api/route/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -13,11 +14,13 @@ import (
 	"github.com/openshift-router-go/router/router/ingress"
 )
 
-// rule is an HTTPRoute rule the router serves: its matches and backends.
+// rule is an HTTPRoute rule the router serves: its matches, backends and
+// header modifiers (the Route API's header actions).
 type rule struct {
 	index    int
 	matches  []match
 	backends []backend
+	headers  *routev1.RouteHTTPHeaders
 }
 
 // match is a served match of a rule: a path prefix ("" for every path).
@@ -45,7 +48,11 @@ func translateRules(v View, hr *gatewayv1.HTTPRoute, rs *RouteStatus) ([]rule, m
 	resolved := condition(gatewayv1.RouteConditionResolvedRefs, true, gatewayv1.RouteReasonResolvedRefs, "", gen)
 	var out []rule
 	for ri, r := range hr.Spec.Rules {
-		if why := unsupportedRule(r); why != "" {
+		headers, why := headerActions(r.Filters)
+		if why == "" {
+			why = unsupportedRule(r)
+		}
+		if why != "" {
 			rs.unserved = append(rs.unserved, unserved{msg: fmt.Sprintf("rule %d: %s", ri, why)})
 			continue
 		}
@@ -71,7 +78,7 @@ func translateRules(v View, hr *gatewayv1.HTTPRoute, rs *RouteStatus) ([]rule, m
 			ms = append(ms, match{index: mi, path: p})
 		}
 		if len(ms) > 0 {
-			out = append(out, rule{index: ri, matches: ms, backends: backends})
+			out = append(out, rule{index: ri, matches: ms, backends: backends, headers: headers})
 		}
 	}
 	return out, resolved
@@ -79,9 +86,12 @@ func translateRules(v View, hr *gatewayv1.HTTPRoute, rs *RouteStatus) ([]rule, m
 
 // unsupportedRule says what of a rule the router does not serve yet.
 func unsupportedRule(r gatewayv1.HTTPRouteRule) string {
+	for _, f := range r.Filters {
+		if f.Type != gatewayv1.HTTPRouteFilterRequestHeaderModifier && f.Type != gatewayv1.HTTPRouteFilterResponseHeaderModifier {
+			return fmt.Sprintf("filters of type %s are not served by this router yet", f.Type)
+		}
+	}
 	switch {
-	case len(r.Filters) > 0:
-		return "filters are not served by this router yet"
 	case r.Timeouts != nil:
 		return "timeouts are not served by this router yet"
 	case r.Retry != nil:

@@ -285,3 +285,49 @@ spec:
 	// takes nothing), with the listener's certificate.
 	expectBackend(t, loadTimeout, https("bad.gws.example.com"), "gws-web")
 }
+
+// TestHTTPRouteHeaderModifiersReachBackendAndClient: a rule's
+// RequestHeaderModifier sets and removes request headers (a value's "%" is
+// text), its ResponseHeaderModifier sets and removes response headers.
+func TestHTTPRouteHeaderModifiersReachBackendAndClient(t *testing.T) {
+	be := startHeaderBackend(t, "gwh")
+	m := newManifests(t)
+	m.Write("svc.yaml", serviceYAML("gwr", "hdr", be))
+	m.Write("gateway.yaml", gatewayYAML("haproxy", "haproxy.router.openshift.io/gateway-controller"))
+	m.Write("route.yaml", `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: hdr
+  namespace: gwr
+spec:
+  parentRefs:
+  - {name: haproxy, namespace: infra}
+  hostnames: [hdr.gwr.example.com]
+  rules:
+  - backendRefs:
+    - {name: hdr, port: 80}
+    filters:
+    - type: RequestHeaderModifier
+      requestHeaderModifier:
+        set: [{name: X-Quote, value: "100% set"}]
+        remove: [X-Drop]
+    - type: ResponseHeaderModifier
+      responseHeaderModifier:
+        set: [{name: X-Resp-Route, value: gateway}]
+        remove: [X-Remove-Me]
+`)
+	r := startRouter(t, m.Dir, nil)
+	expectBackend(t, loadTimeout, func() (response, error) { return r.httpGet("hdr.gwr.example.com", "/") }, "gwh")
+	resp, body, err := r.getWithHeaders("hdr.gwr.example.com", map[string]string{"X-Drop": "client", "X-Quote": "client", "X-Client": "kept"})
+	must(t, err)
+	for _, want := range []string{"X-Quote=100% set;", "X-Drop=;", "X-Client=kept;"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("backend saw no %q:\n%s", want, body)
+		}
+	}
+	for h, want := range map[string]string{"X-Resp-Route": "gateway", "X-Remove-Me": ""} {
+		if got := strings.Join(resp.Header.Values(h), ","); got != want {
+			t.Errorf("client got %s: %q, want %q", h, got, want)
+		}
+	}
+}
