@@ -63,6 +63,12 @@ func chooseSource(ctx context.Context, f runFlags, cfg *config.Config, st *store
 		m := manifests.New(f.manifests, st, log.WithName("manifests"))
 		return &source{name: manifests.SourceName, run: m.Run, desc: []any{"manifests", f.manifests}}, nil
 	}
+	return clusterSource(ctx, f, cfg, st, log)
+}
+
+// clusterSource is the source of the cluster: its informers, and the
+// secrets and status writers that go with them.
+func clusterSource(ctx context.Context, f runFlags, cfg *config.Config, st *store.Store, log logr.Logger) (*source, error) {
 	restConfig, where, err := f.upstream.restConfig(f.kubeconfig)
 	if err != nil {
 		return nil, err
@@ -88,75 +94,62 @@ func chooseSource(ctx context.Context, f runFlags, cfg *config.Config, st *store
 		return nil, fmt.Errorf("%s (%s): %w", where, restConfig.Host, err)
 	}
 	k := cfg.Kube
-	var writer *status.Writer
-	var gwWriter *gatewaystatus.Writer
-	statusChanged := func(namespace, name string) {
-		if writer != nil {
-			writer.Recheck(namespace, name)
-		}
-	}
-	gatewayStatusChanged := func(resource, namespace, name string) {
-		if gwWriter != nil {
-			gwWriter.Recheck(resource, namespace, name)
-		}
-	}
+	out := &source{name: kube.SourceName, namespaceLabels: k.NamespaceLabels, desc: []any{"cluster", restConfig.Host, "routerName", k.RouterName,
+		"routeLabels", k.RouteLabels.String(), "namespaceLabels", fmt.Sprint(k.NamespaceLabels), "namespace", namespace}}
+	// The writers are made below; the informers only run after this returns.
 	src := kube.New(kube.Options{
-		Kube:            kc,
-		Routes:          rc,
-		Gateway:         gc,
-		Sink:            st,
-		Logger:          log.WithName("kube"),
-		RouteLabels:     k.RouteLabels,
-		RouteFields:     k.RouteFields,
-		NamespaceLabels: k.NamespaceLabels,
-		Namespace:       namespace,
-		WatchEndpoints:  cfg.WatchEndpoints,
-		Resync:          k.ResyncInterval,
-		StatusChanged:   statusChanged,
-
-		GatewayStatusChanged: gatewayStatusChanged,
+		Kube: kc, Routes: rc, Gateway: gc, Sink: st, Logger: log.WithName("kube"),
+		RouteLabels: k.RouteLabels, RouteFields: k.RouteFields, NamespaceLabels: k.NamespaceLabels, Namespace: namespace,
+		WatchEndpoints: cfg.WatchEndpoints, Resync: k.ResyncInterval,
+		StatusChanged: func(namespace, name string) {
+			if out.status != nil {
+				out.status.Recheck(namespace, name)
+			}
+		},
+		GatewayStatusChanged: func(resource, namespace, name string) {
+			if out.gatewayStatus != nil {
+				out.gatewayStatus.Recheck(resource, namespace, name)
+			}
+		},
 	})
-	run := src.Run
+	out.run = src.Run
 	if v := os.Getenv("ROUTER_ENABLE_INGRESS"); v != "" {
 		if _, err := strconv.ParseBool(v); err != nil {
 			log.Info("Warning: ROUTER_ENABLE_INGRESS is not a boolean, using the default false", "value", v)
 		}
 	}
 	if f.enableIngress {
-		run = withIngressToRoute(src.Run, kc, rc, namespace, log.WithName("ingress-to-route"))
+		out.run = withIngressToRoute(src.Run, kc, rc, namespace, log.WithName("ingress-to-route"))
 	}
-	metricsKube, err := ownClient(restConfig, "metrics-auth", metricsAuthQPS, metricsAuthBurst)
-	if err != nil {
+	if out.metricsKube, err = ownClient(restConfig, "metrics-auth", metricsAuthQPS, metricsAuthBurst); err != nil {
 		return nil, err
 	}
-	out := &source{name: kube.SourceName, run: run, metricsKube: metricsKube, namespaceLabels: k.NamespaceLabels, desc: []any{"cluster", restConfig.Host, "routerName", k.RouterName,
-		"routeLabels", k.RouteLabels.String(), "namespaceLabels", fmt.Sprint(k.NamespaceLabels), "namespace", namespace}}
-	// Secrets named by routes' external certificates and by Gateways'
-	// HTTPS listeners: checked and watched one by one, with a client of
-	// their own, apart from the routes' informers and status writes.
+	if err := out.watchSecrets(ctx, restConfig, cfg, st, log); err != nil {
+		return nil, err
+	}
+	if k.UpdateStatus {
+		out.status = status.New(status.Options{Client: rc, Routes: src, Logger: log.WithName("status"),
+			RouterName: k.RouterName, CanonicalHostname: k.CanonicalHostname})
+		out.gatewayStatus = gatewaystatus.New(gatewaystatus.Options{Client: gc, Cache: src, Logger: log.WithName("gateway-status"),
+			ControllerName: k.GatewayControllerName})
+	}
+	return out, nil
+}
+
+// watchSecrets sets up the Secrets named by routes' external certificates
+// and by Gateways' HTTPS listeners: checked and watched one by one, with a
+// client of their own, apart from the routes' informers and status writes.
+func (out *source) watchSecrets(ctx context.Context, restConfig *rest.Config, cfg *config.Config, st *store.Store, log logr.Logger) error {
 	ec, err := ownClient(restConfig, "secrets", extcertQPS, extcertBurst)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	watches := kube.NewSecretWatches(ctx, ec, st, k.ResyncInterval, log.WithName("secrets"))
+	watches := kube.NewSecretWatches(ctx, ec, st, cfg.Kube.ResyncInterval, log.WithName("secrets"))
 	out.gatewaySecrets = kube.NewGatewaySecrets(ctx, watches, &extcert.Kube{Client: ec, Logger: log.WithName("gateway-secrets")}, log.WithName("gateway-secrets"))
 	if cfg.ExternalCertificates {
 		out.extcert = clusterExtcert(ec, watches, st, log.WithName("extcert"))
 	}
-	if k.UpdateStatus {
-		writer = status.New(status.Options{
-			Client:            rc,
-			Routes:            src,
-			Logger:            log.WithName("status"),
-			RouterName:        k.RouterName,
-			CanonicalHostname: k.CanonicalHostname,
-		})
-		out.status = writer
-		gwWriter = gatewaystatus.New(gatewaystatus.Options{Client: gc, Cache: src, Logger: log.WithName("gateway-status"),
-			ControllerName: k.GatewayControllerName})
-		out.gatewayStatus = gwWriter
-	}
-	return out, nil
+	return nil
 }
 
 // clusterExtcert returns the resolver of external certificates that asks

@@ -167,27 +167,22 @@ func (s *Source) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	var nsFactory informers.SharedInformerFactory
+	factories := []factory{routeFactory, kubeFactory}
 	if o.NamespaceLabels != nil {
-		nsFactory = informers.NewSharedInformerFactoryWithOptions(o.Kube, o.Resync,
+		nsFactory := informers.NewSharedInformerFactoryWithOptions(o.Kube, o.Resync,
 			informers.WithTransform(StripManagedFields),
 			informers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = o.NamespaceLabels.String() }))
 		if err := add(nsFactory.Core().V1().Namespaces().Informer(), s.namespaceHandler()); err != nil {
 			return err
 		}
+		factories = append(factories, nsFactory)
 	}
-
 	gatewayFactories, err := s.gatewayInformers(ctx, add)
 	if err != nil {
 		return err
 	}
-
-	routeFactory.Start(ctx.Done())
-	kubeFactory.Start(ctx.Done())
-	if nsFactory != nil {
-		nsFactory.Start(ctx.Done())
-	}
-	for _, f := range gatewayFactories {
+	factories = append(factories, gatewayFactories...)
+	for _, f := range factories {
 		f.Start(ctx.Done())
 	}
 	o.Logger.Info("waiting for the initial list of routes, services and endpoints")
@@ -200,12 +195,7 @@ func (s *Source) Run(ctx context.Context) error {
 	o.Sink.MarkSynced(SourceName)
 	o.Logger.Info("initial sync done")
 	<-ctx.Done()
-	routeFactory.Shutdown()
-	kubeFactory.Shutdown()
-	if nsFactory != nil {
-		nsFactory.Shutdown()
-	}
-	for _, f := range gatewayFactories {
+	for _, f := range factories {
 		f.Shutdown()
 	}
 	return nil
