@@ -29,6 +29,7 @@ import (
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	"github.com/openshift-router-go/router/router/gateway"
+	"github.com/openshift-router-go/router/router/statusqueue"
 	"github.com/openshift-router-go/router/router/store"
 )
 
@@ -214,35 +215,15 @@ func (w *Writer) Writes() int {
 
 // Run processes the queue with the given number of workers until ctx is done.
 func (w *Writer) Run(ctx context.Context, workers int) {
-	go func() {
-		<-ctx.Done()
-		w.queue.ShutDown()
-	}()
-	var wg sync.WaitGroup
-	for i := 0; i < workers; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for w.processNext(ctx) {
-			}
-		}()
-	}
-	wg.Wait()
+	statusqueue.Run(ctx, w.queue, workers, w.sync, w.failed)
 }
 
 func (w *Writer) processNext(ctx context.Context) bool {
-	it, quit := w.queue.Get()
-	if quit {
-		return false
-	}
-	defer w.queue.Done(it)
-	if err := w.sync(ctx, it); err != nil {
-		w.o.Logger.Error(err, "writing Gateway API status", "resource", it.resource, "object", string(it.key))
-		w.queue.AddRateLimited(it)
-		return true
-	}
-	w.queue.Forget(it)
-	return true
+	return statusqueue.Next(ctx, w.queue, w.sync, w.failed)
+}
+
+func (w *Writer) failed(it item, err error) {
+	w.o.Logger.Error(err, "writing Gateway API status", "resource", it.resource, "object", string(it.key))
 }
 
 // sync writes one object's status if it differs from the wanted one,

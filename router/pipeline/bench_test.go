@@ -284,7 +284,6 @@ func BenchmarkRouteUpdate(b *testing.B) {
 		for _, full := range []bool{false, true} {
 			b.Run(fmt.Sprintf("routes=%d/full=%v", n, full), func(b *testing.B) {
 				st, in, out := benchSetup(b, n)
-				var err error
 				var updated *routev1.Route
 				_ = st.Read(func(v store.View) error {
 					updated = v.Route("ns-0", "app-4").DeepCopy()
@@ -298,17 +297,7 @@ func BenchmarkRouteUpdate(b *testing.B) {
 						r.Annotations = map[string]string{"haproxy.router.openshift.io/timeout": "7s"}
 					}
 					st.Upsert(r)
-					if full {
-						if out, err = Pass(st, in, State{Layouts: servers.Of(out.Model)}); err != nil {
-							b.Fatal(err)
-						}
-						continue
-					}
-					next, why, err := UpdateRoutesFollowing(st, in, State{}, out)
-					if err != nil || why != "" {
-						b.Fatal(err, why)
-					}
-					out = next
+					out = followChange(b, st, in, out, full)
 				}
 			})
 		}
@@ -352,19 +341,27 @@ func BenchmarkHTTPRouteUpdate(b *testing.B) {
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
 					st.Upsert(hr(int32(2 + i%2)))
-					if full {
-						if out, err = Pass(st, in, State{Layouts: servers.Of(out.Model)}); err != nil {
-							b.Fatal(err)
-						}
-						continue
-					}
-					next, why, err := UpdateRoutesFollowing(st, in, State{}, out)
-					if err != nil || why != "" {
-						b.Fatal(err, why)
-					}
-					out = next
+					out = followChange(b, st, in, out, full)
 				}
 			})
 		}
 	}
+}
+
+// followChange works a change of st out following what runs
+// (UpdateRoutesFollowing), or with full by a full pass on the running
+// layouts, and returns the new output.
+func followChange(b *testing.B, st *store.Store, in Inputs, out *Output, full bool) *Output {
+	if full {
+		next, err := Pass(st, in, State{Layouts: servers.Of(out.Model)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return next
+	}
+	next, why, err := UpdateRoutesFollowing(st, in, State{}, out)
+	if err != nil || why != "" {
+		b.Fatal(err, why)
+	}
+	return next
 }

@@ -29,6 +29,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/openshift-router-go/router/router/admission"
+	"github.com/openshift-router-go/router/router/statusqueue"
 )
 
 // Routes looks a route up in the informer's cache: the copy whose status
@@ -146,35 +147,15 @@ func (w *Writer) Writes() int {
 
 // Run processes the queue with the given number of workers until ctx is done.
 func (w *Writer) Run(ctx context.Context, workers int) {
-	go func() {
-		<-ctx.Done()
-		w.queue.ShutDown()
-	}()
-	var wg sync.WaitGroup
-	for i := 0; i < workers; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for w.processNext(ctx) {
-			}
-		}()
-	}
-	wg.Wait()
+	statusqueue.Run(ctx, w.queue, workers, w.sync, w.failed)
 }
 
 func (w *Writer) processNext(ctx context.Context) bool {
-	key, quit := w.queue.Get()
-	if quit {
-		return false
-	}
-	defer w.queue.Done(key)
-	if err := w.sync(ctx, key); err != nil {
-		w.o.Logger.Error(err, "writing route status", "route", string(key))
-		w.queue.AddRateLimited(key)
-		return true
-	}
-	w.queue.Forget(key)
-	return true
+	return statusqueue.Next(ctx, w.queue, w.sync, w.failed)
+}
+
+func (w *Writer) failed(key admission.Key, err error) {
+	w.o.Logger.Error(err, "writing route status", "route", string(key))
 }
 
 func (w *Writer) sync(ctx context.Context, key admission.Key) error {

@@ -239,14 +239,7 @@ func (s *Source) gatewayCached(resource, namespace, name string) any {
 	s.mu.Lock()
 	idx := s.gatewayCaches[resource]
 	s.mu.Unlock()
-	if idx == nil {
-		return nil
-	}
-	obj, ok, err := idx.GetByKey(cache.NewObjectName(namespace, name).String())
-	if err != nil || !ok {
-		return nil
-	}
-	return obj
+	return lookup(idx, namespace, name)
 }
 
 // GatewayClass returns the informer's copy of a GatewayClass, or nil: the

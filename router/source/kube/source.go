@@ -264,6 +264,13 @@ func (s *Source) Route(namespace, name string) *routev1.Route {
 	s.mu.Lock()
 	idx := s.routes
 	s.mu.Unlock()
+	r, _ := lookup(idx, namespace, name).(*routev1.Route)
+	return r
+}
+
+// lookup returns an informer cache's object namespace/name, or nil (nil
+// also for a cache not made yet).
+func lookup(idx cache.Indexer, namespace, name string) any {
 	if idx == nil {
 		return nil
 	}
@@ -271,8 +278,7 @@ func (s *Source) Route(namespace, name string) *routev1.Route {
 	if err != nil || !ok {
 		return nil
 	}
-	r, _ := obj.(*routev1.Route)
-	return r
+	return obj
 }
 
 // resync reports whether an update event is a resync (the same object
