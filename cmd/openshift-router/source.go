@@ -145,7 +145,7 @@ func (out *source) watchSecrets(ctx context.Context, restConfig *rest.Config, cf
 		return err
 	}
 	watches := kube.NewSecretWatches(ctx, ec, st, cfg.Kube.ResyncInterval, log.WithName("secrets"))
-	out.gatewaySecrets = kube.NewGatewaySecrets(ctx, watches, &extcert.Kube{Client: ec, Logger: log.WithName("gateway-secrets")}, log.WithName("gateway-secrets"))
+	out.gatewaySecrets = kube.NewGatewaySecrets(ctx, watches, &extcert.Kube{Client: ec, Logger: log.WithName("gateway-secrets")}, st.Poke, log.WithName("gateway-secrets"))
 	if cfg.ExternalCertificates {
 		out.extcert = clusterExtcert(ec, watches, st, log.WithName("extcert"))
 	}

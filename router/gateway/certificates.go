@@ -1,8 +1,7 @@
 package gateway
 
 import (
-	"bytes"
-	"encoding/pem"
+	"crypto/tls"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -48,6 +47,9 @@ func resolveCertificate(v View, g *gatewayv1.Gateway, ls *ListenerStatus) {
 		return
 	}
 	ls.cert = cert
+	if len(l.TLS.CertificateRefs) > 1 {
+		ls.Conditions[2].Message = fmt.Sprintf("only certificateRefs[0] is served; the other %d are not", len(l.TLS.CertificateRefs)-1)
+	}
 }
 
 // certificateOf returns a Secret's certificate and key, or why they cannot
@@ -60,22 +62,8 @@ func certificateOf(s *corev1.Secret) (*certificate, string) {
 		return nil, "not of type kubernetes.io/tls"
 	}
 	crt, key := s.Data[corev1.TLSCertKey], s.Data[corev1.TLSPrivateKeyKey]
-	if !hasPEM(crt, "CERTIFICATE") || !hasPEM(key, "PRIVATE KEY") {
-		return nil, "tls.crt and tls.key must hold a PEM certificate and private key"
+	if _, err := tls.X509KeyPair(crt, key); err != nil {
+		return nil, "tls.crt and tls.key must hold a PEM certificate and its private key"
 	}
 	return &certificate{crt: string(crt), key: string(key)}, ""
-}
-
-// hasPEM reports whether data holds a PEM block whose type ends in kind.
-func hasPEM(data []byte, kind string) bool {
-	for {
-		var b *pem.Block
-		b, data = pem.Decode(data)
-		if b == nil {
-			return false
-		}
-		if bytes.HasSuffix([]byte(b.Type), []byte(kind)) {
-			return true
-		}
-	}
 }

@@ -853,3 +853,67 @@ spec:
 		}
 	}
 }
+
+func TestAListenersCertificateMustMatchItsKeyAndTheMostSpecificListenerWins(t *testing.T) {
+	docs := class + "\n---\n" + web + `
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw}
+spec:
+  gatewayClassName: haproxy
+  listeners:
+  - {name: any, port: 443, protocol: HTTPS, tls: {certificateRefs: [{name: any}]}}
+  - {name: wild, port: 443, protocol: HTTPS, hostname: "*.example.com", tls: {certificateRefs: [{name: wild}]}}
+  - {name: exact, port: 443, protocol: HTTPS, hostname: a.example.com, tls: {certificateRefs: [{name: exact}, {name: wild}]}}
+  - {name: mismatched, port: 443, protocol: HTTPS, hostname: m.example.org, tls: {certificateRefs: [{name: mismatched}]}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [a.example.com, b.example.com, c.example.org]
+  rules: [{backendRefs: [{name: web, port: 8080}]}]`
+	v := view(t, docs)
+	for _, n := range []string{"any", "wild", "exact"} {
+		v.secrets["default/"+n] = tlsSecret(t, "default", n, n+".example.com")
+	}
+	one, other := tlsSecret(t, "default", "x", "m.example.org"), tlsSecret(t, "default", "y", "m.example.org")
+	one.Data["tls.key"] = other.Data["tls.key"]
+	v.secrets["default/mismatched"] = one
+	res := Translate(v, Options{})
+	ls := res.Gateways["default/gw"].Listeners
+	if c := ls[3].Conditions[2]; c.Reason != string(gatewayv1.ListenerReasonInvalidCertificateRef) {
+		t.Errorf("a certificate with another key: %+v", c)
+	}
+	if c := ls[2].Conditions[2]; c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "only certificateRefs[0] is served") {
+		t.Errorf("two certificateRefs: %+v", c)
+	}
+	for host, secret := range map[string]string{"a.example.com": "exact", "b.example.com": "wild", "c.example.org": "any"} {
+		for _, r := range res.Routes {
+			if r.Spec.Host == host && (r.Spec.TLS == nil || r.Spec.TLS.Certificate != string(v.secrets["default/"+secret].Data["tls.crt"])) {
+				t.Errorf("%s: served with another certificate than %s's", host, secret)
+			}
+		}
+	}
+}
+
+func TestAHeaderModifiedTwiceWhateverItsCaseIsNotServed(t *testing.T) {
+	v := view(t, class+"\n---\n"+gw+"\n---\n"+web+`
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [a.example.com]
+  rules:
+  - backendRefs: [{name: web, port: 8080}]
+    filters: [{type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: X-A, value: b}], remove: [x-a]}}]`)
+	res := Translate(v, Options{})
+	res.Finish(admitAll(res.Routes))
+	if c := res.HTTPRoutes["default/r"].Parents[0].Conditions[0]; len(res.Routes) != 0 || !strings.Contains(c.Message, "modified twice") {
+		t.Errorf("routes %v, %+v", routes(res.Routes), c)
+	}
+}

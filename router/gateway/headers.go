@@ -46,6 +46,16 @@ func headerActions(filters []gatewayv1.HTTPRouteFilter) (*routev1.RouteHTTPHeade
 	if len(out.Actions.Request) == 0 && len(out.Actions.Response) == 0 {
 		return nil, ""
 	}
+	for _, l := range [][]routev1.RouteHTTPHeader{out.Actions.Request, out.Actions.Response} {
+		seen := map[string]bool{}
+		for _, h := range l {
+			lower := strings.ToLower(h.Name)
+			if seen[lower] {
+				return nil, fmt.Sprintf("header %s is modified twice (header names are compared without case)", h.Name)
+			}
+			seen[lower] = true
+		}
+	}
 	for _, l := range []struct {
 		d    headeractions.Direction
 		list []routev1.RouteHTTPHeader

@@ -128,20 +128,37 @@ type hostInfo struct {
 	parents []int
 	http    bool
 	cert    *certificate
+	// certRank ranks the listener cert is from (listenerRank).
+	certRank int
 }
 
-// add records that parent i serves the hostname on listeners ls.
+// add records that parent i serves the hostname on listeners ls. Of the
+// HTTPS listeners, the most specific one's certificate is served.
 func (h *hostInfo) add(i int, ls []*ListenerStatus) {
 	if !slices.Contains(h.parents, i) {
 		h.parents = append(h.parents, i)
 	}
 	for _, l := range ls {
-		switch {
+		switch r := listenerRank(l.spec.Hostname); {
 		case l.cert == nil:
 			h.http = true
-		case h.cert == nil:
-			h.cert = l.cert
+		case h.cert == nil || r > h.certRank:
+			h.cert, h.certRank = l.cert, r
 		}
+	}
+}
+
+// listenerRank ranks a listener hostname by how specific it is, as the
+// spec matches requests to listeners: an exact hostname, then the longest
+// wildcard, then none.
+func listenerRank(h *gatewayv1.Hostname) int {
+	switch {
+	case h == nil || *h == "":
+		return 0
+	case strings.HasPrefix(string(*h), "*"):
+		return 1 + len(*h)
+	default:
+		return 1 << 20
 	}
 }
 

@@ -15,20 +15,30 @@ import (
 // listeners name (router/gateway: Result.Secrets), those the router may
 // read: the Gateway's owner grants it get, list and watch on them (a Role
 // in the Secret's namespace), as a route's owner does for an external
-// certificate; the router needs no access to secrets of its own. Whether
-// it may is asked (extcert.Kube: SubjectAccessReviews and a GET) once per
-// Secret, and again after RecheckAfter for a refused one; a refusal is
-// logged once. A Secret it may not read is missing from the store: the
-// listener says so in its status.
+// certificate; the router needs no access to secrets of its own.
+//
+// Whether it may is asked (extcert.Kube: SubjectAccessReviews and a GET),
+// at most GatewaySecretWorkers at a time, each check bounded by
+// GatewaySecretTimeout. A refusal is logged once, and asked again after
+// GatewaySecretRetry (a check that failed too); a permission granted is
+// asked again after GatewaySecretRecheck, so a Role taken away stops the
+// watch and takes the Secret out of the store. A Secret it may not read is
+// missing from the store: the listener says so in its status. Changed is
+// called when an answer changes what is watched (store.Poke: a pass).
 type GatewaySecrets struct {
 	ctx     context.Context
 	watches *SecretWatches
 	checker extcert.Checker
 	log     logr.Logger
+	changed func()
 	now     func() time.Time
+	slots   chan struct{}
+	// retry and recheck are GatewaySecretRetry and GatewaySecretRecheck
+	// (tests shorten them).
+	retry, recheck time.Duration
 
 	mu sync.Mutex
-	// answers are the permission answers, by secret: allowed, and when.
+	// answers are the permission answers of wanted secrets.
 	answers map[extcert.Ref]gatewaySecretAnswer
 	// asking are the secrets being checked.
 	asking map[extcert.Ref]bool
@@ -40,54 +50,107 @@ type gatewaySecretAnswer struct {
 	at      time.Time
 }
 
-// RecheckAfter is how long a refusal stands before it is asked again.
-const RecheckAfter = time.Minute
+// How Gateways' Secrets are checked (see GatewaySecrets).
+const (
+	GatewaySecretWorkers = 2
+	GatewaySecretTimeout = 10 * time.Second
+	GatewaySecretRetry   = time.Minute
+	GatewaySecretRecheck = 5 * time.Minute
+)
 
-// NewGatewaySecrets returns the watcher; its checks and watches end with ctx.
-func NewGatewaySecrets(ctx context.Context, watches *SecretWatches, checker extcert.Checker, log logr.Logger) *GatewaySecrets {
-	return &GatewaySecrets{ctx: ctx, watches: watches, checker: checker, log: log, now: time.Now,
+// NewGatewaySecrets returns the watcher; its checks and watches end with
+// ctx. changed may be nil.
+func NewGatewaySecrets(ctx context.Context, watches *SecretWatches, checker extcert.Checker, changed func(), log logr.Logger) *GatewaySecrets {
+	if changed == nil {
+		changed = func() {}
+	}
+	return &GatewaySecrets{ctx: ctx, watches: watches, checker: checker, log: log, changed: changed, now: time.Now,
+		slots: make(chan struct{}, GatewaySecretWorkers), retry: GatewaySecretRetry, recheck: GatewaySecretRecheck,
 		answers: map[extcert.Ref]gatewaySecretAnswer{}, asking: map[extcert.Ref]bool{}, wanted: map[extcert.Ref]bool{}}
 }
 
 // Want sets the secrets the Gateways name: those the router may read are
-// watched, the others are asked about (in the background) unless a recent
-// refusal stands.
+// watched, the others asked about (in the background) when no recent
+// answer stands.
 func (g *GatewaySecrets) Want(keys []store.Key) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.wanted = make(map[extcert.Ref]bool, len(keys))
 	for _, k := range keys {
 		ns, name := k.Split()
-		ref := extcert.Ref{Namespace: ns, Name: name}
-		g.wanted[ref] = true
-		a, known := g.answers[ref]
-		if g.asking[ref] || known && (a.allowed || g.now().Sub(a.at) < RecheckAfter) {
-			continue
+		g.wanted[extcert.Ref{Namespace: ns, Name: name}] = true
+	}
+	for ref := range g.answers {
+		if !g.wanted[ref] {
+			delete(g.answers, ref)
 		}
-		g.asking[ref] = true
-		go g.ask(ref)
+	}
+	for ref := range g.wanted {
+		g.askIfDue(ref)
 	}
 	g.sync()
 }
 
-// ask checks one secret and watches it if the router may read it.
+// askIfDue starts a check of ref unless one runs or a recent answer
+// stands (g.mu held).
+func (g *GatewaySecrets) askIfDue(ref extcert.Ref) {
+	a, known := g.answers[ref]
+	due := g.retry
+	if a.allowed {
+		due = g.recheck
+	}
+	if g.asking[ref] || known && g.now().Sub(a.at) < due {
+		return
+	}
+	g.asking[ref] = true
+	go g.ask(ref)
+}
+
+// ask checks one secret, watches it if the router may read it, and asks
+// again when the answer is due.
 func (g *GatewaySecrets) ask(ref extcert.Ref) {
-	a := g.checker.Check(g.ctx, ref)
+	select {
+	case g.slots <- struct{}{}:
+	case <-g.ctx.Done():
+		return
+	}
+	ctx, cancel := context.WithTimeout(g.ctx, GatewaySecretTimeout)
+	a := g.checker.Check(ctx, ref)
+	cancel()
+	<-g.slots
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	delete(g.asking, ref)
-	if a.Err != nil {
-		// Unknown: asked again at the next Want after RecheckAfter.
-		g.answers[ref] = gatewaySecretAnswer{at: g.now()}
+	if !g.wanted[ref] {
 		return
 	}
-	allowed := len(a.Forbidden) == 0
-	if was, known := g.answers[ref]; !allowed && (!known || was.allowed) {
-		g.log.Info("the router may not read a Secret a Gateway's HTTPS listener names: grant it get, list and watch on it",
-			"secret", ref.String())
+	was, known := g.answers[ref]
+	if a.Err == nil {
+		allowed := len(a.Forbidden) == 0
+		if !allowed && (!known || was.allowed) {
+			g.log.Info("the router may not read a Secret a Gateway's HTTPS listener names: grant it get, list and watch on it",
+				"secret", ref.String())
+		}
+		g.answers[ref] = gatewaySecretAnswer{allowed: allowed, at: g.now()}
+		if allowed != was.allowed {
+			g.sync()
+			go g.changed()
+		}
+	} else if known {
+		// The previous answer stands until the retry.
+		g.answers[ref] = gatewaySecretAnswer{allowed: was.allowed, at: g.now().Add(-g.recheck + g.retry)}
 	}
-	g.answers[ref] = gatewaySecretAnswer{allowed: allowed, at: g.now()}
-	g.sync()
+	due := g.retry
+	if g.answers[ref].allowed {
+		due = g.recheck
+	}
+	time.AfterFunc(due, func() {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if g.wanted[ref] && g.ctx.Err() == nil {
+			g.askIfDue(ref)
+		}
+	})
 }
 
 // sync watches the wanted secrets the router may read (g.mu held).

@@ -18,8 +18,9 @@ import (
 )
 
 // SecretWatches watches single secrets into the store: the secrets that
-// routes' spec.tls.externalCertificate refer to and the router may read
-// (router/extcert decides). Each is one watch limited to the secret's
+// routes' spec.tls.externalCertificate refer to (router/extcert decides)
+// and those Gateways' HTTPS listeners name (GatewaySecrets decides), that
+// the router may read; each user says what it wants (SyncFor). Each is one watch limited to the secret's
 // name (field selector metadata.name), as OpenShift's secret monitor
 // does, so a Role in the route's namespace that lets the router get, list
 // and watch that one secret is enough; the router needs no cluster-wide
