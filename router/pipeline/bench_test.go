@@ -307,12 +307,18 @@ func BenchmarkRouteUpdate(b *testing.B) {
 // BenchmarkHTTPRouteUpdate is BenchmarkRouteUpdate for an HTTPRoute: with n
 // routes loaded (and a Gateway of this router), one HTTPRoute's weights
 // change back and forth, worked out following what runs
-// (UpdateRoutesFollowing) against a full pass (full=true).
+// (UpdateRoutesFollowing) against a full pass (full=true). With
+// httproutes=true the n routes are HTTPRoutes too (one hostname each, on
+// the Gateway of their namespace), translated on every pass.
 func BenchmarkHTTPRouteUpdate(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
-		for _, full := range []bool{false, true} {
-			b.Run(fmt.Sprintf("routes=%d/full=%v", n, full), func(b *testing.B) {
+		for _, c := range []struct{ full, httpRoutes bool }{{false, false}, {true, false}, {false, true}} {
+			full := c.full
+			b.Run(fmt.Sprintf("routes=%d/full=%v/httproutes=%v", n, full, c.httpRoutes), func(b *testing.B) {
 				st := benchStore(n)
+				if c.httpRoutes {
+					asHTTPRoutes(st)
+				}
 				st.Upsert(&gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "gc"},
 					Spec: gatewayv1.GatewayClassSpec{ControllerName: gateway.DefaultControllerName}})
 				st.Upsert(&gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-0", Name: "gw"},
@@ -334,7 +340,7 @@ func BenchmarkHTTPRouteUpdate(b *testing.B) {
 				in := benchInputs(r, b.TempDir())
 				in.Gateway = &gateway.Options{}
 				out, err := Pass(st, in, State{})
-				if err != nil || len(out.Gateway.Routes) != 1 {
+				if err != nil || len(out.Gateway.Routes) < 1 {
 					b.Fatal(err)
 				}
 				b.ReportAllocs()
@@ -364,4 +370,33 @@ func followChange(b *testing.B, st *store.Store, in Inputs, out *Output, full bo
 		b.Fatal(err, why)
 	}
 	return next
+}
+
+// asHTTPRoutes replaces the Routes of st by HTTPRoutes (same namespace,
+// name, host, path and service) on a Gateway of each namespace.
+func asHTTPRoutes(st *store.Store) {
+	var routes []*routev1.Route
+	_ = st.Read(func(v store.View) error {
+		routes = v.Routes()
+		return nil
+	})
+	gateways := map[string]bool{}
+	for _, r := range routes {
+		if !gateways[r.Namespace] {
+			gateways[r.Namespace] = true
+			st.Upsert(&gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: "gw"},
+				Spec: gatewayv1.GatewaySpec{GatewayClassName: "gc", Listeners: []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}}})
+		}
+		path := r.Spec.Path
+		if path == "" {
+			path = "/"
+		}
+		st.Delete(r)
+		st.Upsert(&gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: r.Name},
+			Spec: gatewayv1.HTTPRouteSpec{CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "gw"}}},
+				Hostnames: []gatewayv1.Hostname{gatewayv1.Hostname(r.Spec.Host)},
+				Rules: []gatewayv1.HTTPRouteRule{{Matches: []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{Value: &path}}},
+					BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: gatewayv1.BackendRef{BackendObjectReference: gatewayv1.BackendObjectReference{
+						Name: gatewayv1.ObjectName(r.Spec.To.Name), Port: ptr.To[gatewayv1.PortNumber](80)}}}}}}}})
+	}
 }
