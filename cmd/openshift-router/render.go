@@ -420,7 +420,7 @@ func runCheck(ctx context.Context, stdout, stderr io.Writer, f renderFlags) erro
 // controller name, and the canonical hostname as the address of Gateways
 // that ask for none. NAMESPACE_LABELS applies in cluster mode (source).
 func gatewayOptions(cfg *config.Config) *gateway.Options {
-	o := &gateway.Options{ControllerName: cfg.Kube.GatewayControllerName}
+	o := &gateway.Options{ControllerName: cfg.Kube.GatewayControllerName, Memo: gateway.NewMemo()}
 	if h := cfg.Kube.CanonicalHostname; h != "" {
 		t := gatewayv1.HostnameAddressType
 		o.Addresses = []gatewayv1.GatewayStatusAddress{{Type: &t, Value: h}}

@@ -68,6 +68,9 @@ type Options struct {
 	// Addresses are the addresses a Gateway that asks for none is given in
 	// its status (ROUTER_CANONICAL_HOSTNAME, as a Hostname).
 	Addresses []gatewayv1.GatewayStatusAddress
+	// Memo, if set, remembers HTTPRoutes' translations between passes
+	// (memo.go): the same options with the same memo on every pass.
+	Memo *Memo
 }
 
 // Result is a translation.
@@ -142,10 +145,16 @@ type RouteStatus struct {
 	routes []admission.Key
 	// listeners are, per parent, the listeners the route attaches to
 	// (counted in their attachedRoutes once the parent is Accepted).
-	listeners [][]*ListenerStatus
+	listeners [][]listenerRef
 	// unserved describes the parts of the HTTPRoute not served (rules,
 	// matches, hostnames), for PartiallyInvalid.
 	unserved []unserved
+}
+
+// listenerRef is a listener of a Gateway of Result.Gateways, by index.
+type listenerRef struct {
+	gateway store.Key
+	index   int
 }
 
 // unserved is a part of an HTTPRoute not served, and whether only invalid
@@ -203,8 +212,12 @@ func Translate(v View, o Options) *Result {
 			}
 		}
 	}
+	if o.Memo != nil {
+		o.Memo.begin(worldOf(v, res))
+		defer o.Memo.end()
+	}
 	for _, hr := range v.HTTPRoutes() {
-		translateHTTPRoute(v, hr, res)
+		res.add(o.Memo.translate(v, hr, res))
 	}
 	slices.SortFunc(res.Routes, func(a, b *routev1.Route) int {
 		return strings.Compare(string(admission.KeyOf(a)), string(admission.KeyOf(b)))

@@ -18,9 +18,30 @@ import (
 	"github.com/openshift-router-go/router/router/store"
 )
 
-// translateHTTPRoute attaches an HTTPRoute to this router's Gateways and
-// makes its routes.
-func translateHTTPRoute(v View, hr *gatewayv1.HTTPRoute, res *Result) {
+// translation is what an HTTPRoute translates into: its status and its
+// routes (nil when it names none of this router's Gateways).
+type translation struct {
+	key     store.Key
+	rs      *RouteStatus
+	routes  []*routev1.Route
+	origins []Origin
+}
+
+// add adds a translation to res.
+func (res *Result) add(t *translation) {
+	if t == nil {
+		return
+	}
+	res.HTTPRoutes[t.key] = t.rs
+	res.Routes = append(res.Routes, t.routes...)
+	for i, r := range t.routes {
+		res.Origins[admission.KeyOf(r)] = t.origins[i]
+	}
+}
+
+// translateHTTPRoute attaches an HTTPRoute to this router's Gateways (of
+// res) and makes its routes.
+func translateHTTPRoute(v View, hr *gatewayv1.HTTPRoute, res *Result) *translation {
 	rs := &RouteStatus{Generation: hr.Generation}
 	// hosts are the hostnames served, each with the parents (indexes of
 	// rs.Parents) that serve it.
@@ -32,7 +53,11 @@ func translateHTTPRoute(v View, hr *gatewayv1.HTTPRoute, res *Result) {
 		}
 		i := len(rs.Parents)
 		gwNamespace, _ := key.Split()
-		served, listeners, cond := attach(v, hr, ref, gwNamespace, gw)
+		served, attached, cond := attach(v, hr, ref, gwNamespace, gw)
+		refs := make([]listenerRef, 0, len(attached))
+		for _, l := range attached {
+			refs = append(refs, listenerRef{gateway: key, index: l})
+		}
 		for h, ls := range served {
 			hi := hosts[h]
 			if hi == nil {
@@ -43,13 +68,13 @@ func translateHTTPRoute(v View, hr *gatewayv1.HTTPRoute, res *Result) {
 		}
 		rs.Parents = append(rs.Parents, gatewayv1.RouteParentStatus{ParentRef: ref,
 			ControllerName: gatewayv1.GatewayController(controllerOf(res)), Conditions: []metav1.Condition{cond}})
-		rs.listeners = append(rs.listeners, listeners)
+		rs.listeners = append(rs.listeners, refs)
 	}
 	if len(rs.Parents) == 0 {
-		return
+		return nil
 	}
 	k := store.KeyOf(hr.Namespace, hr.Name)
-	res.HTTPRoutes[k] = rs
+	t := &translation{key: k, rs: rs}
 	rules, resolved := translateRules(v, hr, rs)
 	for i := range rs.Parents {
 		rs.Parents[i].Conditions = append(rs.Parents[i].Conditions, resolved)
@@ -82,13 +107,13 @@ func translateHTTPRoute(v View, hr *gatewayv1.HTTPRoute, res *Result) {
 				r := routeFor(hr, host, m.path, rule.backends, hosts[host])
 				r.Spec.HTTPHeaders = rule.headers.DeepCopy()
 				r.Name = name
-				res.Routes = append(res.Routes, r)
-				rk := admission.KeyOf(r)
-				res.Origins[rk] = Origin{HTTPRoute: k, Rule: rule.index, Match: m.index, Parents: hosts[host].parents}
-				rs.routes = append(rs.routes, rk)
+				t.routes = append(t.routes, r)
+				t.origins = append(t.origins, Origin{HTTPRoute: k, Rule: rule.index, Match: m.index, Parents: hosts[host].parents})
+				rs.routes = append(rs.routes, admission.KeyOf(r))
 			}
 		}
 	}
+	return t
 }
 
 // MaxRoutesPerHTTPRoute bounds the routes one HTTPRoute is served with
@@ -166,20 +191,21 @@ func listenerRank(h *gatewayv1.Hostname) int {
 // selects (sectionName, port), as their allowedRoutes let it, and returns
 // the hostnames it is served for there (with the listeners of each), the
 // listeners it attaches to and its Accepted condition.
-func attach(v View, hr *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference, gwNamespace string, gw *GatewayStatus) (map[string][]*ListenerStatus, []*ListenerStatus, metav1.Condition) {
+func attach(v View, hr *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference, gwNamespace string, gw *GatewayStatus) (map[string][]*ListenerStatus, []int, metav1.Condition) {
 	gen := hr.Generation
-	var named, allowed []*ListenerStatus
+	named := 0
+	var allowed []int
 	for i := range gw.Listeners {
 		l := &gw.Listeners[i]
 		if ref.SectionName != nil && *ref.SectionName != l.Name || ref.Port != nil && *ref.Port != l.spec.Port {
 			continue
 		}
-		named = append(named, l)
+		named++
 		if l.served && allowsNamespace(v, l.spec, gwNamespace, hr.Namespace) {
-			allowed = append(allowed, l)
+			allowed = append(allowed, i)
 		}
 	}
-	if len(named) == 0 {
+	if named == 0 {
 		return nil, nil, condition(gatewayv1.RouteConditionAccepted, false, gatewayv1.RouteReasonNoMatchingParent,
 			"the Gateway has no listener of that name or port", gen)
 	}
@@ -188,11 +214,12 @@ func attach(v View, hr *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference, gwNa
 			"no served listener of the Gateway allows routes of this namespace and kind", gen)
 	}
 	hosts := map[string][]*ListenerStatus{}
-	var attached []*ListenerStatus
-	for _, l := range allowed {
+	var attached []int
+	for _, i := range allowed {
+		l := &gw.Listeners[i]
 		h := intersect(l.spec.Hostname, hr.Spec.Hostnames)
 		if len(h) > 0 {
-			attached = append(attached, l)
+			attached = append(attached, i)
 		}
 		for _, host := range h {
 			hosts[host] = append(hosts[host], l)

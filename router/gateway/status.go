@@ -49,7 +49,7 @@ func (rs *RouteStatus) finish(res *Result, results map[admission.Key]admission.R
 			*c = condition(gatewayv1.RouteConditionAccepted, false, gatewayv1.RouteReasonUnsupportedValue, listed(t.unserved), rs.Generation)
 		}
 	}
-	rs.countAttached()
+	rs.countAttached(res)
 	if !accepted || len(t.unserved) == 0 {
 		return
 	}
@@ -109,8 +109,8 @@ func listed(parts []string) string {
 
 // countAttached counts the route once in the attachedRoutes of each
 // listener an Accepted parent attaches it to.
-func (rs *RouteStatus) countAttached() {
-	counted := map[*ListenerStatus]bool{}
+func (rs *RouteStatus) countAttached(res *Result) {
+	counted := map[listenerRef]bool{}
 	for i, p := range rs.Parents {
 		if p.Conditions[0].Status != metav1.ConditionTrue {
 			continue
@@ -118,7 +118,7 @@ func (rs *RouteStatus) countAttached() {
 		for _, l := range rs.listeners[i] {
 			if !counted[l] {
 				counted[l] = true
-				l.AttachedRoutes++
+				res.Gateways[l.gateway].Listeners[l.index].AttachedRoutes++
 			}
 		}
 	}

@@ -338,7 +338,7 @@ func BenchmarkHTTPRouteUpdate(b *testing.B) {
 					b.Fatal(err)
 				}
 				in := benchInputs(r, b.TempDir())
-				in.Gateway = &gateway.Options{}
+				in.Gateway = &gateway.Options{Memo: gateway.NewMemo()}
 				out, err := Pass(st, in, State{})
 				if err != nil || len(out.Gateway.Routes) < 1 {
 					b.Fatal(err)

@@ -299,7 +299,7 @@ func TestRouteChangesEqualAFullPass(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			in := benchInputs(tt.renderer, t.TempDir())
 			in.Admission.AllowWildcardRoutes = true
-			in.Gateway = &gateway.Options{}
+			in.Gateway = &gateway.Options{Memo: gateway.NewMemo()}
 			st := incrementalStore()
 			// A route of its own in the middle: UpdateRoutes renders one
 			// unchanged route that is neither first nor last alone.

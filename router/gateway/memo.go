@@ -1,0 +1,179 @@
+package gateway
+
+import (
+	"slices"
+	"sync"
+
+	routev1 "github.com/openshift/api/route/v1"
+	corev1 "k8s.io/api/core/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/openshift-router-go/router/router/store"
+)
+
+// Memo remembers, between passes, what each HTTPRoute translated into, so
+// that a pass translates again only the HTTPRoutes whose inputs changed —
+// and hands on the same route objects for the others (admission's memo then
+// knows them too). An HTTPRoute's translation is reused when the HTTPRoute
+// object is the same (the store replaces an object that changes), every
+// Service, Route and Namespace it looked up is the same object (or still
+// missing), and the Gateway-wide inputs are the same objects: the
+// GatewayClasses, Gateways, ReferenceGrants, the Gateways' Namespaces and
+// the listeners' Secrets. What a pass does not translate is forgotten. It
+// is safe for concurrent use; the zero value is not usable: NewMemo.
+type Memo struct {
+	mu sync.Mutex
+	// world are the Gateway-wide inputs the entries were made with.
+	world     []any
+	last, cur map[store.Key]*memoEntry
+}
+
+type memoEntry struct {
+	hr    *gatewayv1.HTTPRoute
+	reads []read
+	t     *translation
+}
+
+// read is one lookup a translation made, and the object it got (a typed
+// nil when there was none).
+type read struct {
+	kind     byte
+	ns, name string
+	got      any
+}
+
+// NewMemo returns an empty memo.
+func NewMemo() *Memo {
+	return &Memo{last: map[store.Key]*memoEntry{}, cur: map[store.Key]*memoEntry{}}
+}
+
+// begin starts a pass whose Gateway-wide inputs are world: entries made
+// with other ones are dropped.
+func (m *Memo) begin(world []any) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !slices.Equal(m.world, world) {
+		m.world, m.last = world, map[store.Key]*memoEntry{}
+	}
+	m.cur = map[store.Key]*memoEntry{}
+}
+
+// end finishes a pass: what it did not translate is forgotten.
+func (m *Memo) end() {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.last, m.cur = m.cur, map[store.Key]*memoEntry{}
+}
+
+// translate is translateHTTPRoute(v, hr, res), remembered; it returns a
+// translation of the caller's own (Finish changes the status).
+func (m *Memo) translate(v View, hr *gatewayv1.HTTPRoute, res *Result) *translation {
+	if m == nil {
+		return translateHTTPRoute(v, hr, res)
+	}
+	k := store.KeyOf(hr.Namespace, hr.Name)
+	m.mu.Lock()
+	e, ok := m.last[k]
+	m.mu.Unlock()
+	if !ok || e.hr != hr || !e.same(v) {
+		rec := &recorder{View: v}
+		e = &memoEntry{hr: hr, t: translateHTTPRoute(rec, hr, res)}
+		e.reads = rec.reads
+	}
+	m.mu.Lock()
+	m.cur[k] = e
+	m.mu.Unlock()
+	return e.t.copy()
+}
+
+// same reports whether every lookup of the entry gives the same object.
+func (e *memoEntry) same(v View) bool {
+	for _, r := range e.reads {
+		if lookupOf(v, r.kind, r.ns, r.name) != r.got {
+			return false
+		}
+	}
+	return true
+}
+
+// The lookups a translation makes.
+const (
+	readService byte = iota
+	readRoute
+	readNamespace
+)
+
+func lookupOf(v View, kind byte, ns, name string) any {
+	switch kind {
+	case readService:
+		return v.Service(ns, name)
+	case readRoute:
+		return v.Route(ns, name)
+	default:
+		return v.Namespace(name)
+	}
+}
+
+// recorder is a View that records the lookups made through it.
+type recorder struct {
+	View
+	reads []read
+}
+
+func (r *recorder) Service(ns, name string) *corev1.Service {
+	s := r.View.Service(ns, name)
+	r.reads = append(r.reads, read{readService, ns, name, s})
+	return s
+}
+
+func (r *recorder) Route(ns, name string) *routev1.Route {
+	rt := r.View.Route(ns, name)
+	r.reads = append(r.reads, read{readRoute, ns, name, rt})
+	return rt
+}
+
+func (r *recorder) Namespace(name string) *corev1.Namespace {
+	n := r.View.Namespace(name)
+	r.reads = append(r.reads, read{readNamespace, "", name, n})
+	return n
+}
+
+// worldOf are the Gateway-wide inputs of a translation: the objects every
+// HTTPRoute's translation may depend on besides its own lookups.
+func worldOf(v View, res *Result) []any {
+	var w []any
+	for _, c := range v.GatewayClasses() {
+		w = append(w, c)
+	}
+	for _, g := range v.Gateways() {
+		w = append(w, g, v.Namespace(g.Namespace))
+	}
+	for _, g := range v.ReferenceGrants() {
+		w = append(w, g)
+	}
+	for _, k := range res.Secrets {
+		ns, name := k.Split()
+		w = append(w, v.Secret(ns, name))
+	}
+	return w
+}
+
+// copy returns a copy of t whose status the caller may change (the routes
+// are shared: nobody changes them).
+func (t *translation) copy() *translation {
+	if t == nil {
+		return nil
+	}
+	rs := *t.rs
+	rs.Parents = make([]gatewayv1.RouteParentStatus, len(t.rs.Parents))
+	for i := range t.rs.Parents {
+		t.rs.Parents[i].DeepCopyInto(&rs.Parents[i])
+	}
+	return &translation{key: t.key, rs: &rs, routes: t.routes, origins: t.origins}
+}

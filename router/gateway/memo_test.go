@@ -1,0 +1,114 @@
+package gateway
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"testing"
+
+	routev1 "github.com/openshift/api/route/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/openshift-router-go/router/router/admission"
+)
+
+// describeResult is everything a pass takes from a translation, finished
+// with every route admitted.
+func describeResult(res *Result) string {
+	res.Finish(admitAll(res.Routes))
+	out := fmt.Sprintf("routes %v\n", routes(res.Routes))
+	for _, r := range res.Routes {
+		spec, _ := json.Marshal(r.Spec)
+		out += fmt.Sprintf("%s %s %+v\n", r.Name, spec, res.Origins[admission.KeyOf(r)])
+	}
+	for _, k := range slices.Sorted(maps.Keys(res.HTTPRoutes)) {
+		rs := res.HTTPRoutes[k]
+		out += fmt.Sprintf("%s %+v %v\n", k, rs.Parents, rs.unserved)
+	}
+	for _, k := range slices.Sorted(maps.Keys(res.Gateways)) {
+		for _, l := range res.Gateways[k].Listeners {
+			out += fmt.Sprintf("%s %s %d %s\n", k, l.Name, l.AttachedRoutes, conditions(l.Conditions))
+		}
+	}
+	return out
+}
+
+// TestTheMemoTranslatesAsWithout: through a series of changes to the
+// objects (replaced, as the store replaces them), a translation with the
+// memo is the same as one without; with nothing changed, it hands on the
+// same route objects.
+func TestTheMemoTranslatesAsWithout(t *testing.T) {
+	v := view(t, class+"\n---\n"+gw+"\n---\n"+web+`
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r1}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [a.example.com, b.example.com]
+  rules: [{backendRefs: [{name: web, port: 8080}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r2}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [c.example.com]
+  rules: [{backendRefs: [{name: later, port: 8080}]}]`)
+	memo := NewMemo()
+	svc := func(name string, port int32) *corev1.Service {
+		return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
+			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: fmt.Sprintf("p%d", port), Port: port}}}}
+	}
+	steps := []struct {
+		name   string
+		change func()
+	}{
+		{"nothing", func() {}},
+		{"the missing Service comes", func() { v.services["default/later"] = svc("later", 8080) }},
+		{"an HTTPRoute gets a rule", func() {
+			r1 := v.httpRoutes[0].DeepCopy()
+			p := "/x"
+			r1.Spec.Rules = append(r1.Spec.Rules, gatewayv1.HTTPRouteRule{Matches: []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{Value: &p}}},
+				BackendRefs: r1.Spec.Rules[0].BackendRefs})
+			v.httpRoutes[0] = r1
+		}},
+		{"a Route takes a made route's name", func() {
+			n := routeName("r1", "a.example.com", "/x")
+			v.routes["default/"+n] = &routev1.Route{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: n}}
+		}},
+		{"a Service's port changes", func() { v.services["default/later"] = svc("later", 9090) }},
+		{"the Gateway's listener changes", func() {
+			g := v.gateways[0].DeepCopy()
+			h := gatewayv1.Hostname("a.example.com")
+			g.Spec.Listeners[0].Hostname = &h
+			v.gateways[0] = g
+		}},
+		{"a Service goes", func() { delete(v.services, "default/web") }},
+		{"nothing again", func() {}},
+	}
+	var last *Result
+	for _, s := range steps {
+		s.change()
+		withMemo, without := Translate(v, Options{Memo: memo}), Translate(v, Options{})
+		if s.name == "nothing" || s.name == "nothing again" {
+			if last != nil && len(last.Routes) == len(withMemo.Routes) {
+				for i := range last.Routes {
+					if last.Routes[i] != withMemo.Routes[i] {
+						t.Errorf("%s: route %s is a new object", s.name, withMemo.Routes[i].Name)
+					}
+				}
+			}
+		}
+		last = withMemo
+		if a, b := describeResult(withMemo), describeResult(without); a != b {
+			t.Errorf("%s: with the memo\n%s\nwithout\n%s", s.name, a, b)
+		}
+	}
+	if len(memo.last) != 2 {
+		t.Errorf("memo keeps %d entries, want 2 (one per HTTPRoute)", len(memo.last))
+	}
+}
