@@ -85,17 +85,9 @@ func newPipeline(cfg *config.Config, workingDir string, log logr.Logger) (pipeli
 		}
 	}
 	return pipeline.Inputs{
-		Renderer: renderer,
-		Gateway:  gatewayOptions(cfg),
-		Admission: admission.Options{
-			Memo:                           admission.NewValidationMemo(),
-			ExtendedValidation:             cfg.ExtendedValidation,
-			AllowWildcardRoutes:            cfg.Admission.AllowWildcardRoutes,
-			DisableNamespaceOwnershipCheck: cfg.Admission.DisableNamespaceOwnershipCheck,
-			AllowedDomains:                 cfg.Admission.AllowedDomains,
-			DeniedDomains:                  cfg.Admission.DeniedDomains,
-			MaxConfigBytes:                 cfg.Admission.MaxConfigBytes,
-		},
+		Renderer:  renderer,
+		Gateway:   gatewayOptions(cfg),
+		Admission: admissionOptions(cfg),
 		Build: builder.Options{
 			WorkingDir:           workingDir,
 			RunDir:               wd.Run(),
@@ -414,6 +406,20 @@ func runCheck(ctx context.Context, stdout, stderr io.Writer, f renderFlags) erro
 	}
 	fmt.Fprintf(stdout, "configuration valid: %s (%d routes admitted)\n", configPath, len(decision.Admitted))
 	return nil
+}
+
+// admissionOptions are admission's settings (with a validation memo of
+// its own).
+func admissionOptions(cfg *config.Config) admission.Options {
+	return admission.Options{
+		Memo:                           admission.NewValidationMemo(),
+		ExtendedValidation:             cfg.ExtendedValidation,
+		AllowWildcardRoutes:            cfg.Admission.AllowWildcardRoutes,
+		DisableNamespaceOwnershipCheck: cfg.Admission.DisableNamespaceOwnershipCheck,
+		AllowedDomains:                 cfg.Admission.AllowedDomains,
+		DeniedDomains:                  cfg.Admission.DeniedDomains,
+		MaxConfigBytes:                 cfg.Admission.MaxConfigBytes,
+	}
 }
 
 // gatewayOptions are the Gateway API translation's settings: this router's

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	authzv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -193,6 +194,10 @@ func TestKubeHTTPSListenerSecretNeedsTheRoutersAccess(t *testing.T) {
 	grant(t, c, "", "gw-router", deploy.ClusterRoleRules(), user)
 	grant(t, c, infra, "gw-router-secret", []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"},
 		Verbs: []string{"get", "list", "watch"}, ResourceNames: []string{"granted"}}}, user)
+	// The router decides at start whether it may read these: wait until
+	// the API server's authorizer sees the bindings.
+	c.WaitAllowed(t, "gw-router", authzv1.ResourceAttributes{Group: "gateway.networking.k8s.io", Resource: "gatewayclasses", Verb: "list"})
+	c.WaitAllowed(t, "gw-router", authzv1.ResourceAttributes{Namespace: infra, Resource: "secrets", Name: "granted", Verb: "watch"})
 
 	_, err = gc.GatewayV1().GatewayClasses().Create(kctx(t), &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "haproxy"},
 		Spec: gatewayv1.GatewayClassSpec{ControllerName: "haproxy.router.openshift.io/gateway-controller"}}, metav1.CreateOptions{})
