@@ -126,6 +126,24 @@ spec:
   - {name: http, port: 80, protocol: HTTP}`
 )
 
+// onGateway are the GatewayClass, the Gateway gw and the Services web and
+// canary most tests attach HTTPRoutes to.
+const onGateway = class + "\n---\n" + gw + "\n---\n" + web
+
+// httpRouteHead is an HTTPRoute document of namespace default attached to
+// Gateway gw, up to "rules:" (the test writes its rules after it).
+func httpRouteHead(name, hostnames string) string {
+	return fmt.Sprintf(`
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: %s}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [%s]
+  rules:`, name, hostnames)
+}
+
 // conditions describes conditions as "Type=Status/Reason" words.
 func conditions(cs []metav1.Condition) string {
 	var out []string
@@ -531,15 +549,7 @@ spec:
 }
 
 func TestAdmissionRefusalsOfAllOfAParentsRoutesMakeItNotAccepted(t *testing.T) {
-	v := view(t, class+"\n---\n"+gw+"\n---\n"+web+`
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: r}
-spec:
-  parentRefs: [{name: gw}]
-  hostnames: [a.example.com, b.example.com]
-  rules: [{backendRefs: [{name: web, port: 8080}]}]`)
+	v := view(t, onGateway+httpRouteHead("r", "a.example.com, b.example.com")+` [{backendRefs: [{name: web, port: 8080}]}]`)
 	res := Translate(v, Options{})
 	refuse := func(keys ...admission.Key) map[admission.Key]admission.Result {
 		out := admitAll(res.Routes)
@@ -563,15 +573,7 @@ spec:
 }
 
 func TestWildcardAndCatchAllHostnamesAreNotServedYet(t *testing.T) {
-	v := view(t, class+"\n---\n"+gw+"\n---\n"+web+`
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: wild}
-spec:
-  parentRefs: [{name: gw}]
-  hostnames: ["*.example.com"]
-  rules: [{backendRefs: [{name: web, port: 8080}]}]
+	v := view(t, onGateway+httpRouteHead("wild", `"*.example.com"`)+` [{backendRefs: [{name: web, port: 8080}]}]
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
@@ -598,15 +600,7 @@ func TestRouteNamesAreValidStableAndNeverARoutesOwn(t *testing.T) {
 		t.Errorf("name of a 250-character HTTPRoute: %q (%d characters)", n, len(n))
 	}
 	taken := routeName("r", "a.example.com", "")
-	v := view(t, class+"\n---\n"+gw+"\n---\n"+web+`
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: r}
-spec:
-  parentRefs: [{name: gw}]
-  hostnames: [a.example.com, b.example.com]
-  rules: [{backendRefs: [{name: web, port: 8080}]}]
+	v := view(t, onGateway+httpRouteHead("r", "a.example.com, b.example.com")+` [{backendRefs: [{name: web, port: 8080}]}]
 ---
 apiVersion: route.openshift.io/v1
 kind: Route
@@ -636,15 +630,7 @@ func TestOneHTTPRouteMakesAtMostMaxRoutesPerHTTPRoute(t *testing.T) {
 	for i := 0; i < 64; i++ {
 		matches = append(matches, fmt.Sprintf("{path: {value: /p%d}}", i))
 	}
-	v := view(t, class+"\n---\n"+gw+"\n---\n"+web+`
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: big}
-spec:
-  parentRefs: [{name: gw}]
-  hostnames: [`+strings.Join(hosts, ", ")+`]
-  rules: [{matches: [`+strings.Join(matches, ", ")+`], backendRefs: [{name: web, port: 8080}]}]`)
+	v := view(t, onGateway+httpRouteHead("big", strings.Join(hosts, ", "))+` [{matches: [`+strings.Join(matches, ", ")+`], backendRefs: [{name: web, port: 8080}]}]`)
 	res := Translate(v, Options{})
 	if len(res.Routes) != MaxRoutesPerHTTPRoute {
 		t.Errorf("%d routes of 16 hostnames x 64 paths, want %d", len(res.Routes), MaxRoutesPerHTTPRoute)
@@ -658,15 +644,7 @@ spec:
 }
 
 func TestTheFirstRuleOfAPathIsServedAndLaterOnesListed(t *testing.T) {
-	v := view(t, class+"\n---\n"+gw+"\n---\n"+web+`
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: r}
-spec:
-  parentRefs: [{name: gw}]
-  hostnames: [a.example.com]
-  rules:
+	v := view(t, onGateway+httpRouteHead("r", "a.example.com")+`
   - {matches: [{path: {value: /x}}], backendRefs: [{name: web, port: 8080}]}
   - {matches: [{path: {value: /x/}}], backendRefs: [{name: canary, port: 8080}]}`)
 	res := Translate(v, Options{})
@@ -900,15 +878,7 @@ spec:
 }
 
 func TestAHeaderModifiedTwiceWhateverItsCaseIsNotServed(t *testing.T) {
-	v := view(t, class+"\n---\n"+gw+"\n---\n"+web+`
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: r}
-spec:
-  parentRefs: [{name: gw}]
-  hostnames: [a.example.com]
-  rules:
+	v := view(t, onGateway+httpRouteHead("r", "a.example.com")+`
   - backendRefs: [{name: web, port: 8080}]
     filters: [{type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: X-A, value: b}], remove: [x-a]}}]`)
 	res := Translate(v, Options{})

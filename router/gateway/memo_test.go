@@ -41,15 +41,7 @@ func describeResult(res *Result) string {
 // memo is the same as one without; with nothing changed, it hands on the
 // same route objects.
 func TestTheMemoTranslatesAsWithout(t *testing.T) {
-	v := view(t, class+"\n---\n"+gw+"\n---\n"+web+`
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: r1}
-spec:
-  parentRefs: [{name: gw}]
-  hostnames: [a.example.com, b.example.com]
-  rules: [{backendRefs: [{name: web, port: 8080}]}]
+	v := view(t, onGateway+httpRouteHead("r1", "a.example.com, b.example.com")+` [{backendRefs: [{name: web, port: 8080}]}]
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
