@@ -83,7 +83,7 @@ CORE_E2E_TESTS = \
   TestKubeRouteLifecycle TestKubeEndpointSliceScalingNeedsNoReload \
   TestHTTPRouteServedNextToRoutes TestHTTPRouteChangesNeedNoReload TestKubeHTTPRouteServedWithStatus \
   TestHTTPSListenerServesTheGatewaysCertificate TestKubeHTTPSListenerSecretNeedsTheRoutersAccess \
-  TestHTTPRouteHeaderModifiersReachBackendAndClient
+  TestHTTPRouteHeaderModifiersReachBackendAndClient TestHTTPRouteWithoutHostnameServesEveryHost
 empty :=
 space := $(empty) $(empty)
 CORE_E2E = ^($(subst $(space),|,$(strip $(CORE_E2E_TESTS))))$$

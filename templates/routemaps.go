@@ -40,34 +40,84 @@ func (m *mapText) String() string {
 // RouteHTTPMap is route_http.map: host/path/ → the backend of a route
 // without TLS or with insecureEdgeTerminationPolicy Allow (not
 // passthrough), or @redirect for Redirect.
+//
+// A route the router answers itself (Respond) maps to "@STATUS"; the host
+// "*" (model.AnyHost) has keys "*/path/", looked up last. Then each
+// HostResponse of the HTTP port: "host/" → "@STATUS", unless a route has
+// that key.
 func RouteHTTPMap(td model.TemplateData) string {
 	var m mapText
+	keys := hostResponseKeys(td, false)
 	for _, k := range td.SortedStateKeys() {
 		cfg := td.State[k]
 		key := RouteMapKey(GenCertificateHostName(cfg.Host, cfg.IsWildcard), cfg.Path)
 		switch {
 		case cfg.TLSTermination == "":
-			m.line(key, "be_http:"+string(k))
+			m.line(key, routeTarget(cfg, "be_http:"+string(k)))
 		case cfg.InsecureEdgeTerminationPolicy == routev1.InsecureEdgeTerminationPolicyRedirect:
 			m.line(key, "@redirect")
 		case cfg.InsecureEdgeTerminationPolicy == routev1.InsecureEdgeTerminationPolicyAllow && cfg.TLSTermination != routev1.TLSTerminationPassthrough:
-			m.line(key, GenBackendNamePrefix(cfg.TLSTermination)+":"+string(k))
+			m.line(key, routeTarget(cfg, GenBackendNamePrefix(cfg.TLSTermination)+":"+string(k)))
+		default:
+			continue
 		}
+		delete(keys, key)
 	}
+	hostResponseLines(&m, td, keys)
 	return m.String()
 }
 
 // RouteHTTPSMap is route_https.map: host/path/ → the backend of an edge or
-// re-encrypt route.
+// re-encrypt route ("@STATUS" and HostResponses of the HTTPS port as in
+// route_http.map).
 func RouteHTTPSMap(td model.TemplateData) string {
 	var m mapText
+	keys := hostResponseKeys(td, true)
 	for _, k := range td.SortedStateKeys() {
 		cfg := td.State[k]
 		if terminated(cfg.TLSTermination) {
-			m.line(RouteMapKey(GenCertificateHostName(cfg.Host, cfg.IsWildcard), cfg.Path), GenBackendNamePrefix(cfg.TLSTermination)+":"+string(k))
+			key := RouteMapKey(GenCertificateHostName(cfg.Host, cfg.IsWildcard), cfg.Path)
+			m.line(key, routeTarget(cfg, GenBackendNamePrefix(cfg.TLSTermination)+":"+string(k)))
+			delete(keys, key)
 		}
 	}
+	hostResponseLines(&m, td, keys)
 	return m.String()
+}
+
+// routeTarget is a route's map value: its backend, or "@STATUS" when the
+// router answers it.
+func routeTarget(cfg model.ServiceAliasConfig, backend string) string {
+	if cfg.Respond != 0 {
+		return "@" + strconv.Itoa(cfg.Respond)
+	}
+	return backend
+}
+
+// hostResponseKeys returns the map keys ("host/") of td's HostResponses of
+// one port (nil without any).
+func hostResponseKeys(td model.TemplateData, https bool) map[string]bool {
+	var keys map[string]bool
+	for _, h := range td.HostResponses {
+		if h.HTTPS && https || h.HTTP && !https {
+			if keys == nil {
+				keys = map[string]bool{}
+			}
+			keys[RouteMapKey(h.Host, "")] = true
+		}
+	}
+	return keys
+}
+
+// hostResponseLines writes the lines of the HostResponses whose keys are
+// in keys.
+func hostResponseLines(m *mapText, td model.TemplateData, keys map[string]bool) {
+	for _, h := range td.HostResponses {
+		if k := RouteMapKey(h.Host, ""); keys[k] {
+			m.line(k, "@"+strconv.Itoa(h.Status))
+			delete(keys, k)
+		}
+	}
 }
 
 // RouteSNIPassthroughMap is route_sni_passthrough.map: SNI host ("*.domain"
@@ -116,7 +166,9 @@ func RouteCertConfigMap(td model.TemplateData) string {
 			continue
 		}
 		cert := cfg.Certificates[cfg.Host]
-		if cert.Contents == "" {
+		if cert.Contents == "" || cfg.Host == model.AnyHost {
+			// A route for every host is served with the default
+			// certificate (a crt-list names the hosts of each).
 			continue
 		}
 		file := td.WorkingDir + "/router/certs/" + k.FileName() + ".pem"

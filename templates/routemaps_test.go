@@ -3,6 +3,7 @@ package templates
 import (
 	"fmt"
 	"math/rand"
+	"slices"
 	"strings"
 	"testing"
 
@@ -172,6 +173,43 @@ func TestTimeoutMillisRoundsUpAsHAProxyDoes(t *testing.T) {
 	} {
 		if got := TimeoutMillis(v); got != want {
 			t.Errorf("TimeoutMillis(%q) = %d, want %d", v, got, want)
+		}
+	}
+}
+
+// TestRouteMapsAnswerRespondersAndHostResponses: a route the router answers
+// maps to "@STATUS"; each HostResponse adds "host/" on its port, unless a
+// route has that key; a route for every host keys "*/path/" and is not in
+// the crt-list.
+func TestRouteMapsAnswerRespondersAndHostResponses(t *testing.T) {
+	td := model.TemplateData{WorkingDir: "/w", State: map[model.ServiceAliasConfigKey]model.ServiceAliasConfig{
+		"ns:root":  {Host: "taken.example.com"},
+		"ns:fail":  {Host: model.AnyHost, Path: "/fail", Respond: 500},
+		"ns:any":   {Host: model.AnyHost, Path: "/a"},
+		"ns:tls":   {Host: model.AnyHost, TLSTermination: routev1.TLSTerminationEdge, Certificates: map[string]model.Certificate{model.AnyHost: {Contents: "PEM"}}},
+		"ns:other": {Host: "x.example.com", Path: "/p", TLSTermination: routev1.TLSTerminationEdge, Respond: 500},
+	}, HostResponses: []model.HostResponse{
+		{Host: model.AnyHost, Status: 404, HTTP: true, HTTPS: true},
+		{Host: "taken.example.com", Status: 404, HTTP: true},
+		{Host: "tls.example.com", Status: 404, HTTPS: true},
+	}}
+	for _, tc := range []struct {
+		name, got string
+		want      []string
+	}{
+		{"route_http.map", RouteHTTPMap(td), []string{"*/a/ be_http:ns:any", "*/fail/ @500", "taken.example.com/ be_http:ns:root", "*/ @404"}},
+		{"route_https.map", RouteHTTPSMap(td), []string{"*/ be_edge_http:ns:tls", "x.example.com/p/ @500", "tls.example.com/ @404"}},
+		{"cert_config.map", RouteCertConfigMap(td), nil},
+	} {
+		lines := strings.Fields(strings.ReplaceAll(tc.got, " ", "_"))
+		want := make([]string, len(tc.want))
+		for i, w := range tc.want {
+			want[i] = strings.ReplaceAll(w, " ", "_")
+		}
+		slices.Sort(lines)
+		slices.Sort(want)
+		if fmt.Sprint(lines) != fmt.Sprint(want) {
+			t.Errorf("%s:\n%s\nwant lines %q", tc.name, tc.got, tc.want)
 		}
 	}
 }

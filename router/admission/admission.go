@@ -112,6 +112,9 @@ type Options struct {
 	// Memo, when set, remembers how route objects validated from one
 	// Admit to the next (nil: every route is validated every time).
 	Memo *ValidationMemo
+	// Made are the routes the router made (from the Gateway API's
+	// objects): only these may have the host AnyHost.
+	Made func(Key) bool
 }
 
 // Decision is the outcome for a set of routes.
@@ -140,7 +143,7 @@ func Admit(routes []*routev1.Route, opts Options) Decision {
 		},
 		domains.check,
 		wildcardPolicyCheck(opts.AllowWildcardRoutes),
-		hostCheck,
+		hostCheck(opts.Made),
 		validationCheck(opts.ExtendedValidation, opts.Memo, served),
 	}
 	defer opts.Memo.endPass()

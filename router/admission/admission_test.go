@@ -707,3 +707,24 @@ func TestKeyLessOrdersRoutesAsTheirKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestOnlyMadeRoutesServeEveryHost: the host "*" (AnyHost) is admitted for
+// the routes the router made alone, shared by every namespace, one route
+// per path (the oldest); a Route with that host is an invalid host, and
+// ROUTER_ALLOWED_DOMAINS keeps every-host routes out.
+func TestOnlyMadeRoutesServeEveryHost(t *testing.T) {
+	routes := []*routev1.Route{
+		route("a", "made", AnyHost, "", 1),
+		route("b", "made", AnyHost, "/b", 2),
+		route("b", "made-later", AnyHost, "/", 3),
+		route("c", "own", AnyHost, "/c", 0),
+	}
+	made := func(k Key) bool { return strings.Contains(string(k), "/made") }
+	d := Admit(routes, Options{Made: made})
+	expectAdmitted(t, d, "a/made", "b/made")
+	expectRejected(t, d, "b/made-later", ReasonHostAlreadyClaimed, "holds * and is older")
+	expectRejected(t, d, "c/own", ReasonInvalidHost, "")
+
+	d = Admit(routes[:1], Options{Made: made, AllowedDomains: []string{"example.com"}})
+	expectAdmitted(t, d)
+}

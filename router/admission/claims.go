@@ -104,7 +104,7 @@ func claimHosts(routes []*routev1.Route, disableNS bool, results map[Key]Result)
 		if c == nil {
 			c = newClaim(r)
 			hosts[host] = c
-		} else if holder := c.conflict(r, disableNS); holder != nil {
+		} else if holder := c.conflict(r, disableNS || host == AnyHost); holder != nil {
 			results[KeyOf(r)] = hostClaimed(r, holder,
 				"route "+holder.Name+" already exposes "+host+" and is older",
 				"a route in another namespace holds "+host+" and is older than "+r.Name)

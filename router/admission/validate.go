@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/openshift-router-go/router/router/model"
 )
 
 // MaxPathLength bounds spec.path: HAProxy reads map files line by line into
@@ -31,7 +33,23 @@ const (
 
 // hostCheck is the host step: a route needs a host (NoHostValue) that is a
 // valid DNS name (InvalidHost).
-func hostCheck(r *routev1.Route) (Result, bool) {
+func hostCheck(made func(Key) bool) check {
+	return func(r *routev1.Route) (Result, bool) {
+		if r.Spec.Host == AnyHost && made != nil && made(KeyOf(r)) {
+			return Result{}, true
+		}
+		return checkHost(r)
+	}
+}
+
+// AnyHost is the host of the routes the router makes for every hostname
+// (Options.Made: the Gateway API's routes on a listener without a
+// hostname, which have none themselves). They share it whatever their
+// namespaces, one route per path (the oldest). A Route of the API with
+// this host is refused as an invalid host.
+const AnyHost = model.AnyHost
+
+func checkHost(r *routev1.Route) (Result, bool) {
 	host := hostOf(r)
 	if host == "" {
 		return Result{Reason: ReasonNoHostValue, Message: msgNoHostValue}, false

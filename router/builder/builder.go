@@ -41,6 +41,11 @@ type Options struct {
 	MaxConnections int
 	// HAProxy are the validated router-wide HAProxy settings.
 	HAProxy model.HAProxySettings
+	// Respond, if set, returns the status the router answers a route's
+	// requests with itself (0: none; see ServiceAliasConfig.Respond).
+	Respond func(*routev1.Route) int
+	// HostResponses are TemplateData.HostResponses.
+	HostResponses []model.HostResponse
 }
 
 // Build returns the template data for the admitted routes.
@@ -61,6 +66,7 @@ func Build(v store.View, admitted []*routev1.Route, o Options) *model.TemplateDa
 		HTTPSPort:            o.HTTPSPort,
 		MaxConnections:       o.MaxConnections,
 		HAProxy:              o.HAProxy,
+		HostResponses:        o.HostResponses,
 		// Endpoint changes always go through the runtime API.
 		DynamicConfigManager: &model.DynamicConfigManager{},
 		// ROUTER_MUTUAL_TLS_AUTH_CA was given (not the system bundle);
@@ -159,6 +165,12 @@ func buildAlias(v store.View, td *model.TemplateData, r *routev1.Route, o Option
 	// The controller logs them (once per change); building stays pure.
 	for _, p := range problems {
 		cfg.AnnotationProblems = append(cfg.AnnotationProblems, p.String())
+	}
+	if o.Respond != nil {
+		if cfg.Respond = o.Respond(r); cfg.Respond != 0 {
+			// Answered by the router: no backend.
+			return cfg
+		}
 	}
 	counts := addBackends(v, td, &cfg, r, o)
 	for suKey := range cfg.ServiceUnits {
@@ -584,6 +596,9 @@ func endpointReady(e discoveryv1.Endpoint) bool {
 func Routes(v store.View, base *model.TemplateData, routes []*routev1.Route, changed map[model.ServiceUnitKey]bool, o Options) (map[model.ServiceAliasConfigKey]model.ServiceAliasConfig, map[model.ServiceUnitKey]model.ServiceUnit) {
 	td := &model.TemplateData{ServiceUnits: map[model.ServiceUnitKey]model.ServiceUnit{}}
 	for _, r := range routes {
+		if o.Respond != nil && o.Respond(r) != 0 {
+			continue // no backend (buildAlias)
+		}
 		for _, b := range routeBackends(r) {
 			k := model.NewServiceUnitKey(r.Namespace, b.Name)
 			if _, ok := td.ServiceUnits[k]; ok {

@@ -24,6 +24,7 @@
 package gateway
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
@@ -34,6 +35,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/openshift-router-go/router/router/admission"
+	"github.com/openshift-router-go/router/router/model"
 	"github.com/openshift-router-go/router/router/store"
 )
 
@@ -89,6 +91,10 @@ type Result struct {
 	// Secrets are the Secrets the served HTTPS listeners name (in cluster
 	// mode: to watch).
 	Secrets []store.Key
+	// HostResponses are the served listeners' hostnames (AnyHost for a
+	// listener without one): requests to them that no route matches are
+	// answered with 404, as the spec asks (not the router's 503).
+	HostResponses []model.HostResponse
 
 	// controller is Options.ControllerName.
 	controller string
@@ -100,6 +106,9 @@ type Origin struct {
 	HTTPRoute   store.Key
 	Rule, Match int
 	Parents     []int
+	// Respond is the status the router answers the route's requests
+	// with itself (0: none).
+	Respond int
 }
 
 // ClassStatus is a GatewayClass's status as this router wants it.
@@ -175,6 +184,15 @@ func (res *Result) Made(k admission.Key) bool {
 	return ok
 }
 
+// Respond returns the status the router answers the requests of route r
+// with itself (0: r is served by its backends, or not made here).
+func (res *Result) Respond(r *routev1.Route) int {
+	if res == nil {
+		return 0
+	}
+	return res.Origins[admission.KeyOf(r)].Respond
+}
+
 // Translate translates the Gateway API objects of v.
 func Translate(v View, o Options) *Result {
 	if o.ControllerName == "" {
@@ -212,6 +230,7 @@ func Translate(v View, o Options) *Result {
 			}
 		}
 	}
+	res.HostResponses = hostResponses(res.Gateways)
 	if o.Memo != nil {
 		o.Memo.begin(worldOf(v, res))
 		defer o.Memo.end()
@@ -223,6 +242,38 @@ func Translate(v View, o Options) *Result {
 		return strings.Compare(string(admission.KeyOf(a)), string(admission.KeyOf(b)))
 	})
 	return res
+}
+
+// hostResponses returns the HostResponses of Gateways: the hostname of
+// each served listener, on its port, sorted by host.
+func hostResponses(gateways map[store.Key]*GatewayStatus) []model.HostResponse {
+	byHost := map[string]*model.HostResponse{}
+	for _, gs := range gateways {
+		for _, l := range gs.Listeners {
+			if !l.served {
+				continue
+			}
+			host := strings.ToLower(hostnameOf(l.spec.Hostname))
+			if host == "" {
+				host = model.AnyHost
+			}
+			hr := byHost[host]
+			if hr == nil {
+				hr = &model.HostResponse{Host: host, Status: 404}
+				byHost[host] = hr
+			}
+			if l.cert != nil {
+				hr.HTTPS = true
+			} else {
+				hr.HTTP = true
+			}
+		}
+	}
+	out := make([]model.HostResponse, 0, len(byHost))
+	for _, h := range slices.Sorted(maps.Keys(byHost)) {
+		out = append(out, *byHost[h])
+	}
+	return out
 }
 
 // namespaceSelected reports whether Gateways of namespace ns are served.

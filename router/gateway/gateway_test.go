@@ -163,7 +163,10 @@ func routes(rs []*routev1.Route) []string {
 		if i := strings.LastIndex(name, ".gw-"); i > 0 && routeName(name[:i], r.Spec.Host, r.Spec.Path) == name {
 			name = name[:i]
 		}
-		s := fmt.Sprintf("%s/%s %s%s -> %s[%d]", r.Namespace, name, r.Spec.Host, r.Spec.Path, r.Spec.To.Name, *r.Spec.To.Weight)
+		s := fmt.Sprintf("%s/%s %s%s -> %s", r.Namespace, name, r.Spec.Host, r.Spec.Path, r.Spec.To.Name)
+		if w := r.Spec.To.Weight; w != nil {
+			s += fmt.Sprintf("[%d]", *w)
+		}
 		for _, b := range r.Spec.AlternateBackends {
 			s += fmt.Sprintf(",%s[%d]", b.Name, *b.Weight)
 		}
@@ -473,20 +476,24 @@ spec:
 		want        string
 		message     string
 	}{
+		// A rule without a valid backend is served: answered with 500.
 		{"a Service of another kind", `
-  - backendRefs: [{name: web, port: 8080, kind: ConfigMap}]`, 0,
-			"Accepted=True/Accepted ResolvedRefs=False/InvalidKind PartiallyInvalid=True/UnsupportedValue", "no valid backend"},
+  - backendRefs: [{name: web, port: 8080, kind: ConfigMap}]`, 1,
+			"Accepted=True/Accepted ResolvedRefs=False/InvalidKind", "backendRef web: only Services are supported"},
 		{"a missing Service, next to a served rule", `
   - backendRefs: [{name: web, port: 8080}]
   - matches: [{path: {value: /b}}]
-    backendRefs: [{name: nosuch, port: 8080}]`, 1,
-			"Accepted=True/Accepted ResolvedRefs=False/BackendNotFound PartiallyInvalid=True/UnsupportedValue", "rule 1: no valid backend"},
+    backendRefs: [{name: nosuch, port: 8080}]`, 2,
+			"Accepted=True/Accepted ResolvedRefs=False/BackendNotFound", "backendRef nosuch: no such Service"},
 		{"a port the Service lacks", `
-  - backendRefs: [{name: web, port: 9999}]`, 0,
-			"Accepted=True/Accepted ResolvedRefs=False/BackendNotFound PartiallyInvalid=True/UnsupportedValue", "no valid backend"},
+  - backendRefs: [{name: web, port: 9999}]`, 1,
+			"Accepted=True/Accepted ResolvedRefs=False/BackendNotFound", "the Service has no port 9999"},
 		{"a Service of another namespace without a grant", `
-  - backendRefs: [{name: web, namespace: elsewhere, port: 8080}]`, 0,
-			"Accepted=True/Accepted ResolvedRefs=False/RefNotPermitted PartiallyInvalid=True/UnsupportedValue", "no valid backend"},
+  - backendRefs: [{name: web, namespace: elsewhere, port: 8080}]`, 1,
+			"Accepted=True/Accepted ResolvedRefs=False/RefNotPermitted", "no ReferenceGrant allows it"},
+		{"a valid and an invalid backend", `
+  - backendRefs: [{name: web, port: 8080}, {name: nosuch, port: 8080}]`, 0,
+			"Accepted=True/Accepted ResolvedRefs=False/BackendNotFound PartiallyInvalid=True/UnsupportedValue", "their share of requests is not answered with 500"},
 		{"filters, an exact path and a header match", `
   - backendRefs: [{name: web, port: 8080}]
     filters: [{type: RequestRedirect, requestRedirect: {scheme: https}}]
@@ -572,25 +579,67 @@ func TestAdmissionRefusalsOfAllOfAParentsRoutesMakeItNotAccepted(t *testing.T) {
 	}
 }
 
-func TestWildcardAndCatchAllHostnamesAreNotServedYet(t *testing.T) {
-	v := view(t, onGateway+httpRouteHead("wild", `"*.example.com"`)+` [{backendRefs: [{name: web, port: 8080}]}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: any}
-spec:
-  parentRefs: [{name: gw}]
-  rules: [{backendRefs: [{name: web, port: 8080}]}]`)
+func TestWildcardHostnamesAreNotServedYet(t *testing.T) {
+	v := view(t, onGateway+httpRouteHead("wild", `"*.example.com"`)+` [{backendRefs: [{name: web, port: 8080}]}]`)
 	res := Translate(v, Options{})
 	res.Finish(admitAll(res.Routes))
 	if len(res.Routes) != 0 {
 		t.Errorf("routes %v", routes(res.Routes))
 	}
-	for k, want := range map[store.Key]string{"default/wild": "wildcard hostname", "default/any": "every hostname"} {
-		c := res.HTTPRoutes[k].Parents[0].Conditions[0]
-		if c.Status != metav1.ConditionFalse || c.Reason != string(gatewayv1.RouteReasonUnsupportedValue) || !strings.Contains(c.Message, want) {
-			t.Errorf("%s: %+v, want not accepted: %s", k, c, want)
+	c := res.HTTPRoutes["default/wild"].Parents[0].Conditions[0]
+	if c.Status != metav1.ConditionFalse || c.Reason != string(gatewayv1.RouteReasonUnsupportedValue) || !strings.Contains(c.Message, "wildcard hostname") {
+		t.Errorf("%+v, want not accepted: wildcard hostname", c)
+	}
+}
+
+// TestRoutesWithoutHostnamesServeEveryHost: on a listener without a
+// hostname, an HTTPRoute without hostnames is served for every host (host
+// "*", admitted only as a made route); a rule without a valid backend is
+// answered with 500; the listeners' hostnames answer 404 where no path
+// matches.
+func TestRoutesWithoutHostnamesServeEveryHost(t *testing.T) {
+	v := view(t, class+"\n---\n"+`apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw}
+spec:
+  gatewayClassName: haproxy
+  listeners:
+  - {name: any, port: 80, protocol: HTTP}
+  - {name: named, port: 80, protocol: HTTP, hostname: Named.example.com}
+---
+`+web+`
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: any}
+spec:
+  parentRefs: [{name: gw, sectionName: any}]
+  rules:
+  - backendRefs: [{name: web, port: 8080}]
+  - matches: [{path: {value: /gone}}]
+    backendRefs: [{name: nosuch, port: 8080}]
+  - matches: [{path: {value: /none}}]`)
+	res := Translate(v, Options{})
+	got := routes(res.Routes)
+	want := []string{"default/any * -> web[1] port http", "default/any */gone -> -respond", "default/any */none -> -respond"}
+	if !slices.Equal(got, want) {
+		t.Errorf("routes %q, want %q", got, want)
+	}
+	for _, r := range res.Routes {
+		if want := map[bool]int{true: 500, false: 0}[r.Spec.Path != ""]; res.Respond(r) != want {
+			t.Errorf("%s%s answered with %d, want %d", r.Spec.Host, r.Spec.Path, res.Respond(r), want)
 		}
+	}
+	if got, want := fmt.Sprint(res.HostResponses), "[{* 404 true false} {named.example.com 404 true false}]"; got != want {
+		t.Errorf("host responses %s, want %s", got, want)
+	}
+	d := admission.Admit(res.Routes, admission.Options{Made: res.Made})
+	res.Finish(d.Results)
+	if len(d.Admitted) != 3 {
+		t.Errorf("admitted %d of 3: %v", len(d.Admitted), d.Results)
+	}
+	if got := conditions(res.HTTPRoutes["default/any"].Parents[0].Conditions); got != "Accepted=True/Accepted ResolvedRefs=False/BackendNotFound" {
+		t.Errorf("conditions %s", got)
 	}
 }
 

@@ -81,9 +81,14 @@ func translateHTTPRoute(v View, hr *gatewayv1.HTTPRoute, res *Result) *translati
 	}
 	made := map[string]string{}
 	for _, host := range slices.Sorted(maps.Keys(hosts)) {
-		if host == "" || strings.HasPrefix(host, "*") {
+		if strings.HasPrefix(host, "*") {
 			rs.unserved = append(rs.unserved, unserved{msg: unservedHost(host)})
 			continue
+		}
+		how := hosts[host]
+		if host == "" {
+			// Every host (no hostname on the route or the listener).
+			host = admission.AnyHost
 		}
 		for _, rule := range rules {
 			for _, m := range rule.matches {
@@ -104,11 +109,10 @@ func translateHTTPRoute(v View, hr *gatewayv1.HTTPRoute, res *Result) *translati
 					continue
 				}
 				made[name] = where
-				r := routeFor(hr, host, m.path, rule.backends, hosts[host])
-				r.Spec.HTTPHeaders = rule.headers.DeepCopy()
+				r := routeFor(hr, host, m.path, rule, how)
 				r.Name = name
 				t.routes = append(t.routes, r)
-				t.origins = append(t.origins, Origin{HTTPRoute: k, Rule: rule.index, Match: m.index, Parents: hosts[host].parents})
+				t.origins = append(t.origins, Origin{HTTPRoute: k, Rule: rule.index, Match: m.index, Parents: how.parents, Respond: rule.respond})
 				rs.routes = append(rs.routes, admission.KeyOf(r))
 			}
 		}
@@ -123,9 +127,6 @@ func translateHTTPRoute(v View, hr *gatewayv1.HTTPRoute, res *Result) *translati
 const MaxRoutesPerHTTPRoute = 512
 
 func unservedHost(host string) string {
-	if host == "" {
-		return "routes for every hostname (no hostname on the route or the listener) are not served by this router yet"
-	}
 	return fmt.Sprintf("wildcard hostname %q is not served by this router yet", host)
 }
 
@@ -261,15 +262,22 @@ func allowsNamespace(v View, l gatewayv1.Listener, gwNamespace, ns string) bool 
 	}
 }
 
-// routeFor returns a route for one hostname and path prefix of an
-// HTTPRoute (its name is set by the caller): on an HTTPS listener, an edge
-// route with the listener's certificate, also served over HTTP when an
-// HTTP listener takes the hostname too.
-func routeFor(hr *gatewayv1.HTTPRoute, host, path string, backends []backend, how *hostInfo) *routev1.Route {
+// routeFor returns a route for one hostname (admission.AnyHost: every
+// hostname) and path prefix of an HTTPRoute rule (its name is set by the
+// caller): on an HTTPS listener, an edge route
+// with the listener's certificate, also served over HTTP when an HTTP
+// listener takes the hostname too. A rule answered by the router itself
+// (rule.respond) has a placeholder backend no Service can be.
+func routeFor(hr *gatewayv1.HTTPRoute, host, path string, rule rule, how *hostInfo) *routev1.Route {
 	r := &routev1.Route{
 		ObjectMeta: metav1.ObjectMeta{Namespace: hr.Namespace, UID: hr.UID, Generation: hr.Generation,
 			ResourceVersion: hr.ResourceVersion, CreationTimestamp: hr.CreationTimestamp},
-		Spec: routev1.RouteSpec{Host: host, Path: path, WildcardPolicy: routev1.WildcardPolicyNone},
+		Spec: routev1.RouteSpec{Host: host, Path: path, WildcardPolicy: routev1.WildcardPolicyNone,
+			HTTPHeaders: rule.headers.DeepCopy()},
+	}
+	backends := rule.backends
+	if rule.respond != 0 {
+		r.Spec.To = routev1.RouteTargetReference{Kind: "Service", Name: respondBackend}
 	}
 	if how.cert != nil {
 		r.Spec.TLS = &routev1.TLSConfig{Termination: routev1.TLSTerminationEdge, Certificate: how.cert.crt, Key: how.cert.key,
@@ -291,6 +299,10 @@ func routeFor(hr *gatewayv1.HTTPRoute, host, path string, backends []backend, ho
 	}
 	return r
 }
+
+// respondBackend is the backend of a route the router answers itself:
+// not a Service name (it does not start with a letter).
+const respondBackend = "-respond"
 
 // routeName names the route of an HTTPRoute's hostname and path:
 // "NAME.gw-HASH", HASH 16 hex digits of a hash of the hostname and path (so

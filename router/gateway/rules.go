@@ -21,6 +21,9 @@ type rule struct {
 	matches  []match
 	backends []backend
 	headers  *routev1.RouteHTTPHeaders
+	// respond is the status requests to the rule are answered with,
+	// without backends (500: none of its backendRefs is valid); 0: none.
+	respond int
 }
 
 // match is a served match of a rule: a path prefix ("" for every path).
@@ -60,6 +63,12 @@ func translateRules(v View, hr *gatewayv1.HTTPRoute, rs *RouteStatus) ([]rule, m
 		if refErr != nil && resolved.Status == metav1.ConditionTrue {
 			resolved = *refErr
 		}
+		respond := 0
+		if invalidRefs && why == "" {
+			// No valid backend (or none named): the spec answers
+			// the rule's requests with 500.
+			why, respond = "", 500
+		}
 		if why != "" {
 			rs.unserved = append(rs.unserved, unserved{msg: fmt.Sprintf("rule %d: %s", ri, why), backend: invalidRefs})
 			continue
@@ -78,7 +87,7 @@ func translateRules(v View, hr *gatewayv1.HTTPRoute, rs *RouteStatus) ([]rule, m
 			ms = append(ms, match{index: mi, path: p})
 		}
 		if len(ms) > 0 {
-			out = append(out, rule{index: ri, matches: ms, backends: backends, headers: headers})
+			out = append(out, rule{index: ri, matches: ms, backends: backends, headers: headers, respond: respond})
 		}
 	}
 	return out, resolved
@@ -177,10 +186,9 @@ func backendsOf(v View, hr *gatewayv1.HTTPRoute, refs []gatewayv1.HTTPBackendRef
 	switch {
 	case crossNamespace:
 		return nil, refErr, "backends of another namespace are not served by this router yet", false
-	case len(out) == 0 && len(refs) == 0:
-		return nil, refErr, "no backendRefs (requests to the rule are not answered with 500 by this router yet)", true
 	case len(out) == 0:
-		return nil, refErr, "no valid backend (requests to the rule are not answered with 500 by this router yet)", true
+		// No backendRefs, or no valid one: answered with 500.
+		return nil, refErr, "", true
 	case len(out) < len(refs):
 		return nil, refErr, "some backends are invalid (their share of requests is not answered with 500 by this router yet)", true
 	case len(out) > 1+admission.MaxAlternateBackends:

@@ -123,6 +123,10 @@ type TemplateData struct {
 	// HAProxy holds the validated router-wide HAProxy settings from the
 	// environment (ROUTER_CIPHERS, timeouts, …; docs/env.md).
 	HAProxy HAProxySettings
+	// HostResponses are the hosts the router answers itself where no route
+	// matches a request's path: the Gateway API's listener hostnames
+	// (404), sorted by Host.
+	HostResponses []HostResponse
 
 	// order remembers SortedStateKeys for State (nil: sorted on every
 	// call); see NewKeyOrder.
@@ -203,7 +207,24 @@ type ServiceAliasConfig struct {
 	// keeps its lines: a removed endpoint stays, Disabled, until the next
 	// reload, so the file on disk always describes what HAProxy runs.
 	Servers []Server
+	// Respond, if not 0, is the status the router answers the route's
+	// requests with itself, its backends unused: 500 for an HTTPRoute rule
+	// whose backends are all invalid, as the Gateway API asks.
+	Respond int
 }
+
+// HostResponse is a host (AnyHost: every host) whose requests that no
+// route matches are answered with Status, on the HTTP port, the HTTPS
+// port or both.
+type HostResponse struct {
+	Host        string
+	Status      int
+	HTTP, HTTPS bool
+}
+
+// AnyHost is the host of routes and HostResponses for every host
+// (admission.AnyHost).
+const AnyHost = "*"
 
 // Server is one server line of a route's backend.
 type Server struct {

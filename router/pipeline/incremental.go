@@ -154,7 +154,7 @@ func readEndpointChanges(src Source, in Inputs, out *Output) (*EndpointChange, e
 			}
 			routes = append(routes, r)
 		}
-		ch.State, ch.serviceUnits = builder.Routes(v, out.Model, routes, ch.changed, in.Build)
+		ch.State, ch.serviceUnits = builder.Routes(v, out.Model, routes, ch.changed, buildOptions(in, out.Gateway))
 		return nil
 	})
 	if err != nil {

@@ -158,7 +158,7 @@ func Pass(src Source, in Inputs, st State) (*Output, error) {
 	err := src.Read(func(v store.View) error {
 		out.Generation = v.Generation()
 		out.Decision, out.Exclusions, out.Gateway = admit(v, in, st)
-		out.Model = builder.Build(v, out.Decision.Admitted, in.Build)
+		out.Model = builder.Build(v, out.Decision.Admitted, buildOptions(in, out.Gateway))
 		return nil
 	})
 	if err != nil {
@@ -186,6 +186,16 @@ func (out *Output) Compact() bool {
 	return servers.Compact(out.Model, servers.Options{CheckedSlots: out.Budget.Checked, UncheckedEndpoints: out.Budget.UncheckedSet()})
 }
 
+// buildOptions are in.Build with what the translation of the Gateway
+// API's objects, gw, asks of the model.
+func buildOptions(in Inputs, gw *gateway.Result) builder.Options {
+	o := in.Build
+	if gw != nil {
+		o.Respond, o.HostResponses = gw.Respond, gw.HostResponses
+	}
+	return o
+}
+
 // admit admits the routes of v and those the Gateway API's objects
 // translate into (none with st.NoRoutes), with the exclusions of st still
 // in force (returned) and the external certificates resolved.
@@ -200,6 +210,9 @@ func admit(v store.View, in Inputs, st State) (admission.Decision, map[admission
 		}
 	}
 	opts := in.Admission
+	if gw != nil {
+		opts.Made = gw.Made
+	}
 	exclusions := CurrentExclusions(st.Exclusions, routes)
 	if len(exclusions) > 0 {
 		opts.Excluded = make(map[admission.Key]admission.Result, len(exclusions))

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -205,6 +206,11 @@ func readRouteChanges(src Source, in Inputs, st State, out, next *Output, mode r
 			return nil
 		}
 		next.Decision, next.Exclusions, next.Gateway = admit(v, in, st)
+		if next.Gateway != nil && !slices.Equal(next.Gateway.HostResponses, out.Model.HostResponses) {
+			// The Gateways' hostnames changed: a full pass.
+			full = FullOther
+			return nil
+		}
 		httpRoutes := v.HTTPRouteChangesSince(out.Generation)
 		routes = append(routes, madeFrom(httpRoutes, out.Gateway, next.Gateway)...)
 		var changed map[model.ServiceUnitKey]bool
@@ -223,7 +229,7 @@ func readRouteChanges(src Source, in Inputs, st State, out, next *Output, mode r
 		case len(build) == 0 && len(ch.affected) == 0:
 			full = FullNoChange
 		default:
-			ch.rebuilt, ch.units = builder.Routes(v, out.Model, build, changed, in.Build)
+			ch.rebuilt, ch.units = builder.Routes(v, out.Model, build, changed, buildOptions(in, next.Gateway))
 		}
 		return nil
 	})

@@ -32,13 +32,15 @@ func route(ns, name, host, path, svc string, created int64) *routev1.Route {
 		Spec: routev1.RouteSpec{Host: host, Path: path, To: routev1.RouteTargetReference{Kind: "Service", Name: svc}}}
 }
 
-// httpRoute is HTTPRoute ns/hr, attached to Gateway ns/gw, for host; rules
-// are "path=service[:weight]+...".
+// httpRoute is HTTPRoute ns/hr, attached to Gateway ns/gw, for host (""
+// none: every host); rules are "path=service[:weight]+...".
 func httpRoute(host string, created int64, rules ...string) *gatewayv1.HTTPRoute {
 	hr := &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "hr", ResourceVersion: "1",
 		CreationTimestamp: metav1.NewTime(time.Unix(1700000000+created, 0))},
-		Spec: gatewayv1.HTTPRouteSpec{CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "gw"}}},
-			Hostnames: []gatewayv1.Hostname{gatewayv1.Hostname(host)}}}
+		Spec: gatewayv1.HTTPRouteSpec{CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "gw"}}}}}
+	if host != "" {
+		hr.Spec.Hostnames = []gatewayv1.Hostname{gatewayv1.Hostname(host)}
+	}
 	for _, r := range rules {
 		path, backends, _ := strings.Cut(r, "=")
 		rule := gatewayv1.HTTPRouteRule{Matches: []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{Value: &path}}}}
@@ -277,6 +279,12 @@ func TestRouteChangesEqualAFullPass(t *testing.T) {
 			{"a rule's backends and weights changed", func(st *store.Store) {
 				st.Upsert(httpRoute("h.example.com", 30, "/=a", "/x=b:1+c:3"))
 			}, FullNoBackendChange},
+			{"for every host, with a rule without a valid backend (answered 500)", func(st *store.Store) {
+				st.Upsert(httpRoute("", 30, "/=a", "/x=b:1+c:3", "/fail=nosuch"))
+			}, ""},
+			{"for its host again", func(st *store.Store) {
+				st.Upsert(httpRoute("h.example.com", 30, "/=a", "/x=b:1+c:3"))
+			}, ""},
 			{"a newer route of another namespace claims its host: rejected", func(st *store.Store) {
 				st.Upsert(route("other", "late", "h.example.com", "/y", "a", 100))
 			}, FullNoBackendChange},

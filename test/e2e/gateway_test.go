@@ -123,12 +123,90 @@ spec:
 ---
 `+routeYAML("shop", "probe", "probe.example.com", "", "web", ""))
 	expectBackend(t, loadTimeout, get("probe.example.com", "/"), "web")
-	expectStatus(t, loadTimeout, get("other.example.com", "/"), 503)
+	// Not served: the Gateway's listener without a hostname answers 404
+	// for every host no route takes.
+	expectStatus(t, loadTimeout, get("other.example.com", "/"), 404)
 
 	// The HTTPRoute deleted: its hosts are no longer served.
 	m.Remove("httproute.yaml")
-	expectStatus(t, loadTimeout, get("shop.example.com", "/"), 503)
-	expectStatus(t, loadTimeout, get("taken.example.com", "/"), 503)
+	expectStatus(t, loadTimeout, get("shop.example.com", "/"), 404)
+	expectStatus(t, loadTimeout, get("taken.example.com", "/"), 404)
+
+	// Without a Gateway of this router, the router's own 503 again.
+	m.Remove("gateway.yaml")
+	expectStatus(t, loadTimeout, get("other.example.com", "/"), 503)
+}
+
+// TestHTTPRouteWithoutHostnameServesEveryHost: on a listener without a
+// hostname, HTTPRoutes without hostnames (of several namespaces) serve
+// every host that no Route or more specific hostname takes, the bare
+// address included; a rule without a valid backend answers 500; a
+// listener's hostname answers 404 for paths no route of it matches; all
+// without a reload.
+func TestHTTPRouteWithoutHostnameServesEveryHost(t *testing.T) {
+	web, api, old := startBackend(t, "web"), startBackend(t, "api"), startBackend(t, "old")
+	m := newManifests(t)
+	m.Write("services.yaml", serviceYAML("shop", "web", web)+"---\n"+serviceYAML("other", "api", api)+"---\n"+serviceYAML("legacy", "old", old))
+	m.Write("gateway.yaml", `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: haproxy}
+spec: {controllerName: haproxy.router.openshift.io/gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: haproxy, namespace: infra}
+spec:
+  gatewayClassName: haproxy
+  listeners:
+  - {name: any, port: 80, protocol: HTTP, allowedRoutes: {namespaces: {from: All}}}
+  - {name: named, port: 80, protocol: HTTP, hostname: named.example.com, allowedRoutes: {namespaces: {from: All}}}
+`)
+	m.Write("route.yaml", routeYAML("legacy", "old", "exact.example.com", "", "old", ""))
+	m.Write("any.yaml", `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: any, namespace: shop}
+spec:
+  parentRefs: [{name: haproxy, namespace: infra, sectionName: any}]
+  rules:
+  - backendRefs: [{name: web, port: 80}]
+  - matches: [{path: {value: /fail}}]
+    backendRefs: [{name: nosuch, port: 80}]
+`)
+	env, ms := metricsEnv(t)
+	r := startRouter(t, m.Dir, env)
+	get := func(host, path string) func() (response, error) {
+		return func() (response, error) { return r.httpGet(host, path) }
+	}
+	expectBackend(t, loadTimeout, get("anything.example.com", "/x"), "web")
+	expectBackend(t, loadTimeout, get("127.0.0.1", "/"), "web")
+	expectStatus(t, loadTimeout, get("anything.example.com", "/fail/x"), 500)
+	// A Route's host is its own.
+	expectBackend(t, loadTimeout, get("exact.example.com", "/fail"), "old")
+	waitReady(t, ms)
+	noReload := noReloadSince(t, ms, r)
+
+	// Another namespace's HTTPRoute for every host, on another path.
+	m.Write("other.yaml", `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: other, namespace: other}
+spec:
+  parentRefs: [{name: haproxy, namespace: infra}]
+  rules:
+  - matches: [{path: {value: /other}}]
+    backendRefs: [{name: api, port: 80}]
+`)
+	expectBackend(t, 30*time.Second, get("anything.example.com", "/other/x"), "api")
+	expectBackend(t, 5*time.Second, get("anything.example.com", "/x"), "web")
+	// On the named listener's hostname: its routes (the HTTPRoute
+	// without a sectionName attached there too), else 404.
+	expectBackend(t, 5*time.Second, get("named.example.com", "/other"), "api")
+	expectStatus(t, 5*time.Second, get("named.example.com", "/x"), 404)
+	noReload("an HTTPRoute for every host added")
+
+	m.Remove("any.yaml")
+	expectStatus(t, 30*time.Second, get("anything.example.com", "/x"), 404)
+	expectStatus(t, 5*time.Second, get("anything.example.com", "/fail"), 404)
+	noReload("an HTTPRoute for every host removed")
 }
 
 // httpRouteYAML is an HTTPRoute of namespace gwr attached to Gateway
@@ -185,7 +263,8 @@ func TestHTTPRouteChangesNeedNoReload(t *testing.T) {
 	noReload("a weight changed")
 
 	m.Remove("shop.yaml")
-	expectStatus(t, 30*time.Second, get("shop.gwr.example.com", "/"), 503)
+	// The Gateway's listener takes every host: 404.
+	expectStatus(t, 30*time.Second, get("shop.gwr.example.com", "/"), 404)
 	noReload("the HTTPRoute deleted")
 	m.Write("shop.yaml", httpRouteYAML("shop", "shop.gwr.example.com", "/=one"))
 	expectBackend(t, 30*time.Second, get("shop.gwr.example.com", "/"), "gw-1")
