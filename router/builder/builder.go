@@ -46,6 +46,22 @@ type Options struct {
 	Respond func(*routev1.Route) int
 	// HostResponses are TemplateData.HostResponses.
 	HostResponses []model.HostResponse
+	// BackendNamespace, if set, returns the namespace of a route's
+	// backend i (0: spec.to, then alternateBackends) when it is not the
+	// route's own ("": the route's): the Gateway API's backends of another
+	// namespace, which a ReferenceGrant allows. A Route of the API always
+	// has its own namespace's.
+	BackendNamespace func(r *routev1.Route, i int) string
+}
+
+// backendNamespace returns the namespace of backend i of route r.
+func (o Options) backendNamespace(r *routev1.Route, i int) string {
+	if o.BackendNamespace != nil {
+		if ns := o.BackendNamespace(r, i); ns != "" {
+			return ns
+		}
+	}
+	return r.Namespace
 }
 
 // Build returns the template data for the admitted routes.
@@ -265,15 +281,17 @@ func addBackends(v store.View, td *model.TemplateData, cfg *model.ServiceAliasCo
 		if b.Weight != nil {
 			weight = *b.Weight
 		}
-		suKey := model.NewServiceUnitKey(r.Namespace, b.Name)
+		ns := o.backendNamespace(r, i)
+		suKey := model.NewServiceUnitKey(ns, b.Name)
 		cfg.ServiceUnits[suKey] = weight
 		su, ok := td.ServiceUnits[suKey]
 		if !ok {
-			su = buildServiceUnit(v, r.Namespace, b.Name, o.WatchEndpoints)
+			su = buildServiceUnit(v, ns, b.Name, o.WatchEndpoints)
 			td.ServiceUnits[suKey] = su
 		}
 		if i == 0 {
-			cfg.PreferPort = resolvePort(v.Service(r.Namespace, b.Name), su, targetPort)
+			cfg.PrimaryServiceUnitKey = suKey
+			cfg.PreferPort = resolvePort(v.Service(ns, b.Name), su, targetPort)
 		}
 		counts[suKey] = countEndpoints(su, cfg.PreferPort)
 	}
@@ -599,14 +617,15 @@ func Routes(v store.View, base *model.TemplateData, routes []*routev1.Route, cha
 		if o.Respond != nil && o.Respond(r) != 0 {
 			continue // no backend (buildAlias)
 		}
-		for _, b := range routeBackends(r) {
-			k := model.NewServiceUnitKey(r.Namespace, b.Name)
+		for i, b := range routeBackends(r) {
+			ns := o.backendNamespace(r, i)
+			k := model.NewServiceUnitKey(ns, b.Name)
 			if _, ok := td.ServiceUnits[k]; ok {
 				continue
 			}
 			old, had := base.ServiceUnits[k]
 			if !had || changed[k] {
-				su := buildServiceUnit(v, r.Namespace, b.Name, o.WatchEndpoints)
+				su := buildServiceUnit(v, ns, b.Name, o.WatchEndpoints)
 				if had {
 					su.ServiceAliasAssociations = old.ServiceAliasAssociations
 				}

@@ -157,3 +157,32 @@ func TestBuildReadsEndpointsWhenAsked(t *testing.T) {
 		t.Fatalf("EndpointSlice mode read Endpoints: %d", cfg.ActiveEndpoints)
 	}
 }
+
+// TestMadeRoutesTakeBackendsOfOtherNamespacesAndResponders: BackendNamespace
+// puts a route's backend in another namespace (a Route of the API has its
+// own: no such option); a route the router answers (Respond) gets no
+// backends.
+func TestMadeRoutesTakeBackendsOfOtherNamespacesAndResponders(t *testing.T) {
+	svc := func(ns string) *corev1.Service {
+		return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)}}}}
+	}
+	objs := []any{svc("ns"), svc("other"),
+		slice("ns", "web", "web-1", 8080, "http", map[string]*bool{"10.0.0.1": nil}),
+		slice("other", "web", "web-1", 8080, "http", map[string]*bool{"10.0.1.1": nil, "10.0.1.2": nil})}
+	r := &routev1.Route{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "r"},
+		Spec: routev1.RouteSpec{Host: "a.example.com", To: routev1.RouteTargetReference{Name: "web"}}}
+
+	own := build(t, objs, r, Options{})
+	other := build(t, objs, r, Options{BackendNamespace: func(*routev1.Route, int) string { return "other" }})
+	if own.PrimaryServiceUnitKey != "ns/web" || own.ActiveEndpoints != 1 {
+		t.Errorf("own namespace: %s, %d endpoints", own.PrimaryServiceUnitKey, own.ActiveEndpoints)
+	}
+	if _, ok := other.ServiceUnits["other/web"]; !ok || other.PrimaryServiceUnitKey != "other/web" || other.ActiveEndpoints != 2 {
+		t.Errorf("other namespace: %v, %s, %d endpoints", other.ServiceUnits, other.PrimaryServiceUnitKey, other.ActiveEndpoints)
+	}
+	answered := build(t, objs, r, Options{Respond: func(*routev1.Route) int { return 500 }})
+	if answered.Respond != 500 || len(answered.ServiceUnits) != 0 || answered.ActiveEndpoints != 0 {
+		t.Errorf("answered: respond %d, units %v", answered.Respond, answered.ServiceUnits)
+	}
+}

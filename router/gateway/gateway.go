@@ -109,6 +109,10 @@ type Origin struct {
 	// Respond is the status the router answers the route's requests
 	// with itself (0: none).
 	Respond int
+	// BackendNamespaces are the namespaces of the route's backends (its
+	// spec.to, then alternateBackends), "" for the route's own; nil when
+	// all are of the route's namespace.
+	BackendNamespaces []string
 }
 
 // ClassStatus is a GatewayClass's status as this router wants it.
@@ -191,6 +195,18 @@ func (res *Result) Respond(r *routev1.Route) int {
 		return 0
 	}
 	return res.Origins[admission.KeyOf(r)].Respond
+}
+
+// BackendNamespace returns the namespace of backend i of route r when it
+// is another than r's ("" otherwise, or when r is not made here).
+func (res *Result) BackendNamespace(r *routev1.Route, i int) string {
+	if res == nil {
+		return ""
+	}
+	if ns := res.Origins[admission.KeyOf(r)].BackendNamespaces; i < len(ns) {
+		return ns[i]
+	}
+	return ""
 }
 
 // Translate translates the Gateway API objects of v.

@@ -530,8 +530,17 @@ spec:
 	}
 }
 
-func TestAReferenceGrantLetsACrossNamespaceBackendResolve(t *testing.T) {
+// TestAReferenceGrantLetsACrossNamespaceBackendServe: a backend of
+// another namespace is served when a ReferenceGrant there allows it (the
+// route's backend namespace says where); without one, the rule answers 500.
+func TestAReferenceGrantLetsACrossNamespaceBackendServe(t *testing.T) {
 	docs := class + "\n---\n" + gw + `
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: backends}
+spec:
+  ports: [{name: http, port: 8080, targetPort: 3000}]
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
@@ -550,8 +559,24 @@ spec:
 	res := Translate(view(t, docs), Options{})
 	res.Finish(admitAll(res.Routes))
 	c := res.HTTPRoutes["default/r"].Parents[0].Conditions
-	if got := conditions(c); got != "Accepted=False/UnsupportedValue ResolvedRefs=True/ResolvedRefs" || !strings.Contains(c[0].Message, "another namespace") {
-		t.Errorf("granted cross-namespace backend: %s (%s), want the reference resolved, the rule not served yet", got, c[0].Message)
+	if got := conditions(c); got != "Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs" {
+		t.Errorf("granted cross-namespace backend: %s", got)
+	}
+	if len(res.Routes) != 1 || res.BackendNamespace(res.Routes[0], 0) != "backends" || res.Respond(res.Routes[0]) != 0 {
+		t.Fatalf("routes %v, want one to backends/web", routes(res.Routes))
+	}
+	if got := routes(res.Routes); got[0] != "default/r a.example.com -> web[1] port http" {
+		t.Errorf("route %s", got[0])
+	}
+
+	withoutGrant, _, _ := strings.Cut(docs, "---\napiVersion: gateway.networking.k8s.io/v1\nkind: ReferenceGrant")
+	res = Translate(view(t, withoutGrant), Options{})
+	res.Finish(admitAll(res.Routes))
+	if got := conditions(res.HTTPRoutes["default/r"].Parents[0].Conditions); got != "Accepted=True/Accepted ResolvedRefs=False/RefNotPermitted" {
+		t.Errorf("without a grant: %s", got)
+	}
+	if len(res.Routes) != 1 || res.Respond(res.Routes[0]) != 500 {
+		t.Errorf("without a grant: routes %v, want one answered 500", routes(res.Routes))
 	}
 }
 

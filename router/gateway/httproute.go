@@ -112,7 +112,8 @@ func translateHTTPRoute(v View, hr *gatewayv1.HTTPRoute, res *Result) *translati
 				r := routeFor(hr, host, m.path, rule, how)
 				r.Name = name
 				t.routes = append(t.routes, r)
-				t.origins = append(t.origins, Origin{HTTPRoute: k, Rule: rule.index, Match: m.index, Parents: how.parents, Respond: rule.respond})
+				t.origins = append(t.origins, Origin{HTTPRoute: k, Rule: rule.index, Match: m.index, Parents: how.parents, Respond: rule.respond,
+					BackendNamespaces: rule.backendNamespaces()})
 				rs.routes = append(rs.routes, admission.KeyOf(r))
 			}
 		}

@@ -32,11 +32,28 @@ type match struct {
 	path  string
 }
 
-// backend is a valid backendRef: a Service of the route's namespace.
+// backend is a valid backendRef: a Service of the route's namespace, or
+// of another one (namespace) that a ReferenceGrant lets it name.
 type backend struct {
+	namespace  string
 	service    string
 	weight     int32
 	targetPort *intstr.IntOrString
+}
+
+// backendNamespaces returns the namespaces of the rule's backends, ""
+// for the route's own (nil when every backend is of the route's).
+func (r rule) backendNamespaces() []string {
+	var out []string
+	for i, b := range r.backends {
+		if b.namespace != "" && out == nil {
+			out = make([]string, len(r.backends))
+		}
+		if out != nil {
+			out[i] = b.namespace
+		}
+	}
+	return out
 }
 
 // maxRouteWeight is the largest weight a Route backend takes; HTTPRoute
@@ -153,21 +170,20 @@ func backendsOf(v View, hr *gatewayv1.HTTPRoute, refs []gatewayv1.HTTPBackendRef
 			refErr = &c
 		}
 	}
-	crossNamespace := false
 	for _, ref := range refs {
 		if ref.Group != nil && *ref.Group != "" || ref.Kind != nil && *ref.Kind != "Service" {
 			fail(gatewayv1.RouteReasonInvalidKind, fmt.Sprintf("backendRef %s: only Services are supported", ref.Name))
 			continue
 		}
+		ns := hr.Namespace
 		if ref.Namespace != nil && string(*ref.Namespace) != hr.Namespace {
-			if !Granted(v, hr.Namespace, "HTTPRoute", string(*ref.Namespace), "Service", string(ref.Name)) {
-				fail(gatewayv1.RouteReasonRefNotPermitted, fmt.Sprintf("backendRef %s/%s: no ReferenceGrant allows it", *ref.Namespace, ref.Name))
+			ns = string(*ref.Namespace)
+			if !Granted(v, hr.Namespace, "HTTPRoute", ns, "Service", string(ref.Name)) {
+				fail(gatewayv1.RouteReasonRefNotPermitted, fmt.Sprintf("backendRef %s/%s: no ReferenceGrant allows it", ns, ref.Name))
 				continue
 			}
-			crossNamespace = true
-			continue
 		}
-		svc := v.Service(hr.Namespace, string(ref.Name))
+		svc := v.Service(ns, string(ref.Name))
 		if svc == nil || ref.Port == nil {
 			fail(gatewayv1.RouteReasonBackendNotFound, fmt.Sprintf("backendRef %s: no such Service, or no port", ref.Name))
 			continue
@@ -181,11 +197,13 @@ func backendsOf(v View, hr *gatewayv1.HTTPRoute, refs []gatewayv1.HTTPBackendRef
 		if ref.Weight != nil {
 			w = *ref.Weight
 		}
-		out = append(out, backend{service: string(ref.Name), weight: w, targetPort: port})
+		b := backend{service: string(ref.Name), weight: w, targetPort: port}
+		if ns != hr.Namespace {
+			b.namespace = ns
+		}
+		out = append(out, b)
 	}
 	switch {
-	case crossNamespace:
-		return nil, refErr, "backends of another namespace are not served by this router yet", false
 	case len(out) == 0:
 		// No backendRefs, or no valid one: answered with 500.
 		return nil, refErr, "", true

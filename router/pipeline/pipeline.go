@@ -191,7 +191,7 @@ func (out *Output) Compact() bool {
 func buildOptions(in Inputs, gw *gateway.Result) builder.Options {
 	o := in.Build
 	if gw != nil {
-		o.Respond, o.HostResponses = gw.Respond, gw.HostResponses
+		o.Respond, o.HostResponses, o.BackendNamespace = gw.Respond, gw.HostResponses, gw.BackendNamespace
 	}
 	return o
 }

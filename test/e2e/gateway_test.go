@@ -142,7 +142,8 @@ spec:
 // every host that no Route or more specific hostname takes, the bare
 // address included; a rule without a valid backend answers 500; a
 // listener's hostname answers 404 for paths no route of it matches; all
-// without a reload.
+// without a reload. A backend of another namespace is served once a
+// ReferenceGrant there allows it.
 func TestHTTPRouteWithoutHostnameServesEveryHost(t *testing.T) {
 	web, api, old := startBackend(t, "web"), startBackend(t, "api"), startBackend(t, "old")
 	m := newManifests(t)
@@ -207,6 +208,27 @@ spec:
 	expectStatus(t, 30*time.Second, get("anything.example.com", "/x"), 404)
 	expectStatus(t, 5*time.Second, get("anything.example.com", "/fail"), 404)
 	noReload("an HTTPRoute for every host removed")
+
+	// A backend of another namespace: 500 until a ReferenceGrant there
+	// allows it, then served.
+	m.Write("cross.yaml", `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: cross, namespace: shop}
+spec:
+  parentRefs: [{name: haproxy, namespace: infra, sectionName: any}]
+  rules:
+  - matches: [{path: {value: /cross}}]
+    backendRefs: [{name: api, namespace: other, port: 80}]
+`)
+	expectStatus(t, 30*time.Second, get("anything.example.com", "/cross"), 500)
+	m.Write("grant.yaml", `apiVersion: gateway.networking.k8s.io/v1
+kind: ReferenceGrant
+metadata: {name: shop, namespace: other}
+spec:
+  from: [{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: shop}]
+  to: [{group: "", kind: Service, name: api}]
+`)
+	expectBackend(t, 30*time.Second, get("anything.example.com", "/cross"), "api")
 }
 
 // httpRouteYAML is an HTTPRoute of namespace gwr attached to Gateway
