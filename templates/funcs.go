@@ -704,6 +704,31 @@ func RouteMapKey(host, path string) string {
 	if !strings.HasPrefix(path, "/") {
 		b.WriteByte('/')
 	}
+	writeMapPath(&b, path)
+	if path != "" && !strings.HasSuffix(path, "/") {
+		b.WriteByte('/')
+	}
+	return b.String()
+}
+
+// ExactRouteMapKey returns the key of a route that matches its path
+// exactly (ServiceAliasConfig.ExactPath) in the same maps: "=", the
+// lower-cased host and the path as it is (encoded as RouteMapKey encodes
+// it). The default template looks it up (map_str) with "=" + host + path
+// before the prefixes; a prefix lookup never finds it (its keys start with
+// a host).
+func ExactRouteMapKey(host, path string) string {
+	var b strings.Builder
+	b.Grow(len(host) + len(path) + 1)
+	b.WriteByte('=')
+	b.WriteString(strings.ToLower(host))
+	writeMapPath(&b, path)
+	return b.String()
+}
+
+// writeMapPath writes path into a map key: blanks and control characters
+// percent-encoded.
+func writeMapPath(b *strings.Builder, path string) {
 	const hexDigits = "0123456789ABCDEF"
 	for i := 0; i < len(path); i++ {
 		c := path[i]
@@ -715,8 +740,4 @@ func RouteMapKey(host, path string) string {
 		}
 		b.WriteByte(c)
 	}
-	if path != "" && !strings.HasSuffix(path, "/") {
-		b.WriteByte('/')
-	}
-	return b.String()
 }

@@ -50,7 +50,7 @@ func RouteHTTPMap(td model.TemplateData) string {
 	keys := hostResponseKeys(td, false)
 	for _, k := range td.SortedStateKeys() {
 		cfg := td.State[k]
-		key := RouteMapKey(GenCertificateHostName(cfg.Host, cfg.IsWildcard), cfg.Path)
+		key := routeKey(cfg)
 		switch {
 		case cfg.TLSTermination == "":
 			m.line(key, routeTarget(cfg, "be_http:"+string(k)))
@@ -76,13 +76,22 @@ func RouteHTTPSMap(td model.TemplateData) string {
 	for _, k := range td.SortedStateKeys() {
 		cfg := td.State[k]
 		if terminated(cfg.TLSTermination) {
-			key := RouteMapKey(GenCertificateHostName(cfg.Host, cfg.IsWildcard), cfg.Path)
+			key := routeKey(cfg)
 			m.line(key, routeTarget(cfg, GenBackendNamePrefix(cfg.TLSTermination)+":"+string(k)))
 			delete(keys, key)
 		}
 	}
 	hostResponseLines(&m, td, keys)
 	return m.String()
+}
+
+// routeKey is a route's key in route_http.map and route_https.map.
+func routeKey(cfg model.ServiceAliasConfig) string {
+	host := GenCertificateHostName(cfg.Host, cfg.IsWildcard)
+	if cfg.ExactPath {
+		return ExactRouteMapKey(host, cfg.Path)
+	}
+	return RouteMapKey(host, cfg.Path)
 }
 
 // routeTarget is a route's map value: its backend, or "@STATUS" when the

@@ -115,6 +115,10 @@ type Options struct {
 	// Made are the routes the router made (from the Gateway API's
 	// objects): only these may have the host AnyHost.
 	Made func(Key) bool
+	// ExactPath, if set, says which of the made routes match their path
+	// exactly (the Gateway API's Exact matches): such a route claims its
+	// path apart from the prefix of the same path.
+	ExactPath func(Key) bool
 }
 
 // Decision is the outcome for a set of routes.
@@ -164,8 +168,8 @@ routes:
 	}
 
 	sort.Slice(candidates, func(i, j int) bool { return Older(candidates[i], candidates[j]) })
-	candidates = claimSubdomains(candidates, opts.DisableNamespaceOwnershipCheck, d.Results)
-	candidates = claimHosts(candidates, opts.DisableNamespaceOwnershipCheck, d.Results)
+	candidates = claimSubdomains(candidates, opts.DisableNamespaceOwnershipCheck, opts.ExactPath, d.Results)
+	candidates = claimHosts(candidates, opts.DisableNamespaceOwnershipCheck, opts.ExactPath, d.Results)
 	candidates = budgetConfig(candidates, served, opts.MaxConfigBytes, d.Results)
 
 	d.Admitted = make([]*routev1.Route, 0, len(candidates))

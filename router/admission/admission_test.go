@@ -728,3 +728,20 @@ func TestOnlyMadeRoutesServeEveryHost(t *testing.T) {
 	d = Admit(routes[:1], Options{Made: made, AllowedDomains: []string{"example.com"}})
 	expectAdmitted(t, d)
 }
+
+// TestAnExactPathClaimsApartFromItsPrefix: a made route matching its path
+// exactly (Options.ExactPath) shares the host with the prefix of the same
+// path; two exact ones of a path do not.
+func TestAnExactPathClaimsApartFromItsPrefix(t *testing.T) {
+	routes := []*routev1.Route{
+		route("ns", "prefix", "a.example.com", "/x", 1),
+		route("ns", "exact", "a.example.com", "/x", 2),
+		route("ns", "exact-later", "a.example.com", "/x", 3),
+	}
+	exact := func(k Key) bool { return strings.HasPrefix(string(k), "ns/exact") }
+	d := Admit(routes, Options{ExactPath: exact})
+	expectAdmitted(t, d, "ns/prefix", "ns/exact")
+	expectRejected(t, d, "ns/exact-later", ReasonHostAlreadyClaimed, "already exposes a.example.com")
+	d = Admit(routes, Options{})
+	expectAdmitted(t, d, "ns/prefix")
+}

@@ -52,6 +52,9 @@ type Options struct {
 	// namespace, which a ReferenceGrant allows. A Route of the API always
 	// has its own namespace's.
 	BackendNamespace func(r *routev1.Route, i int) string
+	// ExactPath, if set, reports whether a route matches its path exactly
+	// (ServiceAliasConfig.ExactPath).
+	ExactPath func(*routev1.Route) bool
 }
 
 // backendNamespace returns the namespace of backend i of route r.
@@ -182,6 +185,7 @@ func buildAlias(v store.View, td *model.TemplateData, r *routev1.Route, o Option
 	for _, p := range problems {
 		cfg.AnnotationProblems = append(cfg.AnnotationProblems, p.String())
 	}
+	cfg.ExactPath = o.ExactPath != nil && o.ExactPath(r)
 	if o.Respond != nil {
 		if cfg.Respond = o.Respond(r); cfg.Respond != 0 {
 			// Answered by the router: no backend.

@@ -113,6 +113,9 @@ type Origin struct {
 	// spec.to, then alternateBackends), "" for the route's own; nil when
 	// all are of the route's namespace.
 	BackendNamespaces []string
+	// ExactPath: the route matches its path exactly (an Exact match),
+	// not as a prefix.
+	ExactPath bool
 }
 
 // ClassStatus is a GatewayClass's status as this router wants it.
@@ -207,6 +210,12 @@ func (res *Result) BackendNamespace(r *routev1.Route, i int) string {
 		return ns[i]
 	}
 	return ""
+}
+
+// ExactPath reports whether the route k (made here) matches its path
+// exactly.
+func (res *Result) ExactPath(k admission.Key) bool {
+	return res != nil && res.Origins[k].ExactPath
 }
 
 // Translate translates the Gateway API objects of v.

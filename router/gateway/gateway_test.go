@@ -159,11 +159,16 @@ func conditions(cs []metav1.Condition) string {
 func routes(rs []*routev1.Route) []string {
 	var out []string
 	for _, r := range rs {
-		name := r.Name
-		if i := strings.LastIndex(name, ".gw-"); i > 0 && routeName(name[:i], r.Spec.Host, r.Spec.Path) == name {
-			name = name[:i]
+		name, path := r.Name, r.Spec.Path
+		if i := strings.LastIndex(name, ".gw-"); i > 0 {
+			switch name {
+			case routeName(name[:i], r.Spec.Host, path):
+				name = name[:i]
+			case routeName(name[:i], r.Spec.Host, "="+path):
+				name, path = name[:i], "="+path
+			}
 		}
-		s := fmt.Sprintf("%s/%s %s%s -> %s", r.Namespace, name, r.Spec.Host, r.Spec.Path, r.Spec.To.Name)
+		s := fmt.Sprintf("%s/%s %s%s -> %s", r.Namespace, name, r.Spec.Host, path, r.Spec.To.Name)
 		if w := r.Spec.To.Weight; w != nil {
 			s += fmt.Sprintf("[%d]", *w)
 		}
@@ -494,13 +499,13 @@ spec:
 		{"a valid and an invalid backend", `
   - backendRefs: [{name: web, port: 8080}, {name: nosuch, port: 8080}]`, 0,
 			"Accepted=True/Accepted ResolvedRefs=False/BackendNotFound PartiallyInvalid=True/UnsupportedValue", "their share of requests is not answered with 500"},
-		{"filters, an exact path and a header match", `
+		{"filters, a regular expression path and a header match", `
   - backendRefs: [{name: web, port: 8080}]
     filters: [{type: RequestRedirect, requestRedirect: {scheme: https}}]
-  - matches: [{path: {type: Exact, value: /x}}, {headers: [{name: h, value: v}]}, {path: {value: /ok}}]
+  - matches: [{path: {type: RegularExpression, value: /x}}, {headers: [{name: h, value: v}]}, {path: {value: /ok}}]
     backendRefs: [{name: web, port: 8080}]`, 1,
 			"Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs PartiallyInvalid=True/UnsupportedValue",
-			"rule 0: filters of type RequestRedirect are not served by this router yet; rule 1, match 0: path matches of type Exact are not served by this router yet; rule 1, match 1: header, query parameter and method matches are not served by this router yet"},
+			"rule 0: filters of type RequestRedirect are not served by this router yet; rule 1, match 0: path matches of type RegularExpression are not served by this router yet; rule 1, match 1: header, query parameter and method matches are not served by this router yet"},
 		{"five backends", `
   - backendRefs: [{name: web, port: 8080}, {name: web, port: 8080}, {name: web, port: 8080}, {name: web, port: 8080}, {name: canary, port: 8080}]`, 0,
 			"Accepted=False/UnsupportedValue ResolvedRefs=True/ResolvedRefs", "more than 4 backends"},
@@ -643,25 +648,31 @@ spec:
   - backendRefs: [{name: web, port: 8080}]
   - matches: [{path: {value: /gone}}]
     backendRefs: [{name: nosuch, port: 8080}]
-  - matches: [{path: {value: /none}}]`)
+  - matches: [{path: {value: /none}}]
+  - matches: [{path: {type: Exact, value: /gone}}]
+    backendRefs: [{name: web, port: 8080}]`)
 	res := Translate(v, Options{})
 	got := routes(res.Routes)
-	want := []string{"default/any * -> web[1] port http", "default/any */gone -> -respond", "default/any */none -> -respond"}
+	want := []string{"default/any * -> web[1] port http", "default/any */gone -> -respond", "default/any */none -> -respond", "default/any *=/gone -> web[1] port http"}
 	if !slices.Equal(got, want) {
 		t.Errorf("routes %q, want %q", got, want)
 	}
 	for _, r := range res.Routes {
-		if want := map[bool]int{true: 500, false: 0}[r.Spec.Path != ""]; res.Respond(r) != want {
+		exact := res.ExactPath(admission.KeyOf(r))
+		if want := map[bool]int{true: 500, false: 0}[r.Spec.Path != "" && !exact]; res.Respond(r) != want {
 			t.Errorf("%s%s answered with %d, want %d", r.Spec.Host, r.Spec.Path, res.Respond(r), want)
+		}
+		if exact != (r.Spec.To.Name == "web" && r.Spec.Path == "/gone") {
+			t.Errorf("%s%s: exact %v", r.Spec.Host, r.Spec.Path, exact)
 		}
 	}
 	if got, want := fmt.Sprint(res.HostResponses), "[{* 404 true false} {named.example.com 404 true false}]"; got != want {
 		t.Errorf("host responses %s, want %s", got, want)
 	}
-	d := admission.Admit(res.Routes, admission.Options{Made: res.Made})
+	d := admission.Admit(res.Routes, admission.Options{Made: res.Made, ExactPath: res.ExactPath})
 	res.Finish(d.Results)
-	if len(d.Admitted) != 3 {
-		t.Errorf("admitted %d of 3: %v", len(d.Admitted), d.Results)
+	if len(d.Admitted) != 4 {
+		t.Errorf("admitted %d of 4: %v", len(d.Admitted), d.Results)
 	}
 	if got := conditions(res.HTTPRoutes["default/any"].Parents[0].Conditions); got != "Accepted=True/Accepted ResolvedRefs=False/BackendNotFound" {
 		t.Errorf("conditions %s", got)

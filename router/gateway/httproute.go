@@ -93,7 +93,7 @@ func translateHTTPRoute(v View, hr *gatewayv1.HTTPRoute, res *Result) *translati
 		for _, rule := range rules {
 			for _, m := range rule.matches {
 				where := fmt.Sprintf("hostname %s, rule %d, match %d", host, rule.index, m.index)
-				name := routeName(hr.Name, host, m.path)
+				name := routeName(hr.Name, host, m.nameKey())
 				switch {
 				case made[name] != "":
 					// The same hostname and path in an earlier rule (or
@@ -113,7 +113,7 @@ func translateHTTPRoute(v View, hr *gatewayv1.HTTPRoute, res *Result) *translati
 				r.Name = name
 				t.routes = append(t.routes, r)
 				t.origins = append(t.origins, Origin{HTTPRoute: k, Rule: rule.index, Match: m.index, Parents: how.parents, Respond: rule.respond,
-					BackendNamespaces: rule.backendNamespaces()})
+					BackendNamespaces: rule.backendNamespaces(), ExactPath: m.exact})
 				rs.routes = append(rs.routes, admission.KeyOf(r))
 			}
 		}

@@ -26,10 +26,21 @@ type rule struct {
 	respond int
 }
 
-// match is a served match of a rule: a path prefix ("" for every path).
+// match is a served match of a rule: a path prefix ("" for every path),
+// or with exact, a path matched exactly.
 type match struct {
 	index int
 	path  string
+	exact bool
+}
+
+// nameKey is what the match adds to the name of its route (routeName):
+// its path, "=" in front for an exact one.
+func (m match) nameKey() string {
+	if m.exact {
+		return "=" + m.path
+	}
+	return m.path
 }
 
 // backend is a valid backendRef: a Service of the route's namespace, or
@@ -96,12 +107,12 @@ func translateRules(v View, hr *gatewayv1.HTTPRoute, rs *RouteStatus) ([]rule, m
 		}
 		var ms []match
 		for mi, m := range matches {
-			p, why := pathOf(m)
+			p, exact, why := pathOf(m)
 			if why != "" {
 				rs.unserved = append(rs.unserved, unserved{msg: fmt.Sprintf("rule %d, match %d: %s", ri, mi, why)})
 				continue
 			}
-			ms = append(ms, match{index: mi, path: p})
+			ms = append(ms, match{index: mi, path: p, exact: exact})
 		}
 		if len(ms) > 0 {
 			out = append(out, rule{index: ri, matches: ms, backends: backends, headers: headers, respond: respond})
@@ -133,27 +144,35 @@ func unsupportedRule(r gatewayv1.HTTPRouteRule) string {
 	return ""
 }
 
-// pathOf returns the path prefix of a match, or what of it is not served.
-func pathOf(m gatewayv1.HTTPRouteMatch) (string, string) {
+// pathOf returns the path of a match, whether it is matched exactly (else
+// as a prefix), or what of it is not served.
+func pathOf(m gatewayv1.HTTPRouteMatch) (string, bool, string) {
 	if len(m.Headers) > 0 || len(m.QueryParams) > 0 || m.Method != nil {
-		return "", "header, query parameter and method matches are not served by this router yet"
+		return "", false, "header, query parameter and method matches are not served by this router yet"
 	}
 	if m.Path == nil {
-		return "", ""
+		return "", false, ""
 	}
-	if m.Path.Type != nil && *m.Path.Type != gatewayv1.PathMatchPathPrefix {
-		return "", fmt.Sprintf("path matches of type %s are not served by this router yet", *m.Path.Type)
+	typ := gatewayv1.PathMatchPathPrefix
+	if m.Path.Type != nil {
+		typ = *m.Path.Type
+	}
+	if typ != gatewayv1.PathMatchPathPrefix && typ != gatewayv1.PathMatchExact {
+		return "", false, fmt.Sprintf("path matches of type %s are not served by this router yet", typ)
 	}
 	value := "/"
 	if m.Path.Value != nil {
 		value = *m.Path.Value
 	}
 	if !strings.HasPrefix(value, "/") {
-		return "", fmt.Sprintf("path %q does not start with /", value)
+		return "", false, fmt.Sprintf("path %q does not start with /", value)
+	}
+	if typ == gatewayv1.PathMatchExact {
+		return value, true, ""
 	}
 	// A prefix matches whole path elements, a trailing "/" or not: a
 	// route path (the router's map keys end each path with "/").
-	return strings.TrimRight(value, "/"), ""
+	return strings.TrimRight(value, "/"), false, ""
 }
 
 // backendsOf resolves a rule's backendRefs: the valid ones, the

@@ -211,6 +211,9 @@ type ServiceAliasConfig struct {
 	// requests with itself, its backends unused: 500 for an HTTPRoute rule
 	// whose backends are all invalid, as the Gateway API asks.
 	Respond int
+	// ExactPath: the route matches requests whose path is Path exactly
+	// (the Gateway API's Exact path matches), not Path and below it.
+	ExactPath bool
 }
 
 // HostResponse is a host (AnyHost: every host) whose requests that no

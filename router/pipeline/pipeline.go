@@ -192,6 +192,7 @@ func buildOptions(in Inputs, gw *gateway.Result) builder.Options {
 	o := in.Build
 	if gw != nil {
 		o.Respond, o.HostResponses, o.BackendNamespace = gw.Respond, gw.HostResponses, gw.BackendNamespace
+		o.ExactPath = func(r *routev1.Route) bool { return gw.ExactPath(admission.KeyOf(r)) }
 	}
 	return o
 }
@@ -211,7 +212,7 @@ func admit(v store.View, in Inputs, st State) (admission.Decision, map[admission
 	}
 	opts := in.Admission
 	if gw != nil {
-		opts.Made = gw.Made
+		opts.Made, opts.ExactPath = gw.Made, gw.ExactPath
 	}
 	exclusions := CurrentExclusions(st.Exclusions, routes)
 	if len(exclusions) > 0 {

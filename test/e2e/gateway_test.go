@@ -209,6 +209,30 @@ spec:
 	expectStatus(t, 5*time.Second, get("anything.example.com", "/fail"), 404)
 	noReload("an HTTPRoute for every host removed")
 
+	// Exact paths before prefixes, for every host and for a hostname.
+	m.Write("exact.yaml", `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: exact, namespace: shop}
+spec:
+  parentRefs: [{name: haproxy, namespace: infra}]
+  rules:
+  - matches: [{path: {type: Exact, value: /match}}]
+    backendRefs: [{name: web, port: 80}]
+  - matches: [{path: {type: Exact, value: /match/exact/}}]
+    backendRefs: [{name: web, port: 80}]
+  - matches: [{path: {type: PathPrefix, value: /match/}}]
+    backendRefs: [{name: nosuch, port: 80}]
+`)
+	for _, host := range []string{"anything.example.com", "named.example.com"} {
+		expectBackend(t, 30*time.Second, get(host, "/match"), "web")
+		expectBackend(t, 5*time.Second, get(host, "/match/exact/"), "web")
+		expectStatus(t, 5*time.Second, get(host, "/match/exact"), 500)
+		expectStatus(t, 5*time.Second, get(host, "/match/"), 500)
+		expectStatus(t, 5*time.Second, get(host, "/match/x"), 500)
+	}
+	expectBackend(t, 5*time.Second, get("exact.example.com", "/match"), "old")
+	noReload("exact paths added")
+
 	// A backend of another namespace: 500 until a ReferenceGrant there
 	// allows it, then served.
 	m.Write("cross.yaml", `apiVersion: gateway.networking.k8s.io/v1
