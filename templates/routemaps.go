@@ -53,11 +53,11 @@ func RouteHTTPMap(td model.TemplateData) string {
 		key := routeKey(cfg)
 		switch {
 		case cfg.TLSTermination == "":
-			m.line(key, routeTarget(cfg, "be_http:"+string(k)))
+			m.line(key, routeTarget(cfg, "be_http:"+string(k), false))
 		case cfg.InsecureEdgeTerminationPolicy == routev1.InsecureEdgeTerminationPolicyRedirect:
 			m.line(key, "@redirect")
 		case cfg.InsecureEdgeTerminationPolicy == routev1.InsecureEdgeTerminationPolicyAllow && cfg.TLSTermination != routev1.TLSTerminationPassthrough:
-			m.line(key, routeTarget(cfg, GenBackendNamePrefix(cfg.TLSTermination)+":"+string(k)))
+			m.line(key, routeTarget(cfg, GenBackendNamePrefix(cfg.TLSTermination)+":"+string(k), false))
 		default:
 			continue
 		}
@@ -77,7 +77,7 @@ func RouteHTTPSMap(td model.TemplateData) string {
 		cfg := td.State[k]
 		if terminated(cfg.TLSTermination) {
 			key := routeKey(cfg)
-			m.line(key, routeTarget(cfg, GenBackendNamePrefix(cfg.TLSTermination)+":"+string(k)))
+			m.line(key, routeTarget(cfg, GenBackendNamePrefix(cfg.TLSTermination)+":"+string(k), true))
 			delete(keys, key)
 		}
 	}
@@ -94,13 +94,34 @@ func routeKey(cfg model.ServiceAliasConfig) string {
 	return RouteMapKey(host, cfg.Path)
 }
 
-// routeTarget is a route's map value: its backend, or "@STATUS" when the
-// router answers it.
-func routeTarget(cfg model.ServiceAliasConfig, backend string) string {
-	if cfg.Respond != 0 {
+// routeTarget is a route's map value (in route_https.map with https): its
+// backend, "@STATUS" when the router answers it, or a redirect
+// (redirectTarget).
+func routeTarget(cfg model.ServiceAliasConfig, backend string, https bool) string {
+	switch {
+	case cfg.Respond != 0:
 		return "@" + strconv.Itoa(cfg.Respond)
+	case cfg.Redirect != nil:
+		return redirectTarget(cfg.Redirect, https)
 	}
 	return backend
+}
+
+// redirectTarget is the map value of a redirect the router answers:
+// "@rdCODE|SCHEME|HOST|:PORT|PATH", the host and path empty for the
+// request's, ":PORT" only for a port not the scheme's (the scheme is the
+// request's, http or https by the map, unless the redirect names one; so
+// is the port then, as the listener's is 80 or 443).
+func redirectTarget(rd *model.Redirect, https bool) string {
+	scheme := rd.Scheme
+	if scheme == "" {
+		scheme = map[bool]string{false: "http", true: "https"}[https]
+	}
+	port := ""
+	if rd.Port != 0 && rd.Port != map[string]int{"http": 80, "https": 443}[scheme] {
+		port = ":" + strconv.Itoa(rd.Port)
+	}
+	return "@rd" + strconv.Itoa(rd.Code) + "|" + scheme + "|" + rd.Host + "|" + port + "|" + rd.Path
 }
 
 // hostResponseKeys returns the map keys ("host/") of td's HostResponses of

@@ -180,13 +180,16 @@ func TestTimeoutMillisRoundsUpAsHAProxyDoes(t *testing.T) {
 // TestRouteMapsAnswerRespondersAndHostResponses: a route the router answers
 // maps to "@STATUS"; each HostResponse adds "host/" on its port, unless a
 // route has that key; a route for every host keys "*/path/" and is not in
-// the crt-list; an exact path keys "=host/path".
+// the crt-list; an exact path keys "=host/path"; a redirect maps to
+// "@rdCODE|SCHEME|HOST|:PORT|PATH" (the port only when not the scheme's).
 func TestRouteMapsAnswerRespondersAndHostResponses(t *testing.T) {
 	td := model.TemplateData{WorkingDir: "/w", State: map[model.ServiceAliasConfigKey]model.ServiceAliasConfig{
 		"ns:root":  {Host: "taken.example.com"},
 		"ns:fail":  {Host: model.AnyHost, Path: "/fail", Respond: 500},
 		"ns:any":   {Host: model.AnyHost, Path: "/a"},
 		"ns:exact": {Host: "E.example.com", Path: "/e x/", ExactPath: true},
+		"ns:rd":    {Host: model.AnyHost, Path: "/r", Redirect: &model.Redirect{Code: 301, Host: "example.org", Port: 80}},
+		"ns:rds":   {Host: model.AnyHost, Path: "/s", TLSTermination: routev1.TLSTerminationEdge, Redirect: &model.Redirect{Code: 302, Port: 8443, Path: "/n"}},
 		"ns:tls":   {Host: model.AnyHost, TLSTermination: routev1.TLSTerminationEdge, Certificates: map[string]model.Certificate{model.AnyHost: {Contents: "PEM"}}},
 		"ns:other": {Host: "x.example.com", Path: "/p", TLSTermination: routev1.TLSTerminationEdge, Respond: 500},
 	}, HostResponses: []model.HostResponse{
@@ -198,8 +201,8 @@ func TestRouteMapsAnswerRespondersAndHostResponses(t *testing.T) {
 		name, got string
 		want      []string
 	}{
-		{"route_http.map", RouteHTTPMap(td), []string{"*/a/ be_http:ns:any", "=e.example.com/e%20x/ be_http:ns:exact", "*/fail/ @500", "taken.example.com/ be_http:ns:root", "*/ @404"}},
-		{"route_https.map", RouteHTTPSMap(td), []string{"*/ be_edge_http:ns:tls", "x.example.com/p/ @500", "tls.example.com/ @404"}},
+		{"route_http.map", RouteHTTPMap(td), []string{"*/a/ be_http:ns:any", "=e.example.com/e%20x/ be_http:ns:exact", "*/r/ @rd301|http|example.org||", "*/fail/ @500", "taken.example.com/ be_http:ns:root", "*/ @404"}},
+		{"route_https.map", RouteHTTPSMap(td), []string{"*/ be_edge_http:ns:tls", "x.example.com/p/ @500", "*/s/ @rd302|https||:8443|/n", "tls.example.com/ @404"}},
 		{"cert_config.map", RouteCertConfigMap(td), nil},
 	} {
 		lines := strings.Fields(strings.ReplaceAll(tc.got, " ", "_"))

@@ -119,6 +119,11 @@ type Options struct {
 	// exactly (the Gateway API's Exact matches): such a route claims its
 	// path apart from the prefix of the same path.
 	ExactPath func(Key) bool
+	// ClaimGroup, if set, returns the group of a made route ("": none):
+	// made routes of one group share hosts whatever their namespaces (the
+	// Gateway API's routes on the same Gateways: their owner lets those
+	// namespaces attach), one route per path (the oldest).
+	ClaimGroup func(Key) string
 }
 
 // Decision is the outcome for a set of routes.
@@ -168,8 +173,9 @@ routes:
 	}
 
 	sort.Slice(candidates, func(i, j int) bool { return Older(candidates[i], candidates[j]) })
-	candidates = claimSubdomains(candidates, opts.DisableNamespaceOwnershipCheck, opts.ExactPath, d.Results)
-	candidates = claimHosts(candidates, opts.DisableNamespaceOwnershipCheck, opts.ExactPath, d.Results)
+	rules := claimRules{exact: opts.ExactPath, group: opts.ClaimGroup}
+	candidates = claimSubdomains(candidates, opts.DisableNamespaceOwnershipCheck, rules, d.Results)
+	candidates = claimHosts(candidates, opts.DisableNamespaceOwnershipCheck, rules, d.Results)
 	candidates = budgetConfig(candidates, served, opts.MaxConfigBytes, d.Results)
 
 	d.Admitted = make([]*routev1.Route, 0, len(candidates))

@@ -745,3 +745,31 @@ func TestAnExactPathClaimsApartFromItsPrefix(t *testing.T) {
 	d = Admit(routes, Options{})
 	expectAdmitted(t, d, "ns/prefix")
 }
+
+// TestMadeRoutesOfOneClaimGroupShareAHost: made routes of one group
+// (Options.ClaimGroup: the same Gateways) share a host across namespaces,
+// one per path; a route of another group or a Route of another namespace
+// is refused.
+func TestMadeRoutesOfOneClaimGroupShareAHost(t *testing.T) {
+	routes := []*routev1.Route{
+		route("a", "gw-1", "h.example.com", "/a", 1),
+		route("b", "gw-1", "h.example.com", "/b", 2),
+		route("c", "gw-1-same-path", "h.example.com", "/b", 3),
+		route("d", "gw-2", "h.example.com", "/d", 4),
+		route("e", "route", "h.example.com", "/e", 5),
+	}
+	group := func(k Key) string {
+		switch {
+		case strings.Contains(string(k), "/gw-1"):
+			return "infra/gw"
+		case strings.Contains(string(k), "/gw-2"):
+			return "other/gw"
+		}
+		return ""
+	}
+	d := Admit(routes, Options{ClaimGroup: group})
+	expectAdmitted(t, d, "a/gw-1", "b/gw-1")
+	expectRejected(t, d, "c/gw-1-same-path", ReasonHostAlreadyClaimed, "holds h.example.com")
+	expectRejected(t, d, "d/gw-2", ReasonHostAlreadyClaimed, "holds h.example.com")
+	expectRejected(t, d, "e/route", ReasonHostAlreadyClaimed, "holds h.example.com")
+}

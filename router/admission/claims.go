@@ -28,7 +28,7 @@ import (
 // subdomain and path is refused. Routes of one namespace for specific hosts
 // of a claimed subdomain are admitted (the specific host wins over the
 // wildcard when requests are routed).
-func claimSubdomains(routes []*routev1.Route, disableNS bool, exact func(Key) bool, results map[Key]Result) []*routev1.Route {
+func claimSubdomains(routes []*routev1.Route, disableNS bool, rules claimRules, results map[Key]Result) []*routev1.Route {
 	wildcards := map[string]*claim{}
 	// blockers[domain] are the oldest admitted non-wildcard route of the
 	// domain and the oldest one of another namespace than it, which is
@@ -62,7 +62,7 @@ func claimSubdomains(routes []*routev1.Route, disableNS bool, exact func(Key) bo
 				continue
 			}
 			if wc == nil {
-				wc = newClaim(r, exact)
+				wc = newClaim(r, rules)
 				wildcards[domain] = wc
 			}
 			wc.add(r, false)
@@ -95,14 +95,14 @@ func claimSubdomains(routes []*routev1.Route, disableNS bool, exact func(Key) bo
 // re-encrypt route, whatever their paths: of the two the older wins (TLS
 // to the host goes to one place by SNI). Unsecured routes may share the
 // host with a passthrough route.
-func claimHosts(routes []*routev1.Route, disableNS bool, exact func(Key) bool, results map[Key]Result) []*routev1.Route {
+func claimHosts(routes []*routev1.Route, disableNS bool, rules claimRules, results map[Key]Result) []*routev1.Route {
 	hosts := make(map[string]*claim, len(routes))
 	admitted := routes[:0:0]
 	for _, r := range routes {
 		host := hostOf(r)
 		c := hosts[host]
 		if c == nil {
-			c = newClaim(r, exact)
+			c = newClaim(r, rules)
 			hosts[host] = c
 		} else if holder := c.conflict(r, disableNS || host == AnyHost); holder != nil {
 			results[KeyOf(r)] = hostClaimed(r, holder,
@@ -127,27 +127,43 @@ type claim struct {
 	// passthrough is the oldest passthrough route, if any, and tls the
 	// oldest TLS route of any termination (host claims only).
 	passthrough, tls *routev1.Route
-	// exact is Options.ExactPath.
-	exact func(Key) bool
+	rules            claimRules
 }
 
-func newClaim(owner *routev1.Route, exact func(Key) bool) *claim {
-	return &claim{owner: owner, paths: map[string]*routev1.Route{}, exact: exact}
+func newClaim(owner *routev1.Route, rules claimRules) *claim {
+	return &claim{owner: owner, paths: map[string]*routev1.Route{}, rules: rules}
+}
+
+// claimRules are the made routes' exceptions to the claim rules
+// (Options.ExactPath, Options.ClaimGroup).
+type claimRules struct {
+	exact func(Key) bool
+	group func(Key) string
 }
 
 // pathOf is the path r claims: its normalised path, or "=" and its path
 // for a route that matches its path exactly (Options.ExactPath), which
 // shares no requests with a prefix.
 func (c *claim) pathOf(r *routev1.Route) string {
-	if c.exact != nil && c.exact(KeyOf(r)) {
+	if c.rules.exact != nil && c.rules.exact(KeyOf(r)) {
 		return "=" + r.Spec.Path
 	}
 	return normalizedPath(r)
 }
 
+// sameGroup reports whether made routes a and b are of one claim group
+// (Options.ClaimGroup).
+func (c *claim) sameGroup(a, b *routev1.Route) bool {
+	if c.rules.group == nil {
+		return false
+	}
+	g := c.rules.group(KeyOf(a))
+	return g != "" && g == c.rules.group(KeyOf(b))
+}
+
 // conflict returns the admitted route of c that keeps r out, or nil.
 func (c *claim) conflict(r *routev1.Route, disableNS bool) *routev1.Route {
-	if !disableNS && c.owner.Namespace != r.Namespace {
+	if !disableNS && c.owner.Namespace != r.Namespace && !c.sameGroup(c.owner, r) {
 		return c.owner
 	}
 	if holder, ok := c.paths[c.pathOf(r)]; ok {

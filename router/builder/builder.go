@@ -55,6 +55,15 @@ type Options struct {
 	// ExactPath, if set, reports whether a route matches its path exactly
 	// (ServiceAliasConfig.ExactPath).
 	ExactPath func(*routev1.Route) bool
+	// Redirect, if set, returns the redirect the router answers a route's
+	// requests with itself (nil: none; ServiceAliasConfig.Redirect).
+	Redirect func(*routev1.Route) *model.Redirect
+}
+
+// answered reports whether the router answers route r itself (no
+// backends).
+func (o Options) answered(r *routev1.Route) bool {
+	return o.Respond != nil && o.Respond(r) != 0 || o.Redirect != nil && o.Redirect(r) != nil
 }
 
 // backendNamespace returns the namespace of backend i of route r.
@@ -186,11 +195,15 @@ func buildAlias(v store.View, td *model.TemplateData, r *routev1.Route, o Option
 		cfg.AnnotationProblems = append(cfg.AnnotationProblems, p.String())
 	}
 	cfg.ExactPath = o.ExactPath != nil && o.ExactPath(r)
-	if o.Respond != nil {
-		if cfg.Respond = o.Respond(r); cfg.Respond != 0 {
-			// Answered by the router: no backend.
-			return cfg
+	if o.answered(r) {
+		// Answered by the router: no backend.
+		if o.Respond != nil {
+			cfg.Respond = o.Respond(r)
 		}
+		if o.Redirect != nil {
+			cfg.Redirect = o.Redirect(r)
+		}
+		return cfg
 	}
 	counts := addBackends(v, td, &cfg, r, o)
 	for suKey := range cfg.ServiceUnits {
@@ -618,7 +631,7 @@ func endpointReady(e discoveryv1.Endpoint) bool {
 func Routes(v store.View, base *model.TemplateData, routes []*routev1.Route, changed map[model.ServiceUnitKey]bool, o Options) (map[model.ServiceAliasConfigKey]model.ServiceAliasConfig, map[model.ServiceUnitKey]model.ServiceUnit) {
 	td := &model.TemplateData{ServiceUnits: map[model.ServiceUnitKey]model.ServiceUnit{}}
 	for _, r := range routes {
-		if o.Respond != nil && o.Respond(r) != 0 {
+		if o.answered(r) {
 			continue // no backend (buildAlias)
 		}
 		for i, b := range routeBackends(r) {

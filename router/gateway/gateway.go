@@ -116,6 +116,12 @@ type Origin struct {
 	// ExactPath: the route matches its path exactly (an Exact match),
 	// not as a prefix.
 	ExactPath bool
+	// Redirect is the redirect the router answers the route's requests
+	// with itself (nil: none).
+	Redirect *model.Redirect
+	// ClaimGroup is the route's admission.Options.ClaimGroup: the
+	// Gateways it is served on.
+	ClaimGroup string
 }
 
 // ClassStatus is a GatewayClass's status as this router wants it.
@@ -210,6 +216,23 @@ func (res *Result) BackendNamespace(r *routev1.Route, i int) string {
 		return ns[i]
 	}
 	return ""
+}
+
+// Redirect returns the redirect the router answers route r's requests
+// with (nil: none, or r is not made here).
+func (res *Result) Redirect(r *routev1.Route) *model.Redirect {
+	if res == nil {
+		return nil
+	}
+	return res.Origins[admission.KeyOf(r)].Redirect
+}
+
+// ClaimGroup returns the claim group of route k (made here; "" else).
+func (res *Result) ClaimGroup(k admission.Key) string {
+	if res == nil {
+		return ""
+	}
+	return res.Origins[k].ClaimGroup
 }
 
 // ExactPath reports whether the route k (made here) matches its path

@@ -501,11 +501,11 @@ spec:
 			"Accepted=True/Accepted ResolvedRefs=False/BackendNotFound PartiallyInvalid=True/UnsupportedValue", "their share of requests is not answered with 500"},
 		{"filters, a regular expression path and a header match", `
   - backendRefs: [{name: web, port: 8080}]
-    filters: [{type: RequestRedirect, requestRedirect: {scheme: https}}]
+    filters: [{type: URLRewrite, urlRewrite: {hostname: b.example.com}}]
   - matches: [{path: {type: RegularExpression, value: /x}}, {headers: [{name: h, value: v}]}, {path: {value: /ok}}]
     backendRefs: [{name: web, port: 8080}]`, 1,
 			"Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs PartiallyInvalid=True/UnsupportedValue",
-			"rule 0: filters of type RequestRedirect are not served by this router yet; rule 1, match 0: path matches of type RegularExpression are not served by this router yet; rule 1, match 1: header, query parameter and method matches are not served by this router yet"},
+			"rule 0: filters of type URLRewrite are not served by this router yet; rule 1, match 0: path matches of type RegularExpression are not served by this router yet; rule 1, match 1: header, query parameter and method matches are not served by this router yet"},
 		{"five backends", `
   - backendRefs: [{name: web, port: 8080}, {name: web, port: 8080}, {name: web, port: 8080}, {name: web, port: 8080}, {name: canary, port: 8080}]`, 0,
 			"Accepted=False/UnsupportedValue ResolvedRefs=True/ResolvedRefs", "more than 4 backends"},

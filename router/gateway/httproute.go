@@ -86,6 +86,7 @@ func translateHTTPRoute(v View, hr *gatewayv1.HTTPRoute, res *Result) *translati
 			continue
 		}
 		how := hosts[host]
+		group := claimGroup(rs, how.parents)
 		if host == "" {
 			// Every host (no hostname on the route or the listener).
 			host = admission.AnyHost
@@ -113,12 +114,30 @@ func translateHTTPRoute(v View, hr *gatewayv1.HTTPRoute, res *Result) *translati
 				r.Name = name
 				t.routes = append(t.routes, r)
 				t.origins = append(t.origins, Origin{HTTPRoute: k, Rule: rule.index, Match: m.index, Parents: how.parents, Respond: rule.respond,
-					BackendNamespaces: rule.backendNamespaces(), ExactPath: m.exact})
+					BackendNamespaces: rule.backendNamespaces(), ExactPath: m.exact, Redirect: rule.redirect, ClaimGroup: group})
 				rs.routes = append(rs.routes, admission.KeyOf(r))
 			}
 		}
 	}
 	return t
+}
+
+// claimGroup is the claim group (admission.Options.ClaimGroup) of the
+// routes a hostname of an HTTPRoute is served with for parents: the
+// Gateways it attaches to there, sorted. Routes of other namespaces on the
+// same Gateways share the hostname, as the spec merges them; a Route, or
+// an HTTPRoute on other Gateways, does not.
+func claimGroup(rs *RouteStatus, parents []int) string {
+	var gws []string
+	for _, p := range parents {
+		for _, l := range rs.listeners[p] {
+			if !slices.Contains(gws, string(l.gateway)) {
+				gws = append(gws, string(l.gateway))
+			}
+		}
+	}
+	slices.Sort(gws)
+	return strings.Join(gws, ",")
 }
 
 // MaxRoutesPerHTTPRoute bounds the routes one HTTPRoute is served with
@@ -268,7 +287,8 @@ func allowsNamespace(v View, l gatewayv1.Listener, gwNamespace, ns string) bool 
 // caller): on an HTTPS listener, an edge route
 // with the listener's certificate, also served over HTTP when an HTTP
 // listener takes the hostname too. A rule answered by the router itself
-// (rule.respond) has a placeholder backend no Service can be.
+// (rule.respond, rule.redirect) has a placeholder backend no Service can
+// be.
 func routeFor(hr *gatewayv1.HTTPRoute, host, path string, rule rule, how *hostInfo) *routev1.Route {
 	r := &routev1.Route{
 		ObjectMeta: metav1.ObjectMeta{Namespace: hr.Namespace, UID: hr.UID, Generation: hr.Generation,
@@ -277,7 +297,7 @@ func routeFor(hr *gatewayv1.HTTPRoute, host, path string, rule rule, how *hostIn
 			HTTPHeaders: rule.headers.DeepCopy()},
 	}
 	backends := rule.backends
-	if rule.respond != 0 {
+	if rule.respond != 0 || rule.redirect != nil {
 		r.Spec.To = routev1.RouteTargetReference{Kind: "Service", Name: respondBackend}
 	}
 	if how.cert != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/openshift-router-go/router/router/admission"
 	"github.com/openshift-router-go/router/router/ingress"
+	"github.com/openshift-router-go/router/router/model"
 )
 
 // rule is an HTTPRoute rule the router serves: its matches, backends and
@@ -24,6 +25,8 @@ type rule struct {
 	// respond is the status requests to the rule are answered with,
 	// without backends (500: none of its backendRefs is valid); 0: none.
 	respond int
+	// redirect is the rule's RequestRedirect, answered without backends.
+	redirect *model.Redirect
 }
 
 // match is a served match of a rule: a path prefix ("" for every path),
@@ -83,23 +86,33 @@ func translateRules(v View, hr *gatewayv1.HTTPRoute, rs *RouteStatus) ([]rule, m
 		if why == "" {
 			why = unsupportedRule(r)
 		}
+		var redirect *model.Redirect
+		if why == "" {
+			redirect, why = redirectOf(r.Filters)
+		}
 		if why != "" {
 			rs.unserved = append(rs.unserved, unserved{msg: fmt.Sprintf("rule %d: %s", ri, why)})
 			continue
 		}
-		backends, refErr, why, invalidRefs := backendsOf(v, hr, r.BackendRefs)
-		if refErr != nil && resolved.Status == metav1.ConditionTrue {
-			resolved = *refErr
-		}
+		var backends []backend
 		respond := 0
-		if invalidRefs && why == "" {
-			// No valid backend (or none named): the spec answers
-			// the rule's requests with 500.
-			why, respond = "", 500
-		}
-		if why != "" {
-			rs.unserved = append(rs.unserved, unserved{msg: fmt.Sprintf("rule %d: %s", ri, why), backend: invalidRefs})
-			continue
+		if redirect == nil {
+			// (A redirect's backendRefs are not used.)
+			var refErr *metav1.Condition
+			var invalidRefs bool
+			backends, refErr, why, invalidRefs = backendsOf(v, hr, r.BackendRefs)
+			if refErr != nil && resolved.Status == metav1.ConditionTrue {
+				resolved = *refErr
+			}
+			if invalidRefs && why == "" {
+				// No valid backend (or none named): the spec
+				// answers the rule's requests with 500.
+				respond = 500
+			}
+			if why != "" {
+				rs.unserved = append(rs.unserved, unserved{msg: fmt.Sprintf("rule %d: %s", ri, why), backend: invalidRefs})
+				continue
+			}
 		}
 		matches := r.Matches
 		if len(matches) == 0 {
@@ -115,7 +128,7 @@ func translateRules(v View, hr *gatewayv1.HTTPRoute, rs *RouteStatus) ([]rule, m
 			ms = append(ms, match{index: mi, path: p, exact: exact})
 		}
 		if len(ms) > 0 {
-			out = append(out, rule{index: ri, matches: ms, backends: backends, headers: headers, respond: respond})
+			out = append(out, rule{index: ri, matches: ms, backends: backends, headers: headers, respond: respond, redirect: redirect})
 		}
 	}
 	return out, resolved
@@ -124,7 +137,9 @@ func translateRules(v View, hr *gatewayv1.HTTPRoute, rs *RouteStatus) ([]rule, m
 // unsupportedRule says what of a rule the router does not serve yet.
 func unsupportedRule(r gatewayv1.HTTPRouteRule) string {
 	for _, f := range r.Filters {
-		if f.Type != gatewayv1.HTTPRouteFilterRequestHeaderModifier && f.Type != gatewayv1.HTTPRouteFilterResponseHeaderModifier {
+		switch f.Type {
+		case gatewayv1.HTTPRouteFilterRequestHeaderModifier, gatewayv1.HTTPRouteFilterResponseHeaderModifier, gatewayv1.HTTPRouteFilterRequestRedirect:
+		default:
 			return fmt.Sprintf("filters of type %s are not served by this router yet", f.Type)
 		}
 	}

@@ -211,9 +211,25 @@ type ServiceAliasConfig struct {
 	// requests with itself, its backends unused: 500 for an HTTPRoute rule
 	// whose backends are all invalid, as the Gateway API asks.
 	Respond int
+	// Redirect, if set, is the redirect the router answers the route's
+	// requests with itself, without backends (the Gateway API's
+	// RequestRedirect filter).
+	Redirect *Redirect
 	// ExactPath: the route matches requests whose path is Path exactly
 	// (the Gateway API's Exact path matches), not Path and below it.
 	ExactPath bool
+}
+
+// Redirect is a redirect answered by the router: Code (301, 302, 303,
+// 307, 308), and the Location's scheme, host, port and path; what is
+// empty (0) is the request's (the scheme's port, or the listener's when
+// the scheme is the request's). Host and Path are safe to write into map
+// values and a Location header as they are.
+type Redirect struct {
+	Code         int
+	Scheme, Host string
+	Port         int
+	Path         string
 }
 
 // HostResponse is a host (AnyHost: every host) whose requests that no

@@ -193,6 +193,7 @@ func buildOptions(in Inputs, gw *gateway.Result) builder.Options {
 	if gw != nil {
 		o.Respond, o.HostResponses, o.BackendNamespace = gw.Respond, gw.HostResponses, gw.BackendNamespace
 		o.ExactPath = func(r *routev1.Route) bool { return gw.ExactPath(admission.KeyOf(r)) }
+		o.Redirect = gw.Redirect
 	}
 	return o
 }
@@ -212,7 +213,7 @@ func admit(v store.View, in Inputs, st State) (admission.Decision, map[admission
 	}
 	opts := in.Admission
 	if gw != nil {
-		opts.Made, opts.ExactPath = gw.Made, gw.ExactPath
+		opts.Made, opts.ExactPath, opts.ClaimGroup = gw.Made, gw.ExactPath, gw.ClaimGroup
 	}
 	exclusions := CurrentExclusions(st.Exclusions, routes)
 	if len(exclusions) > 0 {

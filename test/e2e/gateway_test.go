@@ -233,6 +233,34 @@ spec:
 	expectBackend(t, 5*time.Second, get("exact.example.com", "/match"), "old")
 	noReload("exact paths added")
 
+	// RequestRedirect: answered by HAProxy, what is not set the request's
+	// (in a namespace of its own: one namespace takes half of the spare
+	// backends between two reloads).
+	m.Write("redirect.yaml", `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: redirect, namespace: redir}
+spec:
+  parentRefs: [{name: haproxy, namespace: infra, sectionName: any}]
+  rules:
+  - matches: [{path: {value: /host}}]
+    filters: [{type: RequestRedirect, requestRedirect: {hostname: example.org}}]
+  - matches: [{path: {value: /all}}]
+    filters: [{type: RequestRedirect, requestRedirect: {scheme: https, hostname: example.org, port: 8443, statusCode: 301, path: {type: ReplaceFullPath, replaceFullPath: /new}}}]
+`)
+	for _, tc := range []struct {
+		path, location string
+		code           int
+	}{
+		{"/host/a?q=1", "http://example.org/host/a?q=1", 302},
+		{"/all/a", "https://example.org:8443/new", 301},
+	} {
+		resp := expectStatus(t, 30*time.Second, get("anything.example.com", tc.path), tc.code)
+		if loc := resp.Header.Get("Location"); loc != tc.location {
+			t.Errorf("%s: Location %q, want %q", tc.path, loc, tc.location)
+		}
+	}
+	noReload("redirects added")
+
 	// A backend of another namespace: 500 until a ReferenceGrant there
 	// allows it, then served.
 	m.Write("cross.yaml", `apiVersion: gateway.networking.k8s.io/v1

@@ -1,0 +1,38 @@
+package gateway
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	"sigs.k8s.io/yaml"
+)
+
+func TestRequestRedirectFiltersBecomeRedirectsTheRouterAnswers(t *testing.T) {
+	tests := []struct {
+		name, filters string
+		want, why     string
+	}{
+		{"none", `[{type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: a, value: b}]}}]`, "<nil>", ""},
+		{"hostname, the default status", `[{type: RequestRedirect, requestRedirect: {hostname: example.org}}]`, "&{302  example.org 0 }", ""},
+		{"everything", `[{type: RequestRedirect, requestRedirect: {scheme: HTTPS, hostname: example.org, port: 8443, statusCode: 301, path: {type: ReplaceFullPath, replaceFullPath: /new}}}]`,
+			"&{301 https example.org 8443 /new}", ""},
+		{"a status that is not a redirect", `[{type: RequestRedirect, requestRedirect: {statusCode: 200}}]`, "<nil>", "status code 200"},
+		{"a prefix replaced", `[{type: RequestRedirect, requestRedirect: {path: {type: ReplacePrefixMatch, replacePrefixMatch: /p}}}]`, "<nil>", "ReplacePrefixMatch are not served"},
+		{"a path the Location cannot take as it is", `[{type: RequestRedirect, requestRedirect: {path: {type: ReplaceFullPath, replaceFullPath: "/a|b"}}}]`, "<nil>", "is not served"},
+		{"two", `[{type: RequestRedirect, requestRedirect: {}}, {type: RequestRedirect, requestRedirect: {}}]`, "<nil>", "more than one"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var filters []gatewayv1.HTTPRouteFilter
+			if err := yaml.UnmarshalStrict([]byte(tc.filters), &filters); err != nil {
+				t.Fatal(err)
+			}
+			rd, why := redirectOf(filters)
+			if got := fmt.Sprint(rd); got != tc.want || (tc.why == "") != (why == "") || !strings.Contains(why, tc.why) {
+				t.Errorf("got %s %q, want %s %q", got, why, tc.want, tc.why)
+			}
+		})
+	}
+}
