@@ -107,6 +107,7 @@ func FuncMap(opts FuncOptions) template.FuncMap {
 		"routeMapKey":            RouteMapKey,
 		"routeHTTPMap":           RouteHTTPMap,
 		"routeHTTPSMap":          RouteHTTPSMap,
+		"headerChains":           HeaderChains,
 		"routeSNIPassthroughMap": RouteSNIPassthroughMap,
 		"routeCertConfigMap":     RouteCertConfigMap,
 		"forwardedHeadersMap":    ForwardedHeadersMap,

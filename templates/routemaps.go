@@ -2,6 +2,8 @@ package templates
 
 import (
 	"cmp"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -44,45 +46,197 @@ func (m *mapText) String() string {
 // A route the router answers itself (Respond) maps to "@STATUS"; the host
 // "*" (model.AnyHost) has keys "*/path/", looked up last. Then each
 // HostResponse of the HTTP port: "host/" → "@STATUS", unless a route has
-// that key.
+// that key. The key of routes with header matches maps to "@hmID": the
+// frontend tests their headers (HeaderChains).
 func RouteHTTPMap(td model.TemplateData) string {
-	var m mapText
-	keys := hostResponseKeys(td, false)
-	for _, k := range td.SortedStateKeys() {
-		cfg := td.State[k]
-		key := routeKey(cfg)
-		switch {
-		case cfg.TLSTermination == "":
-			m.line(key, routeTarget(cfg, "be_http:"+string(k), false))
-		case cfg.InsecureEdgeTerminationPolicy == routev1.InsecureEdgeTerminationPolicyRedirect:
-			m.line(key, "@redirect")
-		case cfg.InsecureEdgeTerminationPolicy == routev1.InsecureEdgeTerminationPolicyAllow && cfg.TLSTermination != routev1.TLSTerminationPassthrough:
-			m.line(key, routeTarget(cfg, GenBackendNamePrefix(cfg.TLSTermination)+":"+string(k), false))
-		default:
-			continue
-		}
-		delete(keys, key)
-	}
-	hostResponseLines(&m, td, keys)
-	return m.String()
+	return routeMap(td, false)
 }
 
 // RouteHTTPSMap is route_https.map: host/path/ → the backend of an edge or
-// re-encrypt route ("@STATUS" and HostResponses of the HTTPS port as in
-// route_http.map).
+// re-encrypt route ("@STATUS", HostResponses of the HTTPS port and header
+// matches as in route_http.map).
 func RouteHTTPSMap(td model.TemplateData) string {
+	return routeMap(td, true)
+}
+
+// routeMap writes route_http.map (https false) or route_https.map.
+func routeMap(td model.TemplateData, https bool) string {
 	var m mapText
-	keys := hostResponseKeys(td, true)
+	entries, chains := routeMapEntries(td, https)
+	for _, e := range entries {
+		m.line(e.key, e.value)
+	}
+	_ = chains // the frontend's rules (HeaderChains)
+	return m.String()
+}
+
+// mapEntry is a line of a route map.
+type mapEntry struct{ key, value string }
+
+// routeMapEntries returns the lines of route_http.map (https false) or
+// route_https.map, and the header chains their "@hmID" values name.
+func routeMapEntries(td model.TemplateData, https bool) ([]mapEntry, []HeaderChain) {
+	var entries []mapEntry
+	keys := hostResponseKeys(td, https)
+	var matched map[string][]HeaderCandidate
 	for _, k := range td.SortedStateKeys() {
 		cfg := td.State[k]
-		if terminated(cfg.TLSTermination) {
-			key := routeKey(cfg)
-			m.line(key, routeTarget(cfg, GenBackendNamePrefix(cfg.TLSTermination)+":"+string(k), true))
-			delete(keys, key)
+		target, ok := routeMapTarget(cfg, k, https)
+		if !ok {
+			continue
+		}
+		key := routeKey(cfg)
+		if len(cfg.HeaderMatches) > 0 {
+			if matched == nil {
+				matched = map[string][]HeaderCandidate{}
+			}
+			matched[key] = append(matched[key], HeaderCandidate{Target: target, Headers: cfg.HeaderMatches})
+			continue
+		}
+		delete(keys, key)
+		entries = append(entries, mapEntry{key, target})
+	}
+	for _, h := range td.HostResponses {
+		if k := RouteMapKey(h.Host, ""); keys[k] {
+			entries = append(entries, mapEntry{k, "@" + strconv.Itoa(h.Status)})
+			delete(keys, k)
 		}
 	}
-	hostResponseLines(&m, td, keys)
-	return m.String()
+	if matched == nil {
+		return entries, nil
+	}
+	return withHeaderChains(entries, matched)
+}
+
+// routeMapTarget returns a route's value in route_http.map (https false)
+// or route_https.map, and whether it has one there.
+func routeMapTarget(cfg model.ServiceAliasConfig, k model.ServiceAliasConfigKey, https bool) (string, bool) {
+	if https {
+		if !terminated(cfg.TLSTermination) {
+			return "", false
+		}
+		return routeTarget(cfg, GenBackendNamePrefix(cfg.TLSTermination)+":"+string(k), true), true
+	}
+	switch {
+	case cfg.TLSTermination == "":
+		return routeTarget(cfg, "be_http:"+string(k), false), true
+	case cfg.InsecureEdgeTerminationPolicy == routev1.InsecureEdgeTerminationPolicyRedirect:
+		return "@redirect", true
+	case cfg.InsecureEdgeTerminationPolicy == routev1.InsecureEdgeTerminationPolicyAllow && cfg.TLSTermination != routev1.TLSTerminationPassthrough:
+		return routeTarget(cfg, GenBackendNamePrefix(cfg.TLSTermination)+":"+string(k), false), true
+	}
+	return "", false
+}
+
+// HeaderChain is the routes with header matches of one key of a route
+// map, which maps to "@hmID": the default template tests their headers in
+// order (Candidates: the most headers first) and sends a request that
+// none matches to Fallback — the key's route without header matches, else
+// the value of the longest shorter path of the host in the map (another
+// chain's "@hmID" among them: chains are ordered so that the one a
+// fallback names comes later), else "@miss" (the next lookup: the host's
+// domain, then every host).
+type HeaderChain struct {
+	ID         int
+	Key        string
+	Candidates []HeaderCandidate
+	Fallback   string
+}
+
+// HeaderCandidate is a route of a HeaderChain: its map value and the
+// headers a request must have for it.
+type HeaderCandidate struct {
+	Target  string
+	Headers []model.HeaderMatch
+}
+
+// HeaderChains returns the header chains of route_http.map (https false)
+// or route_https.map, in the order the frontend tests them.
+func HeaderChains(td model.TemplateData, https bool) []HeaderChain {
+	_, chains := routeMapEntries(td, https)
+	return chains
+}
+
+// withHeaderChains adds the keys of matched (routes with header matches,
+// by key) to entries as chains.
+func withHeaderChains(entries []mapEntry, matched map[string][]HeaderCandidate) ([]mapEntry, []HeaderChain) {
+	values := make(map[string]string, len(entries))
+	for _, e := range entries {
+		values[e.key] = e.value
+	}
+	keys := slices.Collect(maps.Keys(matched))
+	// Exact keys ("=host/path") first, then the longer paths.
+	slices.SortFunc(keys, func(a, b string) int {
+		if ea, eb := strings.HasPrefix(a, "="), strings.HasPrefix(b, "="); ea != eb {
+			if ea {
+				return -1
+			}
+			return 1
+		}
+		if len(a) != len(b) {
+			return len(b) - len(a)
+		}
+		return strings.Compare(a, b)
+	})
+	chains := make([]HeaderChain, len(keys))
+	own := map[string]string{}
+	for i, k := range keys {
+		cands := matched[k]
+		slices.SortStableFunc(cands, func(a, b HeaderCandidate) int { return len(b.Headers) - len(a.Headers) })
+		chains[i] = HeaderChain{ID: i, Key: k, Candidates: cands}
+		if v, ok := values[k]; ok {
+			own[k] = v
+		}
+		values[k] = "@hm" + strconv.Itoa(i)
+	}
+	for i, k := range keys {
+		if v, ok := own[k]; ok {
+			chains[i].Fallback = v
+			continue
+		}
+		chains[i].Fallback = shorterPathValue(k, values)
+	}
+	for i := range entries {
+		if v, ok := values[entries[i].key]; ok {
+			entries[i].value = v
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(matched)) {
+		if _, ok := own[k]; !ok {
+			entries = append(entries, mapEntry{k, values[k]})
+		}
+	}
+	return entries, chains
+}
+
+// shorterPathValue returns the value of the longest key of the same host
+// that a request for key's path also matches ("=host/p" → "host/p/" and
+// up, "host/a/b/" → "host/a/", "host/"), or "@miss".
+func shorterPathValue(key string, values map[string]string) string {
+	k, exact := strings.CutPrefix(key, "=")
+	if exact {
+		k = strings.TrimSuffix(k, "/") + "/"
+		if v, ok := values[k]; ok {
+			return v
+		}
+	}
+	host, path, _ := strings.Cut(k, "/")
+	path = strings.TrimSuffix(path, "/")
+	for path != "" {
+		if i := strings.LastIndexByte(path, '/'); i >= 0 {
+			path = path[:i]
+		} else {
+			path = ""
+		}
+		p := host + "/" + path
+		if path != "" {
+			p += "/"
+		}
+		if v, ok := values[p]; ok {
+			return v
+		}
+	}
+	return "@miss"
 }
 
 // routeKey is a route's key in route_http.map and route_https.map.
@@ -137,17 +291,6 @@ func hostResponseKeys(td model.TemplateData, https bool) map[string]bool {
 		}
 	}
 	return keys
-}
-
-// hostResponseLines writes the lines of the HostResponses whose keys are
-// in keys.
-func hostResponseLines(m *mapText, td model.TemplateData, keys map[string]bool) {
-	for _, h := range td.HostResponses {
-		if k := RouteMapKey(h.Host, ""); keys[k] {
-			m.line(k, "@"+strconv.Itoa(h.Status))
-			delete(keys, k)
-		}
-	}
 }
 
 // RouteSNIPassthroughMap is route_sni_passthrough.map: SNI host ("*.domain"

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -214,6 +215,69 @@ func TestRouteMapsAnswerRespondersAndHostResponses(t *testing.T) {
 		slices.Sort(want)
 		if fmt.Sprint(lines) != fmt.Sprint(want) {
 			t.Errorf("%s:\n%s\nwant lines %q", tc.name, tc.got, tc.want)
+		}
+	}
+}
+
+// TestHeaderChainsFallBackToTheNextMatch: routes with header matches of one
+// key become a chain ("@hmID" in the map), the most headers first; a
+// request none matches goes to the key's route without headers, else to
+// the longest shorter path of the host (a chain there comes later), else
+// on to the next lookup ("@miss").
+func TestHeaderChainsFallBackToTheNextMatch(t *testing.T) {
+	h := func(kv ...string) []model.HeaderMatch {
+		var out []model.HeaderMatch
+		for i := 0; i < len(kv); i += 2 {
+			out = append(out, model.HeaderMatch{Name: kv[i], Value: kv[i+1]})
+		}
+		return out
+	}
+	td := model.TemplateData{State: map[model.ServiceAliasConfigKey]model.ServiceAliasConfig{
+		"ns:plain": {Host: "h.example.com"},
+		"ns:h1":    {Host: "h.example.com", HeaderMatches: h("a", "1")},
+		"ns:h2":    {Host: "h.example.com", Path: "/a", HeaderMatches: h("a", "1", "b", "2")},
+		"ns:h3":    {Host: "h.example.com", Path: "/a", HeaderMatches: h("a", "2")},
+		"ns:ex":    {Host: "h.example.com", Path: "/e", ExactPath: true, HeaderMatches: h("a", "1")},
+		"ns:any":   {Host: model.AnyHost, Path: "/z", HeaderMatches: h("a", "1")},
+		"ns:other": {Host: "o.example.com", Path: "/q", HeaderMatches: h("a", "1")},
+	}, HostResponses: []model.HostResponse{{Host: model.AnyHost, Status: 404, HTTP: true}}}
+	chains := HeaderChains(td, false)
+	got := map[string]string{}
+	ids := map[string]string{}
+	for i, c := range chains {
+		if c.ID != i {
+			t.Errorf("chain %d has ID %d", i, c.ID)
+		}
+		ids["@hm"+strconv.Itoa(c.ID)] = c.Key
+		var targets []string
+		for _, cand := range c.Candidates {
+			targets = append(targets, cand.Target)
+		}
+		got[c.Key] = strings.Join(targets, ",") + " else " + c.Fallback
+	}
+	// Fallbacks naming chains, by key, and in a later place.
+	for i, c := range chains {
+		if k, ok := ids[c.Fallback]; ok {
+			got[c.Key] = strings.Replace(got[c.Key], c.Fallback, "chain "+k, 1)
+			if j := slices.IndexFunc(chains, func(o HeaderChain) bool { return o.Key == k }); j <= i {
+				t.Errorf("%s falls back to %s, tested before it", c.Key, k)
+			}
+		}
+	}
+	want := map[string]string{
+		"h.example.com/":   "be_http:ns:h1 else be_http:ns:plain",
+		"h.example.com/a/": "be_http:ns:h2,be_http:ns:h3 else chain h.example.com/",
+		"=h.example.com/e": "be_http:ns:ex else chain h.example.com/",
+		"*/z/":             "be_http:ns:any else @404",
+		"o.example.com/q/": "be_http:ns:other else @miss",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("chains\n%v\nwant\n%v", got, want)
+	}
+	lines := RouteHTTPMap(td)
+	for _, want := range []string{"\nh.example.com/ @hm", "\n*/ @404\n", "\no.example.com/q/ @hm"} {
+		if !strings.Contains(lines, want) {
+			t.Errorf("route_http.map lacks %q:\n%s", want, lines)
 		}
 	}
 }

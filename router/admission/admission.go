@@ -115,15 +115,19 @@ type Options struct {
 	// Made are the routes the router made (from the Gateway API's
 	// objects): only these may have the host AnyHost.
 	Made func(Key) bool
-	// ExactPath, if set, says which of the made routes match their path
-	// exactly (the Gateway API's Exact matches): such a route claims its
-	// path apart from the prefix of the same path.
-	ExactPath func(Key) bool
+	// ClaimPath, if set, returns the path a made route claims when it is
+	// not its path ("": it is): the Gateway API's Exact matches and
+	// header matches claim their path apart from the prefix of the same
+	// path (and from each other).
+	ClaimPath func(Key) string
 	// ClaimGroup, if set, returns the group of a made route ("": none):
 	// made routes of one group share hosts whatever their namespaces (the
 	// Gateway API's routes on the same Gateways: their owner lets those
 	// namespaces attach), one route per path (the oldest).
 	ClaimGroup func(Key) string
+	// HeaderMatched, if set, says which made routes have header matches
+	// (at most MaxHeaderMatchRoutes a namespace are admitted).
+	HeaderMatched func(Key) bool
 }
 
 // Decision is the outcome for a set of routes.
@@ -173,9 +177,10 @@ routes:
 	}
 
 	sort.Slice(candidates, func(i, j int) bool { return Older(candidates[i], candidates[j]) })
-	rules := claimRules{exact: opts.ExactPath, group: opts.ClaimGroup}
+	rules := claimRules{path: opts.ClaimPath, group: opts.ClaimGroup}
 	candidates = claimSubdomains(candidates, opts.DisableNamespaceOwnershipCheck, rules, d.Results)
 	candidates = claimHosts(candidates, opts.DisableNamespaceOwnershipCheck, rules, d.Results)
+	candidates = limitHeaderMatches(candidates, opts.HeaderMatched, d.Results)
 	candidates = budgetConfig(candidates, served, opts.MaxConfigBytes, d.Results)
 
 	d.Admitted = make([]*routev1.Route, 0, len(candidates))

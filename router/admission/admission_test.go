@@ -730,7 +730,7 @@ func TestOnlyMadeRoutesServeEveryHost(t *testing.T) {
 }
 
 // TestAnExactPathClaimsApartFromItsPrefix: a made route matching its path
-// exactly (Options.ExactPath) shares the host with the prefix of the same
+// exactly (Options.ClaimPath) shares the host with the prefix of the same
 // path; two exact ones of a path do not.
 func TestAnExactPathClaimsApartFromItsPrefix(t *testing.T) {
 	routes := []*routev1.Route{
@@ -738,8 +738,13 @@ func TestAnExactPathClaimsApartFromItsPrefix(t *testing.T) {
 		route("ns", "exact", "a.example.com", "/x", 2),
 		route("ns", "exact-later", "a.example.com", "/x", 3),
 	}
-	exact := func(k Key) bool { return strings.HasPrefix(string(k), "ns/exact") }
-	d := Admit(routes, Options{ExactPath: exact})
+	exact := func(k Key) string {
+		if strings.HasPrefix(string(k), "ns/exact") {
+			return "=/x"
+		}
+		return ""
+	}
+	d := Admit(routes, Options{ClaimPath: exact})
 	expectAdmitted(t, d, "ns/prefix", "ns/exact")
 	expectRejected(t, d, "ns/exact-later", ReasonHostAlreadyClaimed, "already exposes a.example.com")
 	d = Admit(routes, Options{})
@@ -772,4 +777,22 @@ func TestMadeRoutesOfOneClaimGroupShareAHost(t *testing.T) {
 	expectRejected(t, d, "c/gw-1-same-path", ReasonHostAlreadyClaimed, "holds h.example.com")
 	expectRejected(t, d, "d/gw-2", ReasonHostAlreadyClaimed, "holds h.example.com")
 	expectRejected(t, d, "e/route", ReasonHostAlreadyClaimed, "holds h.example.com")
+}
+
+// TestANamespaceGetsAtMostMaxHeaderMatchRoutes: routes with header matches
+// beyond MaxHeaderMatchRoutes in a namespace are refused, the oldest kept;
+// other namespaces and routes without header matches are not affected.
+func TestANamespaceGetsAtMostMaxHeaderMatchRoutes(t *testing.T) {
+	var routes []*routev1.Route
+	for i := 0; i <= MaxHeaderMatchRoutes; i++ {
+		routes = append(routes, route("a", fmt.Sprintf("hm-%03d", i), "a.example.com", fmt.Sprintf("/%d", i), i))
+	}
+	routes = append(routes, route("a", "plain", "a.example.com", "/plain", 1000), route("b", "hm-b", "b.example.com", "", 1001))
+	matched := func(k Key) bool { return strings.Contains(string(k), "/hm-") }
+	d := Admit(routes, Options{HeaderMatched: matched})
+	last := fmt.Sprintf("a/hm-%03d", MaxHeaderMatchRoutes)
+	expectRejected(t, d, last, ReasonHeaderMatchesExceeded, "routes with header matches")
+	if len(d.Admitted) != MaxHeaderMatchRoutes+2 {
+		t.Errorf("admitted %d, want %d", len(d.Admitted), MaxHeaderMatchRoutes+2)
+	}
 }

@@ -135,18 +135,19 @@ func newClaim(owner *routev1.Route, rules claimRules) *claim {
 }
 
 // claimRules are the made routes' exceptions to the claim rules
-// (Options.ExactPath, Options.ClaimGroup).
+// (Options.ClaimPath, Options.ClaimGroup).
 type claimRules struct {
-	exact func(Key) bool
+	path  func(Key) string
 	group func(Key) string
 }
 
-// pathOf is the path r claims: its normalised path, or "=" and its path
-// for a route that matches its path exactly (Options.ExactPath), which
-// shares no requests with a prefix.
+// pathOf is the path r claims: its normalised path, or the one
+// Options.ClaimPath gives.
 func (c *claim) pathOf(r *routev1.Route) string {
-	if c.rules.exact != nil && c.rules.exact(KeyOf(r)) {
-		return "=" + r.Spec.Path
+	if c.rules.path != nil {
+		if p := c.rules.path(KeyOf(r)); p != "" {
+			return p
+		}
 	}
 	return normalizedPath(r)
 }

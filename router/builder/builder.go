@@ -58,6 +58,9 @@ type Options struct {
 	// Redirect, if set, returns the redirect the router answers a route's
 	// requests with itself (nil: none; ServiceAliasConfig.Redirect).
 	Redirect func(*routev1.Route) *model.Redirect
+	// HeaderMatches, if set, returns the headers a route's requests must
+	// have (ServiceAliasConfig.HeaderMatches).
+	HeaderMatches func(*routev1.Route) []model.HeaderMatch
 }
 
 // answered reports whether the router answers route r itself (no
@@ -195,6 +198,9 @@ func buildAlias(v store.View, td *model.TemplateData, r *routev1.Route, o Option
 		cfg.AnnotationProblems = append(cfg.AnnotationProblems, p.String())
 	}
 	cfg.ExactPath = o.ExactPath != nil && o.ExactPath(r)
+	if o.HeaderMatches != nil {
+		cfg.HeaderMatches = o.HeaderMatches(r)
+	}
 	if o.answered(r) {
 		// Answered by the router: no backend.
 		if o.Respond != nil {

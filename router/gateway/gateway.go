@@ -122,6 +122,10 @@ type Origin struct {
 	// ClaimGroup is the route's admission.Options.ClaimGroup: the
 	// Gateways it is served on.
 	ClaimGroup string
+	// Headers are the headers the route's requests must have (sorted by
+	// name); ClaimPath is the path it claims in admission ("": its path).
+	Headers   []model.HeaderMatch
+	ClaimPath string
 }
 
 // ClassStatus is a GatewayClass's status as this router wants it.
@@ -239,6 +243,28 @@ func (res *Result) ClaimGroup(k admission.Key) string {
 // exactly.
 func (res *Result) ExactPath(k admission.Key) bool {
 	return res != nil && res.Origins[k].ExactPath
+}
+
+// ClaimPath returns the path route k claims in admission when it is not
+// its path (admission.Options.ClaimPath).
+func (res *Result) ClaimPath(k admission.Key) string {
+	if res == nil {
+		return ""
+	}
+	return res.Origins[k].ClaimPath
+}
+
+// HeaderMatched reports whether route k (made here) has header matches.
+func (res *Result) HeaderMatched(k admission.Key) bool {
+	return res != nil && len(res.Origins[k].Headers) > 0
+}
+
+// HeaderMatches returns the headers route r's requests must have.
+func (res *Result) HeaderMatches(r *routev1.Route) []model.HeaderMatch {
+	if res == nil {
+		return nil
+	}
+	return res.Origins[admission.KeyOf(r)].Headers
 }
 
 // Translate translates the Gateway API objects of v.

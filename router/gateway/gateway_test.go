@@ -499,13 +499,13 @@ spec:
 		{"a valid and an invalid backend", `
   - backendRefs: [{name: web, port: 8080}, {name: nosuch, port: 8080}]`, 0,
 			"Accepted=True/Accepted ResolvedRefs=False/BackendNotFound PartiallyInvalid=True/UnsupportedValue", "their share of requests is not answered with 500"},
-		{"filters, a regular expression path and a header match", `
+		{"filters, a regular expression path and a query match", `
   - backendRefs: [{name: web, port: 8080}]
     filters: [{type: URLRewrite, urlRewrite: {hostname: b.example.com}}]
-  - matches: [{path: {type: RegularExpression, value: /x}}, {headers: [{name: h, value: v}]}, {path: {value: /ok}}]
+  - matches: [{path: {type: RegularExpression, value: /x}}, {queryParams: [{name: h, value: v}]}, {path: {value: /ok}}]
     backendRefs: [{name: web, port: 8080}]`, 1,
 			"Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs PartiallyInvalid=True/UnsupportedValue",
-			"rule 0: filters of type URLRewrite are not served by this router yet; rule 1, match 0: path matches of type RegularExpression are not served by this router yet; rule 1, match 1: header, query parameter and method matches are not served by this router yet"},
+			"rule 0: filters of type URLRewrite are not served by this router yet; rule 1, match 0: path matches of type RegularExpression are not served by this router yet; rule 1, match 1: query parameter and method matches are not served by this router yet"},
 		{"five backends", `
   - backendRefs: [{name: web, port: 8080}, {name: web, port: 8080}, {name: web, port: 8080}, {name: web, port: 8080}, {name: canary, port: 8080}]`, 0,
 			"Accepted=False/UnsupportedValue ResolvedRefs=True/ResolvedRefs", "more than 4 backends"},
@@ -669,7 +669,7 @@ spec:
 	if got, want := fmt.Sprint(res.HostResponses), "[{* 404 true false} {named.example.com 404 true false}]"; got != want {
 		t.Errorf("host responses %s, want %s", got, want)
 	}
-	d := admission.Admit(res.Routes, admission.Options{Made: res.Made, ExactPath: res.ExactPath})
+	d := admission.Admit(res.Routes, admission.Options{Made: res.Made, ClaimPath: res.ClaimPath})
 	res.Finish(d.Results)
 	if len(d.Admitted) != 4 {
 		t.Errorf("admitted %d of 4: %v", len(d.Admitted), d.Results)

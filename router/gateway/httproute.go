@@ -114,7 +114,8 @@ func translateHTTPRoute(v View, hr *gatewayv1.HTTPRoute, res *Result) *translati
 				r.Name = name
 				t.routes = append(t.routes, r)
 				t.origins = append(t.origins, Origin{HTTPRoute: k, Rule: rule.index, Match: m.index, Parents: how.parents, Respond: rule.respond,
-					BackendNamespaces: rule.backendNamespaces(), ExactPath: m.exact, Redirect: rule.redirect, ClaimGroup: group})
+					BackendNamespaces: rule.backendNamespaces(), ExactPath: m.exact, Redirect: rule.redirect, ClaimGroup: group,
+					Headers: m.headers, ClaimPath: m.claimPath()})
 				rs.routes = append(rs.routes, admission.KeyOf(r))
 			}
 		}

@@ -56,21 +56,21 @@ func redirectOf(filters []gatewayv1.HTTPRouteFilter) (*model.Redirect, string) {
 			}
 			rd.Path = *p.ReplaceFullPath
 			if !strings.HasPrefix(rd.Path, "/") || !safeRedirectText(rd.Path) {
-				return nil, fmt.Sprintf("RequestRedirect: path %q is not served (it must start with / and hold none of the characters blank, \", #, ;, <, >, \\, |, or controls)", rd.Path)
+				return nil, fmt.Sprintf("RequestRedirect: path %q is not served (it must start with / and hold none of the characters blank, quotes, #, ;, <, >, \\, |, (, ), comma, or controls)", rd.Path)
 			}
 		}
 	}
 	return rd, ""
 }
 
-// safeRedirectText reports whether s can be written into a map value and
-// a Location header as it is: printable ASCII without blanks, quotes, "#",
-// ";" (the runtime API's separator), "<", ">", "\" or "|" (the value's
-// field separator).
+// safeRedirectText reports whether s can be written into a map value, a
+// sample fetch's argument and a Location header as it is: printable ASCII
+// without blanks, quotes, "#", ";" (the runtime API's separator), "<",
+// ">", "\", "|" (the value's field separator), parentheses or commas.
 func safeRedirectText(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c <= ' ' || c >= 0x7f || strings.IndexByte("\"#;<>\\|`{}^", c) >= 0 {
+		if c <= ' ' || c >= 0x7f || strings.IndexByte("\"#;<>\\|`{}^(),'", c) >= 0 {
 			return false
 		}
 	}

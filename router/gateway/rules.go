@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	routev1 "github.com/openshift/api/route/v1"
@@ -30,20 +31,51 @@ type rule struct {
 }
 
 // match is a served match of a rule: a path prefix ("" for every path),
-// or with exact, a path matched exactly.
+// or with exact, a path matched exactly; and headers the request must
+// have (sorted by name).
 type match struct {
-	index int
-	path  string
-	exact bool
+	index   int
+	path    string
+	exact   bool
+	headers []model.HeaderMatch
 }
 
-// nameKey is what the match adds to the name of its route (routeName):
-// its path, "=" in front for an exact one.
+// nameKey is what the match adds to the name of its route (routeName),
+// and the path its route claims (claimPath): its path, "=" in front for
+// an exact one, then "?" and the headers for header matches.
 func (m match) nameKey() string {
+	k := m.path
 	if m.exact {
-		return "=" + m.path
+		k = "=" + m.path
 	}
-	return m.path
+	if len(m.headers) > 0 {
+		k += "?" + headerSignature(m.headers)
+	}
+	return k
+}
+
+// claimPath is the path the match's route claims in admission
+// (admission.Options.ClaimPath), "" for a plain path prefix.
+func (m match) claimPath() string {
+	switch {
+	case len(m.headers) > 0 && !m.exact:
+		return strings.TrimRight(m.path, "/") + "/?" + headerSignature(m.headers)
+	case m.exact || len(m.headers) > 0:
+		return m.nameKey()
+	}
+	return ""
+}
+
+// headerSignature writes header matches as "name=value&...".
+func headerSignature(hs []model.HeaderMatch) string {
+	var b strings.Builder
+	for i, h := range hs {
+		if i > 0 {
+			b.WriteByte('&')
+		}
+		b.WriteString(h.Name + "=" + h.Value)
+	}
+	return b.String()
 }
 
 // backend is a valid backendRef: a Service of the route's namespace, or
@@ -121,11 +153,15 @@ func translateRules(v View, hr *gatewayv1.HTTPRoute, rs *RouteStatus) ([]rule, m
 		var ms []match
 		for mi, m := range matches {
 			p, exact, why := pathOf(m)
+			var headers []model.HeaderMatch
+			if why == "" {
+				headers, why = headerMatches(m)
+			}
 			if why != "" {
 				rs.unserved = append(rs.unserved, unserved{msg: fmt.Sprintf("rule %d, match %d: %s", ri, mi, why)})
 				continue
 			}
-			ms = append(ms, match{index: mi, path: p, exact: exact})
+			ms = append(ms, match{index: mi, path: p, exact: exact, headers: headers})
 		}
 		if len(ms) > 0 {
 			out = append(out, rule{index: ri, matches: ms, backends: backends, headers: headers, respond: respond, redirect: redirect})
@@ -162,8 +198,8 @@ func unsupportedRule(r gatewayv1.HTTPRouteRule) string {
 // pathOf returns the path of a match, whether it is matched exactly (else
 // as a prefix), or what of it is not served.
 func pathOf(m gatewayv1.HTTPRouteMatch) (string, bool, string) {
-	if len(m.Headers) > 0 || len(m.QueryParams) > 0 || m.Method != nil {
-		return "", false, "header, query parameter and method matches are not served by this router yet"
+	if len(m.QueryParams) > 0 || m.Method != nil {
+		return "", false, "query parameter and method matches are not served by this router yet"
 	}
 	if m.Path == nil {
 		return "", false, ""
@@ -188,6 +224,61 @@ func pathOf(m gatewayv1.HTTPRouteMatch) (string, bool, string) {
 	// A prefix matches whole path elements, a trailing "/" or not: a
 	// route path (the router's map keys end each path with "/").
 	return strings.TrimRight(value, "/"), false, ""
+}
+
+// MaxHeaderMatches bounds the headers one match may test.
+const MaxHeaderMatches = 8
+
+// headerMatches returns the header matches of a match (Exact; names in
+// lower case, sorted), or what of them is not served. A name is a token
+// of letters, digits, "-", "_" and "."; a value printable text of at most
+// 256 characters (written quoted into haproxy.config).
+func headerMatches(m gatewayv1.HTTPRouteMatch) ([]model.HeaderMatch, string) {
+	if len(m.Headers) == 0 {
+		return nil, ""
+	}
+	if len(m.Headers) > MaxHeaderMatches {
+		return nil, fmt.Sprintf("more than %d header matches are not served", MaxHeaderMatches)
+	}
+	out := make([]model.HeaderMatch, 0, len(m.Headers))
+	for _, h := range m.Headers {
+		if h.Type != nil && *h.Type != gatewayv1.HeaderMatchExact {
+			return nil, fmt.Sprintf("header matches of type %s are not served by this router yet", *h.Type)
+		}
+		name := strings.ToLower(string(h.Name))
+		if !headerToken(name) || h.Value == "" || !printable(h.Value) || len(h.Value) > 256 {
+			return nil, fmt.Sprintf("header match %q: the router serves names of letters, digits, -, _ and . and printable values of up to 256 characters", h.Name)
+		}
+		if slices.ContainsFunc(out, func(o model.HeaderMatch) bool { return o.Name == name }) {
+			// The spec: the first of the same name counts.
+			continue
+		}
+		out = append(out, model.HeaderMatch{Name: name, Value: h.Value})
+	}
+	slices.SortFunc(out, func(a, b model.HeaderMatch) int { return strings.Compare(a.Name, b.Name) })
+	return out, ""
+}
+
+func headerToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+func printable(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < ' ' || s[i] >= 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // backendsOf resolves a rule's backendRefs: the valid ones, the

@@ -215,6 +215,11 @@ type ServiceAliasConfig struct {
 	// requests with itself, without backends (the Gateway API's
 	// RequestRedirect filter).
 	Redirect *Redirect
+	// HeaderMatches are headers the route's requests must have (the
+	// Gateway API's header matches), sorted by name: such routes share
+	// their host and path with others, the one with the most headers
+	// matched first.
+	HeaderMatches []HeaderMatch
 	// ExactPath: the route matches requests whose path is Path exactly
 	// (the Gateway API's Exact path matches), not Path and below it.
 	ExactPath bool
@@ -230,6 +235,13 @@ type Redirect struct {
 	Scheme, Host string
 	Port         int
 	Path         string
+}
+
+// HeaderMatch is a request header a route's requests must have: Name (in
+// lower case; a token of letters, digits, "-", "_", ".") with Value
+// exactly (printable text).
+type HeaderMatch struct {
+	Name, Value string
 }
 
 // HostResponse is a host (AnyHost: every host) whose requests that no

@@ -193,7 +193,7 @@ func buildOptions(in Inputs, gw *gateway.Result) builder.Options {
 	if gw != nil {
 		o.Respond, o.HostResponses, o.BackendNamespace = gw.Respond, gw.HostResponses, gw.BackendNamespace
 		o.ExactPath = func(r *routev1.Route) bool { return gw.ExactPath(admission.KeyOf(r)) }
-		o.Redirect = gw.Redirect
+		o.Redirect, o.HeaderMatches = gw.Redirect, gw.HeaderMatches
 	}
 	return o
 }
@@ -213,7 +213,7 @@ func admit(v store.View, in Inputs, st State) (admission.Decision, map[admission
 	}
 	opts := in.Admission
 	if gw != nil {
-		opts.Made, opts.ExactPath, opts.ClaimGroup = gw.Made, gw.ExactPath, gw.ClaimGroup
+		opts.Made, opts.ClaimPath, opts.ClaimGroup, opts.HeaderMatched = gw.Made, gw.ClaimPath, gw.ClaimGroup, gw.HeaderMatched
 	}
 	exclusions := CurrentExclusions(st.Exclusions, routes)
 	if len(exclusions) > 0 {

@@ -215,6 +215,11 @@ func readRouteChanges(src Source, in Inputs, st State, out, next *Output, mode r
 		routes = append(routes, madeFrom(httpRoutes, out.Gateway, next.Gateway)...)
 		var changed map[model.ServiceUnitKey]bool
 		ch.affected, changed = affectedRoutes(routes, services, out, next.Decision)
+		if headerMatchesAmong(ch.affected, out.Gateway, next.Gateway) {
+			// The frontends' header match rules change: a full pass.
+			full = FullOther
+			return nil
+		}
 		build, backends := routesToBuild(out.Model, next.Decision, ch.affected)
 		ch.backends = backends
 		switch {
@@ -261,6 +266,20 @@ func madeFrom(httpRoutes []store.Key, old, next *gateway.Result) []store.Key {
 		}
 	}
 	return out
+}
+
+// headerMatchesAmong reports whether a route of keys has header matches
+// (the Gateway API's) in old or next.
+func headerMatchesAmong(keys map[model.ServiceAliasConfigKey]bool, old, next *gateway.Result) bool {
+	for k := range keys {
+		ak := admission.Key(strings.Replace(string(k), ":", "/", 1))
+		for _, res := range []*gateway.Result{old, next} {
+			if res != nil && len(res.Origins[ak].Headers) > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // affectedRoutes are the routes that changed (routes), whose admission

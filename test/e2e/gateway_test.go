@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -482,5 +484,97 @@ spec:
 		if got := strings.Join(resp.Header.Values(h), ","); got != want {
 			t.Errorf("client got %s: %q, want %q", h, got, want)
 		}
+	}
+}
+
+// getHeaders returns a request to r for host and path with headers hdr
+// (name: value, ...), as expectBackend and expectStatus take it.
+func getHeaders(r *router, host, path string, hdr ...string) func() (response, error) {
+	return func() (response, error) {
+		req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d%s", r.HTTPPort, path), nil)
+		if err != nil {
+			return response{}, err
+		}
+		req.Host = host
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+		resp, err := c.Do(req)
+		if err != nil {
+			return response{}, err
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		return response{Status: resp.StatusCode, Body: string(body), Header: resp.Header}, err
+	}
+}
+
+// TestHTTPRouteHeaderMatchesChooseTheRule: header matches of HTTPRoutes
+// (for every host and for a listener's hostname) choose among the rules of
+// one path, the match with the most headers first; a longer path wins over
+// header matches of a shorter one; what matches no headers goes to the
+// path's rule without headers, else to a shorter path, else 404.
+func TestHTTPRouteHeaderMatchesChooseTheRule(t *testing.T) {
+	one, two, three := startBackend(t, "one"), startBackend(t, "two"), startBackend(t, "three")
+	m := newManifests(t)
+	m.Write("services.yaml", serviceYAML("shop", "one", one)+"---\n"+serviceYAML("shop", "two", two)+"---\n"+serviceYAML("shop", "three", three))
+	m.Write("gateway.yaml", `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: haproxy}
+spec: {controllerName: haproxy.router.openshift.io/gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: haproxy, namespace: shop}
+spec:
+  gatewayClassName: haproxy
+  listeners:
+  - {name: any, port: 80, protocol: HTTP}
+  - {name: named, port: 80, protocol: HTTP, hostname: named.example.com}
+`)
+	hm := `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: hm, namespace: shop}
+spec:
+  parentRefs: [{name: haproxy}]
+  rules:
+  - matches: [{headers: [{name: version, value: one}]}]
+    backendRefs: [{name: one, port: 80}]
+  - matches: [{headers: [{name: version, value: two}]}]
+    backendRefs: [{name: two, port: 80}]
+  - matches: [{headers: [{name: Version, value: two}, {name: color, value: "orange juice"}]}]
+    backendRefs: [{name: one, port: 80}]
+  - matches: [{path: {value: /v2}}, {path: {value: /x}, headers: [{name: version, value: three}]}]
+    backendRefs: [{name: two, port: 80}]
+`
+	m.Write("hm.yaml", hm+`  - matches: [{path: {value: /}}]
+    backendRefs: [{name: three, port: 80}]
+`)
+	r := startRouter(t, m.Dir, nil)
+	for _, host := range []string{"anything.example.com", "named.example.com"} {
+		for _, tc := range []struct {
+			path    string
+			headers []string
+			want    string
+		}{
+			{"/", []string{"version", "one"}, "one"},
+			{"/a", []string{"version", "two"}, "two"},
+			{"/", []string{"version", "two", "color", "orange juice"}, "one"},
+			{"/", []string{"version", "two", "color", "orange"}, "two"},
+			{"/", nil, "three"},
+			{"/v2/a", []string{"version", "one"}, "two"},
+			{"/x/a", []string{"version", "three"}, "two"},
+			{"/x/a", []string{"version", "four"}, "three"},
+		} {
+			expectBackend(t, loadTimeout, getHeaders(r, host, tc.path, tc.headers...), tc.want)
+		}
+	}
+	// Without the rule for every path: a request no rule matches is 404.
+	m.Write("hm.yaml", hm)
+	for _, host := range []string{"anything.example.com", "named.example.com"} {
+		expectStatus(t, 30*time.Second, getHeaders(r, host, "/x/a", "version", "four"), 404)
+		expectStatus(t, 5*time.Second, getHeaders(r, host, "/"), 404)
+		expectBackend(t, 5*time.Second, getHeaders(r, host, "/x/a", "version", "one"), "one")
 	}
 }
