@@ -97,7 +97,7 @@ func routeMapEntries(td model.TemplateData, https bool) ([]mapEntry, []HeaderCha
 		entries = append(entries, mapEntry{key, target})
 	}
 	for _, h := range td.HostResponses {
-		if k := RouteMapKey(h.Host, ""); keys[k] {
+		if k := RouteMapKey(mapHost(h.Host, false), ""); keys[k] {
 			entries = append(entries, mapEntry{k, "@" + strconv.Itoa(h.Status)})
 			delete(keys, k)
 		}
@@ -239,9 +239,21 @@ func shorterPathValue(key string, values map[string]string) string {
 	return "@miss"
 }
 
+// mapHost is the host part of map keys for host: a wildcard route's
+// "*.domain" (genCertificateHostName), or for the hosts "*.domain" of the
+// Gateway API's wildcard hostnames (every subdomain at any depth, made
+// routes and HostResponses only), "+.domain": the frontends look those up
+// with one, two, ... labels of the request's host replaced by "+".
+func mapHost(host string, wildcard bool) string {
+	if rest, ok := strings.CutPrefix(host, "*."); ok {
+		return "+." + rest
+	}
+	return GenCertificateHostName(host, wildcard)
+}
+
 // routeKey is a route's key in route_http.map and route_https.map.
 func routeKey(cfg model.ServiceAliasConfig) string {
-	host := GenCertificateHostName(cfg.Host, cfg.IsWildcard)
+	host := mapHost(cfg.Host, cfg.IsWildcard)
 	if cfg.ExactPath {
 		return ExactRouteMapKey(host, cfg.Path)
 	}
@@ -287,7 +299,7 @@ func hostResponseKeys(td model.TemplateData, https bool) map[string]bool {
 			if keys == nil {
 				keys = map[string]bool{}
 			}
-			keys[RouteMapKey(h.Host, "")] = true
+			keys[RouteMapKey(mapHost(h.Host, false), "")] = true
 		}
 	}
 	return keys

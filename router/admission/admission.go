@@ -155,7 +155,7 @@ func Admit(routes []*routev1.Route, opts Options) Decision {
 			return res, !excluded
 		},
 		domains.check,
-		wildcardPolicyCheck(opts.AllowWildcardRoutes),
+		wildcardPolicyCheck(opts.AllowWildcardRoutes, opts.Made),
 		hostCheck(opts.Made),
 		validationCheck(opts.ExtendedValidation, opts.Memo, served),
 	}

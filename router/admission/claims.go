@@ -45,12 +45,12 @@ func claimSubdomains(routes []*routev1.Route, disableNS bool, rules claimRules, 
 			if wc != nil {
 				holder = wc.conflict(r, disableNS)
 			}
-			if b := blockers[domain]; holder == nil && !disableNS && b[0] != nil {
-				switch {
-				case b[0].Namespace != r.Namespace:
-					holder = b[0]
-				case b[1] != nil:
-					holder = b[1]
+			if holder == nil && !disableNS {
+				for _, b := range blockers[domain] {
+					if b != nil && b.Namespace != r.Namespace && !rules.sameGroup(b, r) {
+						holder = b
+						break
+					}
 				}
 			}
 			if holder != nil {
@@ -67,7 +67,7 @@ func claimSubdomains(routes []*routev1.Route, disableNS bool, rules claimRules, 
 			}
 			wc.add(r, false)
 		} else {
-			if wc != nil && !disableNS && wc.owner.Namespace != r.Namespace {
+			if wc != nil && !disableNS && wc.owner.Namespace != r.Namespace && !rules.sameGroup(wc.owner, r) {
 				holder := wc.owner
 				msg := "wildcard route " + string(KeyOf(holder)) + " has host *." + domain + ", blocking " + host
 				results[KeyOf(r)] = hostClaimed(r, holder, msg, "a route in another namespace holds host "+host)
@@ -154,12 +154,14 @@ func (c *claim) pathOf(r *routev1.Route) string {
 
 // sameGroup reports whether made routes a and b are of one claim group
 // (Options.ClaimGroup).
-func (c *claim) sameGroup(a, b *routev1.Route) bool {
-	if c.rules.group == nil {
+func (c *claim) sameGroup(a, b *routev1.Route) bool { return c.rules.sameGroup(a, b) }
+
+func (rules claimRules) sameGroup(a, b *routev1.Route) bool {
+	if rules.group == nil {
 		return false
 	}
-	g := c.rules.group(KeyOf(a))
-	return g != "" && g == c.rules.group(KeyOf(b))
+	g := rules.group(KeyOf(a))
+	return g != "" && g == rules.group(KeyOf(b))
 }
 
 // conflict returns the admitted route of c that keeps r out, or nil.

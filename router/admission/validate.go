@@ -35,8 +35,15 @@ const (
 // valid DNS name (InvalidHost).
 func hostCheck(made func(Key) bool) check {
 	return func(r *routev1.Route) (Result, bool) {
-		if r.Spec.Host == AnyHost && made != nil && made(KeyOf(r)) {
-			return Result{}, true
+		if made != nil && (r.Spec.Host == AnyHost || strings.HasPrefix(r.Spec.Host, "*.")) && made(KeyOf(r)) {
+			if r.Spec.Host == AnyHost {
+				return Result{}, true
+			}
+			// A made route for every subdomain, at any depth: "*."
+			// and a host.
+			c := *r
+			c.Spec.Host = r.Spec.Host[2:]
+			return checkHost(&c)
 		}
 		return checkHost(r)
 	}
@@ -44,7 +51,9 @@ func hostCheck(made func(Key) bool) check {
 
 // AnyHost is the host of the routes the router makes for every hostname
 // (Options.Made: the Gateway API's routes on a listener without a
-// hostname, which have none themselves). They share it whatever their
+// hostname, which have none themselves). Made routes may also have a
+// host "*." and a domain, with wildcardPolicy Subdomain: every subdomain
+// of the domain, at any depth (the Gateway API's wildcard hostnames). They share it whatever their
 // namespaces, one route per path (the oldest). A Route of the API with
 // this host is refused as an invalid host.
 const AnyHost = model.AnyHost

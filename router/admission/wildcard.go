@@ -24,14 +24,16 @@ func WildcardDomain(host string) string { return parentDomain(host) }
 // wildcardPolicyCheck is the wildcard policy step: None (or unset, which
 // the API server defaults to None) passes; Subdomain passes only when
 // wildcard routes are allowed (ROUTER_ALLOW_WILDCARD_ROUTES); any other
-// value is refused.
-func wildcardPolicyCheck(allow bool) check {
+// value is refused. Made routes (Options.Made) pass with Subdomain.
+func wildcardPolicyCheck(allow bool, made func(Key) bool) check {
 	return func(r *routev1.Route) (Result, bool) {
 		switch p := r.Spec.WildcardPolicy; p {
 		case "", routev1.WildcardPolicyNone:
 			return Result{}, true
 		case routev1.WildcardPolicySubdomain:
-			if allow {
+			// The Gateway API's wildcard hostnames are not Routes:
+			// ROUTER_ALLOW_WILDCARD_ROUTES is about Routes.
+			if allow || made != nil && made(KeyOf(r)) {
 				return Result{}, true
 			}
 			return Result{Reason: ReasonRouteNotAdmitted, Message: msgWildcardNotAllowed}, false

@@ -609,16 +609,27 @@ func TestAdmissionRefusalsOfAllOfAParentsRoutesMakeItNotAccepted(t *testing.T) {
 	}
 }
 
-func TestWildcardHostnamesAreNotServedYet(t *testing.T) {
-	v := view(t, onGateway+httpRouteHead("wild", `"*.example.com"`)+` [{backendRefs: [{name: web, port: 8080}]}]`)
+// TestWildcardHostnamesAreServedAsSubdomainRoutes: a wildcard hostname is
+// a made route for "*.domain" with wildcardPolicy Subdomain, admitted
+// without ROUTER_ALLOW_WILDCARD_ROUTES; a Route cannot have such a host.
+func TestWildcardHostnamesAreServedAsSubdomainRoutes(t *testing.T) {
+	v := view(t, onGateway+httpRouteHead("wild", `"*.Example.com"`)+` [{backendRefs: [{name: web, port: 8080}]}]`)
 	res := Translate(v, Options{})
-	res.Finish(admitAll(res.Routes))
-	if len(res.Routes) != 0 {
-		t.Errorf("routes %v", routes(res.Routes))
+	if got := routes(res.Routes); len(got) != 1 || got[0] != "default/wild *.example.com -> web[1] port http" {
+		t.Fatalf("routes %v", got)
 	}
-	c := res.HTTPRoutes["default/wild"].Parents[0].Conditions[0]
-	if c.Status != metav1.ConditionFalse || c.Reason != string(gatewayv1.RouteReasonUnsupportedValue) || !strings.Contains(c.Message, "wildcard hostname") {
-		t.Errorf("%+v, want not accepted: wildcard hostname", c)
+	if res.Routes[0].Spec.WildcardPolicy != routev1.WildcardPolicySubdomain {
+		t.Errorf("wildcard policy %q", res.Routes[0].Spec.WildcardPolicy)
+	}
+	d := admission.Admit(res.Routes, admission.Options{Made: res.Made})
+	if len(d.Admitted) != 1 {
+		t.Errorf("not admitted: %v", d.Results)
+	}
+	own := res.Routes[0].DeepCopy()
+	own.Name = "own"
+	d = admission.Admit([]*routev1.Route{own}, admission.Options{Made: res.Made, AllowWildcardRoutes: true})
+	if len(d.Admitted) != 0 {
+		t.Errorf("a Route for *.example.com admitted")
 	}
 }
 

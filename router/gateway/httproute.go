@@ -81,10 +81,6 @@ func translateHTTPRoute(v View, hr *gatewayv1.HTTPRoute, res *Result) *translati
 	}
 	made := map[string]string{}
 	for _, host := range slices.Sorted(maps.Keys(hosts)) {
-		if strings.HasPrefix(host, "*") {
-			rs.unserved = append(rs.unserved, unserved{msg: unservedHost(host)})
-			continue
-		}
 		how := hosts[host]
 		group := claimGroup(rs, how.parents)
 		if host == "" {
@@ -146,10 +142,6 @@ func claimGroup(rs *RouteStatus, parents []int) string {
 // hundreds of thousands (2048 listener hostnames x 128 matches). What is cut
 // is listed in its status (PartiallyInvalid).
 const MaxRoutesPerHTTPRoute = 512
-
-func unservedHost(host string) string {
-	return fmt.Sprintf("wildcard hostname %q is not served by this router yet", host)
-}
 
 // controllerOf returns the controller name the translation ran with.
 func controllerOf(res *Result) string { return res.controller }
@@ -284,7 +276,7 @@ func allowsNamespace(v View, l gatewayv1.Listener, gwNamespace, ns string) bool 
 }
 
 // routeFor returns a route for one hostname (admission.AnyHost: every
-// hostname) and path prefix of an HTTPRoute rule (its name is set by the
+// hostname; "*.domain": its subdomains) and path prefix of an HTTPRoute rule (its name is set by the
 // caller): on an HTTPS listener, an edge route
 // with the listener's certificate, also served over HTTP when an HTTP
 // listener takes the hostname too. A rule answered by the router itself
@@ -296,6 +288,11 @@ func routeFor(hr *gatewayv1.HTTPRoute, host, path string, rule rule, how *hostIn
 			ResourceVersion: hr.ResourceVersion, CreationTimestamp: hr.CreationTimestamp},
 		Spec: routev1.RouteSpec{Host: host, Path: path, WildcardPolicy: routev1.WildcardPolicyNone,
 			HTTPHeaders: rule.headers.DeepCopy()},
+	}
+	if strings.HasPrefix(host, "*.") {
+		// Every subdomain, at any depth (admission takes it from
+		// made routes).
+		r.Spec.WildcardPolicy = routev1.WildcardPolicySubdomain
 	}
 	backends := rule.backends
 	if rule.respond != 0 || rule.redirect != nil {

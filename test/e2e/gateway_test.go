@@ -578,3 +578,75 @@ spec:
 		expectBackend(t, 5*time.Second, getHeaders(r, host, "/x/a", "version", "one"), "one")
 	}
 }
+
+// TestHTTPRouteWildcardHostnamesServeSubdomains: a wildcard hostname (of a
+// listener or of an HTTPRoute) serves every subdomain of its domain, at
+// any depth, not the domain itself; an exact hostname wins over it.
+func TestHTTPRouteWildcardHostnamesServeSubdomains(t *testing.T) {
+	one, two, three := startBackend(t, "one"), startBackend(t, "two"), startBackend(t, "three")
+	m := newManifests(t)
+	m.Write("services.yaml", serviceYAML("shop", "one", one)+"---\n"+serviceYAML("shop", "two", two)+"---\n"+serviceYAML("shop", "three", three))
+	m.Write("gateway.yaml", `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: haproxy}
+spec: {controllerName: haproxy.router.openshift.io/gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: haproxy, namespace: shop}
+spec:
+  gatewayClassName: haproxy
+  listeners:
+  - {name: any, port: 80, protocol: HTTP}
+  - {name: wild, port: 80, protocol: HTTP, hostname: "*.bar.com"}
+  - {name: specific, port: 80, protocol: HTTP, hostname: foo.bar.com}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: wild, namespace: shop}
+spec:
+  parentRefs: [{name: haproxy, sectionName: wild}]
+  rules: [{backendRefs: [{name: one, port: 80}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: specific, namespace: shop}
+spec:
+  parentRefs: [{name: haproxy, sectionName: specific}]
+  rules: [{backendRefs: [{name: two, port: 80}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: io, namespace: shop}
+spec:
+  parentRefs: [{name: haproxy, sectionName: any}]
+  hostnames: ["*.wildcard.io"]
+  rules:
+  - matches: [{path: {value: /p}}]
+    backendRefs: [{name: three, port: 80}]
+  - matches: [{path: {type: Exact, value: /e}}]
+    backendRefs: [{name: one, port: 80}]
+`)
+	r := startRouter(t, m.Dir, nil)
+	get := func(host, path string) func() (response, error) {
+		return func() (response, error) { return r.httpGet(host, path) }
+	}
+	for _, tc := range []struct{ host, path, want string }{
+		{"x.bar.com", "/", "one"},
+		{"a.b.c.bar.com", "/a", "one"},
+		{"foo.bar.com", "/", "two"},
+		{"x.wildcard.io", "/p/q", "three"},
+		{"a.b.c.d.wildcard.io", "/p", "three"},
+		{"a.b.wildcard.io", "/e", "one"},
+	} {
+		expectBackend(t, loadTimeout, get(tc.host, tc.path), tc.want)
+	}
+	for _, tc := range []struct{ host, path string }{
+		{"bar.com", "/"},
+		{"wildcard.io", "/p"},
+		{"x.wildcard.io", "/q"},
+		{"x.wildcard.io", "/e/f"},
+	} {
+		expectStatus(t, 5*time.Second, get(tc.host, tc.path), 404)
+	}
+}
