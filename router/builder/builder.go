@@ -41,40 +41,25 @@ type Options struct {
 	MaxConnections int
 	// HAProxy are the validated router-wide HAProxy settings.
 	HAProxy model.HAProxySettings
-	// Respond, if set, returns the status the router answers a route's
-	// requests with itself (0: none; see ServiceAliasConfig.Respond).
-	Respond func(*routev1.Route) int
 	// HostResponses are TemplateData.HostResponses.
 	HostResponses []model.HostResponse
-	// BackendNamespace, if set, returns the namespace of a route's
-	// backend i (0: spec.to, then alternateBackends) when it is not the
-	// route's own ("": the route's): the Gateway API's backends of another
-	// namespace, which a ReferenceGrant allows. A Route of the API always
-	// has its own namespace's.
-	BackendNamespace func(r *routev1.Route, i int) string
-	// ExactPath, if set, reports whether a route matches its path exactly
-	// (ServiceAliasConfig.ExactPath).
-	ExactPath func(*routev1.Route) bool
-	// Redirect, if set, returns the redirect the router answers a route's
-	// requests with itself (nil: none; ServiceAliasConfig.Redirect).
-	Redirect func(*routev1.Route) *model.Redirect
-	// HeaderMatches, if set, returns the headers a route's requests must
-	// have (ServiceAliasConfig.HeaderMatches).
-	HeaderMatches func(*routev1.Route) []model.HeaderMatch
+	// Made, if set, returns what a route made from the Gateway API's
+	// objects has beyond the Route API (nil for a Route of the API).
+	Made func(*routev1.Route) *model.MadeRoute
 }
 
-// answered reports whether the router answers route r itself (no
-// backends).
-func (o Options) answered(r *routev1.Route) bool {
-	return o.Respond != nil && o.Respond(r) != 0 || o.Redirect != nil && o.Redirect(r) != nil
+// made returns what route r has beyond the Route API (nil: nothing).
+func (o Options) made(r *routev1.Route) *model.MadeRoute {
+	if o.Made == nil {
+		return nil
+	}
+	return o.Made(r)
 }
 
 // backendNamespace returns the namespace of backend i of route r.
 func (o Options) backendNamespace(r *routev1.Route, i int) string {
-	if o.BackendNamespace != nil {
-		if ns := o.BackendNamespace(r, i); ns != "" {
-			return ns
-		}
+	if m := o.made(r); m != nil && i < len(m.BackendNamespaces) && m.BackendNamespaces[i] != "" {
+		return m.BackendNamespaces[i]
 	}
 	return r.Namespace
 }
@@ -179,6 +164,16 @@ func routeHeaderActions(in []routev1.RouteHTTPHeader) []model.HTTPHeader {
 	return out
 }
 
+// headerAdds returns the headers a made route adds (HTTPRouteFilter's
+// "add"), names and values quoted as header actions'.
+func headerAdds(in []model.HeaderMatch) []model.HTTPHeader {
+	var out []model.HTTPHeader
+	for _, a := range in {
+		out = append(out, model.HTTPHeader{Name: model.QuoteHeaderWord(a.Name), Value: model.QuoteHeaderWord(a.Value), Action: model.HeaderActionAdd})
+	}
+	return out
+}
+
 // buildAlias returns the model entry of route r: its host, path, TLS and
 // annotations, and its services (built into td.ServiceUnits when td has
 // them not yet) with their weights and endpoints.
@@ -197,19 +192,13 @@ func buildAlias(v store.View, td *model.TemplateData, r *routev1.Route, o Option
 	for _, p := range problems {
 		cfg.AnnotationProblems = append(cfg.AnnotationProblems, p.String())
 	}
-	cfg.ExactPath = o.ExactPath != nil && o.ExactPath(r)
-	if o.HeaderMatches != nil {
-		cfg.HeaderMatches = o.HeaderMatches(r)
-	}
-	if o.answered(r) {
-		// Answered by the router: no backend.
-		if o.Respond != nil {
-			cfg.Respond = o.Respond(r)
+	if m := o.made(r); m != nil {
+		cfg.ExactPath, cfg.HeaderMatches = m.ExactPath, m.HeaderMatches
+		cfg.Respond, cfg.Redirect = m.Respond, m.Redirect
+		cfg.HTTPRequestHeaderAdds, cfg.HTTPResponseHeaderAdds = headerAdds(m.RequestHeaderAdds), headerAdds(m.ResponseHeaderAdds)
+		if m.Answered() {
+			return cfg // no backend
 		}
-		if o.Redirect != nil {
-			cfg.Redirect = o.Redirect(r)
-		}
-		return cfg
 	}
 	counts := addBackends(v, td, &cfg, r, o)
 	for suKey := range cfg.ServiceUnits {
@@ -637,7 +626,7 @@ func endpointReady(e discoveryv1.Endpoint) bool {
 func Routes(v store.View, base *model.TemplateData, routes []*routev1.Route, changed map[model.ServiceUnitKey]bool, o Options) (map[model.ServiceAliasConfigKey]model.ServiceAliasConfig, map[model.ServiceUnitKey]model.ServiceUnit) {
 	td := &model.TemplateData{ServiceUnits: map[model.ServiceUnitKey]model.ServiceUnit{}}
 	for _, r := range routes {
-		if o.answered(r) {
+		if m := o.made(r); m != nil && m.Answered() {
 			continue // no backend (buildAlias)
 		}
 		for i, b := range routeBackends(r) {

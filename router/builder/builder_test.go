@@ -158,10 +158,10 @@ func TestBuildReadsEndpointsWhenAsked(t *testing.T) {
 	}
 }
 
-// TestMadeRoutesTakeBackendsOfOtherNamespacesAndResponders: BackendNamespace
-// puts a route's backend in another namespace (a Route of the API has its
-// own: no such option); a route the router answers (Respond) gets no
-// backends.
+// TestMadeRoutesTakeBackendsOfOtherNamespacesAndResponders: a made route's
+// BackendNamespaces put its backend in another namespace (a Route of the
+// API has its own: Made is nil); a route the router answers (Respond,
+// Redirect) gets no backends; matches and header adds reach the model.
 func TestMadeRoutesTakeBackendsOfOtherNamespacesAndResponders(t *testing.T) {
 	svc := func(ns string) *corev1.Service {
 		return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
@@ -174,15 +174,26 @@ func TestMadeRoutesTakeBackendsOfOtherNamespacesAndResponders(t *testing.T) {
 		Spec: routev1.RouteSpec{Host: "a.example.com", To: routev1.RouteTargetReference{Name: "web"}}}
 
 	own := build(t, objs, r, Options{})
-	other := build(t, objs, r, Options{BackendNamespace: func(*routev1.Route, int) string { return "other" }})
+	made := func(m model.MadeRoute) Options {
+		return Options{Made: func(*routev1.Route) *model.MadeRoute { return &m }}
+	}
+	other := build(t, objs, r, made(model.MadeRoute{BackendNamespaces: []string{"other"}}))
 	if own.PrimaryServiceUnitKey != "ns/web" || own.ActiveEndpoints != 1 {
 		t.Errorf("own namespace: %s, %d endpoints", own.PrimaryServiceUnitKey, own.ActiveEndpoints)
 	}
 	if _, ok := other.ServiceUnits["other/web"]; !ok || other.PrimaryServiceUnitKey != "other/web" || other.ActiveEndpoints != 2 {
 		t.Errorf("other namespace: %v, %s, %d endpoints", other.ServiceUnits, other.PrimaryServiceUnitKey, other.ActiveEndpoints)
 	}
-	answered := build(t, objs, r, Options{Respond: func(*routev1.Route) int { return 500 }})
+	answered := build(t, objs, r, made(model.MadeRoute{Respond: 500}))
 	if answered.Respond != 500 || len(answered.ServiceUnits) != 0 || answered.ActiveEndpoints != 0 {
 		t.Errorf("answered: respond %d, units %v", answered.Respond, answered.ServiceUnits)
+	}
+	redirected := build(t, objs, r, made(model.MadeRoute{Redirect: &model.Redirect{Code: 301}, ExactPath: true,
+		HeaderMatches: []model.HeaderMatch{{Name: "a", Value: "b"}}, RequestHeaderAdds: []model.HeaderMatch{{Name: "X-A", Value: "it's"}}}))
+	if redirected.Redirect == nil || !redirected.ExactPath || len(redirected.HeaderMatches) != 1 || len(redirected.ServiceUnits) != 0 {
+		t.Errorf("redirected: %+v", redirected)
+	}
+	if a := redirected.HTTPRequestHeaderAdds; len(a) != 1 || a[0].Name != "'X-A'" || a[0].Value != `'it'\''s'` || a[0].Action != model.HeaderActionAdd {
+		t.Errorf("header adds %+v", a)
 	}
 }

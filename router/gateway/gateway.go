@@ -100,32 +100,21 @@ type Result struct {
 	controller string
 }
 
-// Origin is the HTTPRoute, rule and match a route was made from, and the
-// parents (indexes of RouteStatus.Parents) it serves.
+// Origin is the HTTPRoute, rule and match a route was made from, the
+// parents (indexes of RouteStatus.Parents) it serves, and what it has
+// beyond the Route API.
 type Origin struct {
 	HTTPRoute   store.Key
 	Rule, Match int
 	Parents     []int
-	// Respond is the status the router answers the route's requests
-	// with itself (0: none).
-	Respond int
-	// BackendNamespaces are the namespaces of the route's backends (its
-	// spec.to, then alternateBackends), "" for the route's own; nil when
-	// all are of the route's namespace.
-	BackendNamespaces []string
-	// ExactPath: the route matches its path exactly (an Exact match),
-	// not as a prefix.
-	ExactPath bool
-	// Redirect is the redirect the router answers the route's requests
-	// with itself (nil: none).
-	Redirect *model.Redirect
+	// Made is how the route's requests are matched and answered beyond
+	// the Route API (builder.Options.Made).
+	Made model.MadeRoute
 	// ClaimGroup is the route's admission.Options.ClaimGroup: the
-	// Gateways it is served on.
+	// Gateways it is served on. ClaimPath is the path it claims in
+	// admission ("": its path; admission.Options.ClaimPath).
 	ClaimGroup string
-	// Headers are the headers the route's requests must have (sorted by
-	// name); ClaimPath is the path it claims in admission ("": its path).
-	Headers   []model.HeaderMatch
-	ClaimPath string
+	ClaimPath  string
 }
 
 // ClassStatus is a GatewayClass's status as this router wants it.
@@ -201,34 +190,17 @@ func (res *Result) Made(k admission.Key) bool {
 	return ok
 }
 
-// Respond returns the status the router answers the requests of route r
-// with itself (0: r is served by its backends, or not made here).
-func (res *Result) Respond(r *routev1.Route) int {
-	if res == nil {
-		return 0
-	}
-	return res.Origins[admission.KeyOf(r)].Respond
-}
-
-// BackendNamespace returns the namespace of backend i of route r when it
-// is another than r's ("" otherwise, or when r is not made here).
-func (res *Result) BackendNamespace(r *routev1.Route, i int) string {
-	if res == nil {
-		return ""
-	}
-	if ns := res.Origins[admission.KeyOf(r)].BackendNamespaces; i < len(ns) {
-		return ns[i]
-	}
-	return ""
-}
-
-// Redirect returns the redirect the router answers route r's requests
-// with (nil: none, or r is not made here).
-func (res *Result) Redirect(r *routev1.Route) *model.Redirect {
+// MadeRoute returns what route r (made here) has beyond the Route API
+// (nil: r is not made here).
+func (res *Result) MadeRoute(r *routev1.Route) *model.MadeRoute {
 	if res == nil {
 		return nil
 	}
-	return res.Origins[admission.KeyOf(r)].Redirect
+	o, ok := res.Origins[admission.KeyOf(r)]
+	if !ok {
+		return nil
+	}
+	return &o.Made
 }
 
 // ClaimGroup returns the claim group of route k (made here; "" else).
@@ -237,12 +209,6 @@ func (res *Result) ClaimGroup(k admission.Key) string {
 		return ""
 	}
 	return res.Origins[k].ClaimGroup
-}
-
-// ExactPath reports whether the route k (made here) matches its path
-// exactly.
-func (res *Result) ExactPath(k admission.Key) bool {
-	return res != nil && res.Origins[k].ExactPath
 }
 
 // ClaimPath returns the path route k claims in admission when it is not
@@ -256,15 +222,7 @@ func (res *Result) ClaimPath(k admission.Key) string {
 
 // HeaderMatched reports whether route k (made here) has header matches.
 func (res *Result) HeaderMatched(k admission.Key) bool {
-	return res != nil && len(res.Origins[k].Headers) > 0
-}
-
-// HeaderMatches returns the headers route r's requests must have.
-func (res *Result) HeaderMatches(r *routev1.Route) []model.HeaderMatch {
-	if res == nil {
-		return nil
-	}
-	return res.Origins[admission.KeyOf(r)].Headers
+	return res != nil && len(res.Origins[k].Made.HeaderMatches) > 0
 }
 
 // Translate translates the Gateway API objects of v.

@@ -567,7 +567,7 @@ spec:
 	if got := conditions(c); got != "Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs" {
 		t.Errorf("granted cross-namespace backend: %s", got)
 	}
-	if len(res.Routes) != 1 || res.BackendNamespace(res.Routes[0], 0) != "backends" || res.Respond(res.Routes[0]) != 0 {
+	if len(res.Routes) != 1 || res.MadeRoute(res.Routes[0]).BackendNamespaces[0] != "backends" || res.MadeRoute(res.Routes[0]).Respond != 0 {
 		t.Fatalf("routes %v, want one to backends/web", routes(res.Routes))
 	}
 	if got := routes(res.Routes); got[0] != "default/r a.example.com -> web[1] port http" {
@@ -580,7 +580,7 @@ spec:
 	if got := conditions(res.HTTPRoutes["default/r"].Parents[0].Conditions); got != "Accepted=True/Accepted ResolvedRefs=False/RefNotPermitted" {
 		t.Errorf("without a grant: %s", got)
 	}
-	if len(res.Routes) != 1 || res.Respond(res.Routes[0]) != 500 {
+	if len(res.Routes) != 1 || res.MadeRoute(res.Routes[0]).Respond != 500 {
 		t.Errorf("without a grant: routes %v, want one answered 500", routes(res.Routes))
 	}
 }
@@ -669,9 +669,9 @@ spec:
 		t.Errorf("routes %q, want %q", got, want)
 	}
 	for _, r := range res.Routes {
-		exact := res.ExactPath(admission.KeyOf(r))
-		if want := map[bool]int{true: 500, false: 0}[r.Spec.Path != "" && !exact]; res.Respond(r) != want {
-			t.Errorf("%s%s answered with %d, want %d", r.Spec.Host, r.Spec.Path, res.Respond(r), want)
+		exact := res.MadeRoute(r).ExactPath
+		if want := map[bool]int{true: 500, false: 0}[r.Spec.Path != "" && !exact]; res.MadeRoute(r).Respond != want {
+			t.Errorf("%s%s answered with %d, want %d", r.Spec.Host, r.Spec.Path, res.MadeRoute(r).Respond, want)
 		}
 		if exact != (r.Spec.To.Name == "web" && r.Spec.Path == "/gone") {
 			t.Errorf("%s%s: exact %v", r.Spec.Host, r.Spec.Path, exact)
@@ -915,9 +915,20 @@ spec:
 	if got != "X-Set=100%% sure X-Drop:Delete X-Frame-Options=DENY" || len(a.Request) != 2 || len(a.Response) != 1 {
 		t.Errorf("header actions %s (%+v)", got, a)
 	}
+	res = Translate(view(t, rule(`
+    - type: RequestHeaderModifier
+      requestHeaderModifier: {add: [{name: X-A, value: "1%"}], set: [{name: X-S, value: s}]}`)), Options{})
+	if len(res.Routes) != 1 {
+		t.Fatalf("add: routes %v", routes(res.Routes))
+	}
+	if m := res.MadeRoute(res.Routes[0]); fmt.Sprint(m.RequestHeaderAdds) != "[{X-A 1%%}]" || len(m.ResponseHeaderAdds) != 0 ||
+		len(res.Routes[0].Spec.HTTPHeaders.Actions.Request) != 1 {
+		t.Errorf("add: %+v, actions %+v", m, res.Routes[0].Spec.HTTPHeaders)
+	}
 	for filters, why := range map[string]string{
-		`[{type: RequestHeaderModifier, requestHeaderModifier: {add: [{name: X-A, value: b}]}}]`:          "add (appending a value) is not served",
-		`[{type: ResponseHeaderModifier, responseHeaderModifier: {set: [{name: Set-Cookie, value: b}]}}]`: "ResponseHeaderModifier: the router cannot apply it",
+		`[{type: RequestHeaderModifier, requestHeaderModifier: {add: [{name: Cookie, value: b}]}}]`:                            "RequestHeaderModifier: the router cannot apply it",
+		`[{type: RequestHeaderModifier, requestHeaderModifier: {add: [{name: X-A, value: b}], set: [{name: x-a, value: c}]}}]`: "modified twice",
+		`[{type: ResponseHeaderModifier, responseHeaderModifier: {set: [{name: Set-Cookie, value: b}]}}]`:                      "ResponseHeaderModifier: the router cannot apply it",
 	} {
 		res := Translate(view(t, rule(filters)), Options{})
 		res.Finish(admitAll(res.Routes))

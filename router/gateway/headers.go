@@ -8,50 +8,68 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/openshift-router-go/router/router/headeractions"
+	"github.com/openshift-router-go/router/router/model"
 )
+
+// headerAdds are the headers a rule adds (HTTPHeaderFilter's "add"), by
+// direction: a value appended, which the Route API's actions cannot say.
+type headerAdds struct {
+	request, response []model.HeaderMatch
+}
 
 // headerActions translates a rule's RequestHeaderModifier and
 // ResponseHeaderModifier filters into the Route API's header actions (set
 // replaces a header, remove deletes it; a value is text, so "%" is
-// written "%%"), or says why they cannot be: "add" (appending a value) has
-// no Route equivalent, and the Route API's rules (router/headeractions:
-// reserved names, lengths, at most 20 actions a list) apply.
-func headerActions(filters []gatewayv1.HTTPRouteFilter) (*routev1.RouteHTTPHeaders, string) {
+// written "%%") and the headers added, or says why they cannot be: the
+// Route API's rules (router/headeractions: reserved names, lengths, at
+// most 20 actions a list, adds counted) apply to all of them.
+func headerActions(filters []gatewayv1.HTTPRouteFilter) (*routev1.RouteHTTPHeaders, headerAdds, string) {
 	var out routev1.RouteHTTPHeaders
+	var adds headerAdds
+	// checked are the actions of each direction with the adds as sets,
+	// for the Route API's rules.
+	var checked [2][]routev1.RouteHTTPHeader
 	for _, f := range filters {
 		var m *gatewayv1.HTTPHeaderFilter
-		list := &out.Actions.Request
+		list, added, dir := &out.Actions.Request, &adds.request, 0
 		switch f.Type {
 		case gatewayv1.HTTPRouteFilterRequestHeaderModifier:
 			m = f.RequestHeaderModifier
 		case gatewayv1.HTTPRouteFilterResponseHeaderModifier:
-			m, list = f.ResponseHeaderModifier, &out.Actions.Response
+			m, list, added, dir = f.ResponseHeaderModifier, &out.Actions.Response, &adds.response, 1
 		default:
 			continue
 		}
 		if m == nil {
-			return nil, fmt.Sprintf("a %s filter without its settings", f.Type)
-		}
-		if len(m.Add) > 0 {
-			return nil, fmt.Sprintf("%s: add (appending a value) is not served by this router yet", f.Type)
+			return nil, headerAdds{}, fmt.Sprintf("a %s filter without its settings", f.Type)
 		}
 		for _, h := range m.Set {
-			*list = append(*list, routev1.RouteHTTPHeader{Name: string(h.Name), Action: routev1.RouteHTTPHeaderActionUnion{
-				Type: routev1.Set, Set: &routev1.RouteSetHTTPHeader{Value: strings.ReplaceAll(h.Value, "%", "%%")}}})
+			a := routev1.RouteHTTPHeader{Name: string(h.Name), Action: routev1.RouteHTTPHeaderActionUnion{
+				Type: routev1.Set, Set: &routev1.RouteSetHTTPHeader{Value: strings.ReplaceAll(h.Value, "%", "%%")}}}
+			*list = append(*list, a)
+			checked[dir] = append(checked[dir], a)
+		}
+		for _, h := range m.Add {
+			value := strings.ReplaceAll(h.Value, "%", "%%")
+			*added = append(*added, model.HeaderMatch{Name: string(h.Name), Value: value})
+			checked[dir] = append(checked[dir], routev1.RouteHTTPHeader{Name: string(h.Name), Action: routev1.RouteHTTPHeaderActionUnion{
+				Type: routev1.Set, Set: &routev1.RouteSetHTTPHeader{Value: value}}})
 		}
 		for _, name := range m.Remove {
-			*list = append(*list, routev1.RouteHTTPHeader{Name: name, Action: routev1.RouteHTTPHeaderActionUnion{Type: routev1.Delete}})
+			a := routev1.RouteHTTPHeader{Name: name, Action: routev1.RouteHTTPHeaderActionUnion{Type: routev1.Delete}}
+			*list = append(*list, a)
+			checked[dir] = append(checked[dir], a)
 		}
 	}
-	if len(out.Actions.Request) == 0 && len(out.Actions.Response) == 0 {
-		return nil, ""
+	if len(checked[0]) == 0 && len(checked[1]) == 0 {
+		return nil, headerAdds{}, ""
 	}
-	for _, l := range [][]routev1.RouteHTTPHeader{out.Actions.Request, out.Actions.Response} {
+	for _, l := range checked {
 		seen := map[string]bool{}
 		for _, h := range l {
 			lower := strings.ToLower(h.Name)
 			if seen[lower] {
-				return nil, fmt.Sprintf("header %s is modified twice (header names are compared without case)", h.Name)
+				return nil, headerAdds{}, fmt.Sprintf("header %s is modified twice (header names are compared without case)", h.Name)
 			}
 			seen[lower] = true
 		}
@@ -60,11 +78,14 @@ func headerActions(filters []gatewayv1.HTTPRouteFilter) (*routev1.RouteHTTPHeade
 		d    headeractions.Direction
 		list []routev1.RouteHTTPHeader
 		name string
-	}{{headeractions.Request, out.Actions.Request, "RequestHeaderModifier"}, {headeractions.Response, out.Actions.Response, "ResponseHeaderModifier"}} {
+	}{{headeractions.Request, checked[0], "RequestHeaderModifier"}, {headeractions.Response, checked[1], "ResponseHeaderModifier"}} {
 		if !headeractions.Check(l.d, l.list).OK() {
-			return nil, fmt.Sprintf("%s: the router cannot apply it (a header it may not modify, e.g. Cookie or Set-Cookie; a name or value it cannot take; a name twice; more than %d headers)",
+			return nil, headerAdds{}, fmt.Sprintf("%s: the router cannot apply it (a header it may not modify, e.g. Cookie or Set-Cookie; a name or value it cannot take; a name twice; more than %d headers)",
 				l.name, headeractions.MaxActions)
 		}
 	}
-	return &out, ""
+	if len(out.Actions.Request) == 0 && len(out.Actions.Response) == 0 {
+		return nil, adds, ""
+	}
+	return &out, adds, ""
 }

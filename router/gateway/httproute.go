@@ -15,6 +15,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/openshift-router-go/router/router/admission"
+	"github.com/openshift-router-go/router/router/model"
 	"github.com/openshift-router-go/router/router/store"
 )
 
@@ -109,9 +110,10 @@ func translateHTTPRoute(v View, hr *gatewayv1.HTTPRoute, res *Result) *translati
 				r := routeFor(hr, host, m.path, rule, how)
 				r.Name = name
 				t.routes = append(t.routes, r)
-				t.origins = append(t.origins, Origin{HTTPRoute: k, Rule: rule.index, Match: m.index, Parents: how.parents, Respond: rule.respond,
-					BackendNamespaces: rule.backendNamespaces(), ExactPath: m.exact, Redirect: rule.redirect, ClaimGroup: group,
-					Headers: m.headers, ClaimPath: m.claimPath()})
+				t.origins = append(t.origins, Origin{HTTPRoute: k, Rule: rule.index, Match: m.index, Parents: how.parents,
+					Made: model.MadeRoute{Respond: rule.respond, Redirect: rule.redirect, ExactPath: m.exact, HeaderMatches: m.headers,
+						BackendNamespaces: rule.backendNamespaces(), RequestHeaderAdds: rule.adds.request, ResponseHeaderAdds: rule.adds.response},
+					ClaimGroup: group, ClaimPath: m.claimPath()})
 				rs.routes = append(rs.routes, admission.KeyOf(r))
 			}
 		}

@@ -23,6 +23,7 @@ type rule struct {
 	matches  []match
 	backends []backend
 	headers  *routev1.RouteHTTPHeaders
+	adds     headerAdds
 	// respond is the status requests to the rule are answered with,
 	// without backends (500: none of its backendRefs is valid); 0: none.
 	respond int
@@ -114,7 +115,7 @@ func translateRules(v View, hr *gatewayv1.HTTPRoute, rs *RouteStatus) ([]rule, m
 	resolved := condition(gatewayv1.RouteConditionResolvedRefs, true, gatewayv1.RouteReasonResolvedRefs, "", gen)
 	var out []rule
 	for ri, r := range hr.Spec.Rules {
-		headers, why := headerActions(r.Filters)
+		headers, adds, why := headerActions(r.Filters)
 		if why == "" {
 			why = unsupportedRule(r)
 		}
@@ -164,7 +165,7 @@ func translateRules(v View, hr *gatewayv1.HTTPRoute, rs *RouteStatus) ([]rule, m
 			ms = append(ms, match{index: mi, path: p, exact: exact, headers: headers})
 		}
 		if len(ms) > 0 {
-			out = append(out, rule{index: ri, matches: ms, backends: backends, headers: headers, respond: respond, redirect: redirect})
+			out = append(out, rule{index: ri, matches: ms, backends: backends, headers: headers, adds: adds, respond: respond, redirect: redirect})
 		}
 	}
 	return out, resolved

@@ -186,6 +186,13 @@ type ServiceAliasConfig struct {
 	// quoted as OpenShift does (see HTTPHeader).
 	HTTPRequestHeaders  []HTTPHeader
 	HTTPResponseHeaders []HTTPHeader
+	// HTTPRequestHeaderAdds and HTTPResponseHeaderAdds (this router's
+	// addition) are headers a route made from an HTTPRoute adds (its
+	// value appended to what the header has: "add-header"), Name and
+	// Value quoted; the default template adds them after
+	// HTTPRequestHeaders and HTTPResponseHeaders (whose names differ).
+	HTTPRequestHeaderAdds  []HTTPHeader
+	HTTPResponseHeaderAdds []HTTPHeader
 	// PrimaryServiceUnitKey is the key of the route's spec.to service.
 	PrimaryServiceUnitKey ServiceUnitKey
 
@@ -236,6 +243,34 @@ type Redirect struct {
 	Port         int
 	Path         string
 }
+
+// MadeRoute is what a route made from the Gateway API's objects has beyond
+// the Route API (builder.Options.Made): how its requests are matched and
+// answered.
+type MadeRoute struct {
+	// Respond, Redirect, ExactPath, HeaderMatches: as in
+	// ServiceAliasConfig.
+	Respond       int
+	Redirect      *Redirect
+	ExactPath     bool
+	HeaderMatches []HeaderMatch
+	// BackendNamespaces are the namespaces of the route's backends
+	// (spec.to, then alternateBackends), "" for the route's own (nil: all
+	// of the route's): another one a ReferenceGrant allows.
+	BackendNamespaces []string
+	// RequestHeaderAdds and ResponseHeaderAdds are headers added (a
+	// value appended; HTTPHeaderFilter's "add"), after the route's header
+	// actions (none of the same name).
+	RequestHeaderAdds, ResponseHeaderAdds []HeaderMatch
+}
+
+// Answered reports whether the router answers the route's requests itself
+// (no backends).
+func (m *MadeRoute) Answered() bool { return m != nil && (m.Respond != 0 || m.Redirect != nil) }
+
+// HeaderActionAdd is the action of ServiceAliasConfig's
+// HTTPRequestHeaderAdds and HTTPResponseHeaderAdds (not a Route API one).
+const HeaderActionAdd routev1.RouteHTTPHeaderActionType = "Add"
 
 // HeaderMatch is a request header a route's requests must have: Name (in
 // lower case; a token of letters, digits, "-", "_", ".") with Value

@@ -191,9 +191,7 @@ func (out *Output) Compact() bool {
 func buildOptions(in Inputs, gw *gateway.Result) builder.Options {
 	o := in.Build
 	if gw != nil {
-		o.Respond, o.HostResponses, o.BackendNamespace = gw.Respond, gw.HostResponses, gw.BackendNamespace
-		o.ExactPath = func(r *routev1.Route) bool { return gw.ExactPath(admission.KeyOf(r)) }
-		o.Redirect, o.HeaderMatches = gw.Redirect, gw.HeaderMatches
+		o.HostResponses, o.Made = gw.HostResponses, gw.MadeRoute
 	}
 	return o
 }

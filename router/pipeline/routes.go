@@ -274,7 +274,7 @@ func headerMatchesAmong(keys map[model.ServiceAliasConfigKey]bool, old, next *ga
 	for k := range keys {
 		ak := admission.Key(strings.Replace(string(k), ":", "/", 1))
 		for _, res := range []*gateway.Result{old, next} {
-			if res != nil && len(res.Origins[ak].Headers) > 0 {
+			if res.HeaderMatched(ak) {
 				return true
 			}
 		}

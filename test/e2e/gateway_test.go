@@ -465,22 +465,24 @@ spec:
     - type: RequestHeaderModifier
       requestHeaderModifier:
         set: [{name: X-Quote, value: "100% set"}]
+        add: [{name: X-Both, value: "50% more"}]
         remove: [X-Drop]
     - type: ResponseHeaderModifier
       responseHeaderModifier:
         set: [{name: X-Resp-Route, value: gateway}]
+        add: [{name: X-Resp-Add, value: added}]
         remove: [X-Remove-Me]
 `)
 	r := startRouter(t, m.Dir, nil)
 	expectBackend(t, loadTimeout, func() (response, error) { return r.httpGet("hdr.gwr.example.com", "/") }, "gwh")
-	resp, body, err := r.getWithHeaders("hdr.gwr.example.com", map[string]string{"X-Drop": "client", "X-Quote": "client", "X-Client": "kept"})
+	resp, body, err := r.getWithHeaders("hdr.gwr.example.com", map[string]string{"X-Drop": "client", "X-Quote": "client", "X-Client": "kept", "X-Both": "client"})
 	must(t, err)
-	for _, want := range []string{"X-Quote=100% set;", "X-Drop=;", "X-Client=kept;"} {
+	for _, want := range []string{"X-Quote=100% set;", "X-Drop=;", "X-Client=kept;", "X-Both=client,50% more;"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("backend saw no %q:\n%s", want, body)
 		}
 	}
-	for h, want := range map[string]string{"X-Resp-Route": "gateway", "X-Remove-Me": ""} {
+	for h, want := range map[string]string{"X-Resp-Route": "gateway", "X-Remove-Me": "", "X-Resp-Add": "added"} {
 		if got := strings.Join(resp.Header.Values(h), ","); got != want {
 			t.Errorf("client got %s: %q, want %q", h, got, want)
 		}
