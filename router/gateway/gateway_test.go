@@ -994,3 +994,31 @@ func TestAHeaderModifiedTwiceWhateverItsCaseIsNotServed(t *testing.T) {
 		t.Errorf("routes %v, %+v", routes(res.Routes), c)
 	}
 }
+
+// TestAnOlderRuleOfTheSameMatchLeavesTheRouteAccepted: two HTTPRoutes on
+// the same Gateway with one hostname and path: the older is served, both
+// are Accepted and attached (the spec resolves the conflict by age, not
+// by refusing the route); a Route's older claim still refuses.
+func TestAnOlderRuleOfTheSameMatchLeavesTheRouteAccepted(t *testing.T) {
+	v := view(t, onGateway+httpRouteHead("a", "a.example.com")+` [{backendRefs: [{name: web, port: 8080}]}]`+
+		httpRouteHead("b", "a.example.com")+` [{backendRefs: [{name: canary, port: 8080}]}]`)
+	for _, hr := range v.httpRoutes {
+		if hr.Name == "b" {
+			hr.CreationTimestamp = metav1.NewTime(hr.CreationTimestamp.Add(time.Minute))
+		}
+	}
+	res := Translate(v, Options{})
+	d := admission.Admit(res.Routes, admission.Options{Made: res.Made, ClaimGroup: res.ClaimGroup, ClaimPath: res.ClaimPath})
+	res.Finish(d.Results)
+	if len(d.Admitted) != 1 || d.Admitted[0].Spec.To.Name != "web" {
+		t.Fatalf("admitted %v", routes(d.Admitted))
+	}
+	for _, k := range []store.Key{"default/a", "default/b"} {
+		if got := conditions(res.HTTPRoutes[k].Parents[0].Conditions); got != "Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs" {
+			t.Errorf("%s: %s", k, got)
+		}
+	}
+	if n := res.Gateways["default/gw"].Listeners[0].AttachedRoutes; n != 2 {
+		t.Errorf("attached routes %d, want 2", n)
+	}
+}

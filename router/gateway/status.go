@@ -82,6 +82,12 @@ func (rs *RouteStatus) tally(res *Result, results map[admission.Key]admission.Re
 	}
 	for _, rk := range rs.routes {
 		o, r := res.Origins[rk], results[rk]
+		if res.shadowed(o, r) {
+			// An older route on the same Gateways has the same
+			// hostname and match: the spec serves the older one and
+			// the route stays Accepted.
+			r.Admitted = true
+		}
 		if !r.Admitted {
 			t.unserved = append(t.unserved, fmt.Sprintf("hostname %s, rule %d, match %d: %s: %s", r.Host, o.Rule, o.Match, r.Reason, r.Message))
 		}
@@ -94,6 +100,17 @@ func (rs *RouteStatus) tally(res *Result, results map[admission.Key]admission.Re
 		}
 	}
 	return t
+}
+
+// shadowed reports whether admission refused a route (of origin o) only
+// because an older route made from an HTTPRoute on the same Gateways
+// (claim group) has the same hostname and match.
+func (res *Result) shadowed(o Origin, r admission.Result) bool {
+	if r.Admitted || r.Reason != admission.ReasonHostAlreadyClaimed {
+		return false
+	}
+	h, ok := res.Origins[r.Holder]
+	return ok && o.ClaimGroup != "" && h.ClaimGroup == o.ClaimGroup
 }
 
 // listed joins the first parts of what is not served.
