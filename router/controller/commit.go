@@ -60,6 +60,9 @@ func (c *Controller) commit(ctx context.Context, allowReload, endpoints bool) (o
 		c.last = run.routes
 		c.mu.Unlock()
 		c.o.Logger.V(2).Info("changes affect no route; nothing to apply")
+		// Statuses may still change (an HTTPRoute that makes no
+		// route, say): they are published all the same.
+		c.publish(run.routes)
 		return outcome{}, nil
 	}
 	for {
