@@ -288,6 +288,7 @@ func addBackends(v store.View, td *model.TemplateData, cfg *model.ServiceAliasCo
 		targetPort = r.Spec.Port.TargetPort.String()
 	}
 	counts := map[model.ServiceUnitKey]int{}
+	m := o.made(r)
 	for i, b := range routeBackends(r) {
 		weight := int32(1)
 		if b.Weight != nil {
@@ -301,11 +302,20 @@ func addBackends(v store.View, td *model.TemplateData, cfg *model.ServiceAliasCo
 			su = buildServiceUnit(v, ns, b.Name, o.WatchEndpoints)
 			td.ServiceUnits[suKey] = su
 		}
-		if i == 0 {
+		switch {
+		case i == 0:
 			cfg.PrimaryServiceUnitKey = suKey
 			cfg.PreferPort = resolvePort(v.Service(ns, b.Name), su, targetPort)
+		case m != nil && i < len(m.BackendPorts):
+			// A backend of an HTTPRoute on a port of its own.
+			if p := resolvePort(v.Service(ns, b.Name), su, m.BackendPorts[i]); p != cfg.PreferPort {
+				if cfg.BackendPorts == nil {
+					cfg.BackendPorts = map[model.ServiceUnitKey]string{}
+				}
+				cfg.BackendPorts[suKey] = p
+			}
 		}
-		counts[suKey] = countEndpoints(su, cfg.PreferPort)
+		counts[suKey] = countEndpoints(su, cfg.PreferPortOf(suKey))
 	}
 	return counts
 }

@@ -184,6 +184,23 @@ func TestMadeRoutesTakeBackendsOfOtherNamespacesAndResponders(t *testing.T) {
 	if _, ok := other.ServiceUnits["other/web"]; !ok || other.PrimaryServiceUnitKey != "other/web" || other.ActiveEndpoints != 2 {
 		t.Errorf("other namespace: %v, %s, %d endpoints", other.ServiceUnits, other.PrimaryServiceUnitKey, other.ActiveEndpoints)
 	}
+	// Backends on target ports of their own: each service's endpoints
+	// of its port.
+	unnamed := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "plain"},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(9090)}}}}
+	plainSlice := slice("ns", "plain", "plain-1", 9090, "", map[string]*bool{"10.0.2.1": nil, "10.0.2.2": nil, "10.0.2.3": nil})
+	rp := r.DeepCopy()
+	rp.Spec.Port = &routev1.RoutePort{TargetPort: intstr.FromString("http")}
+	rp.Spec.AlternateBackends = []routev1.RouteTargetReference{{Name: "plain"}}
+	ports := build(t, append(objs, unnamed, plainSlice), rp, made(model.MadeRoute{BackendPorts: []string{"http", ""}}))
+	if ports.PreferPort != "http" || ports.PreferPortOf("ns/plain") != "" || len(ports.EndpointTable["ns/plain"]) != 3 || ports.ActiveEndpoints != 4 {
+		t.Errorf("backend ports: prefer %q, %v, tables %v, %d endpoints", ports.PreferPort, ports.BackendPorts, ports.EndpointTable, ports.ActiveEndpoints)
+	}
+	samePorts := build(t, append(objs, unnamed, plainSlice), rp, Options{})
+	if len(samePorts.EndpointTable["ns/plain"]) != 0 {
+		t.Errorf("a Route's alternate backend on another port: %v", samePorts.EndpointTable)
+	}
+
 	answered := build(t, objs, r, made(model.MadeRoute{Respond: 500}))
 	if answered.Respond != 500 || len(answered.ServiceUnits) != 0 || answered.ActiveEndpoints != 0 {
 		t.Errorf("answered: respond %d, units %v", answered.Respond, answered.ServiceUnits)

@@ -1022,3 +1022,29 @@ func TestAnOlderRuleOfTheSameMatchLeavesTheRouteAccepted(t *testing.T) {
 		t.Errorf("attached routes %d, want 2", n)
 	}
 }
+
+// TestBackendsOnPortsOfTheirOwnAreServed: backends whose Services name
+// their ports differently are served, each on its own target port
+// (MadeRoute.BackendPorts); backends on one port need none.
+func TestBackendsOnPortsOfTheirOwnAreServed(t *testing.T) {
+	v := view(t, onGateway+`
+---
+apiVersion: v1
+kind: Service
+metadata: {name: plain}
+spec:
+  ports: [{port: 8080, targetPort: 3000}]`+httpRouteHead("r", "a.example.com")+` [{backendRefs: [{name: web, port: 8080, weight: 70}, {name: plain, port: 8080, weight: 30}]}, {matches: [{path: {value: /c}}], backendRefs: [{name: web, port: 8080}, {name: canary, port: 8080}]}]`)
+	res := Translate(v, Options{})
+	if len(res.Routes) != 2 {
+		t.Fatalf("routes %v", routes(res.Routes))
+	}
+	for _, r := range res.Routes {
+		want := "[http ]"
+		if r.Spec.Path == "/c" {
+			want = "[]"
+		}
+		if got := fmt.Sprint(res.MadeRoute(r).BackendPorts); got != want {
+			t.Errorf("%s%s: backend ports %s, want %s", r.Spec.Host, r.Spec.Path, got, want)
+		}
+	}
+}

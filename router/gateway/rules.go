@@ -88,6 +88,24 @@ type backend struct {
 	targetPort *intstr.IntOrString
 }
 
+// backendPorts returns the target ports of the rule's backends (as a
+// route's spec.port.targetPort, "" for any), nil when they are all the
+// first's.
+func (r rule) backendPorts() []string {
+	out := make([]string, len(r.backends))
+	differ := false
+	for i, b := range r.backends {
+		if b.targetPort != nil {
+			out[i] = b.targetPort.String()
+		}
+		differ = differ || out[i] != out[0]
+	}
+	if !differ {
+		return nil
+	}
+	return out
+}
+
 // backendNamespaces returns the namespaces of the rule's backends, ""
 // for the route's own (nil when every backend is of the route's).
 func (r rule) backendNamespaces() []string {
@@ -338,20 +356,8 @@ func backendsOf(v View, hr *gatewayv1.HTTPRoute, refs []gatewayv1.HTTPBackendRef
 	case len(out) > 1+admission.MaxAlternateBackends:
 		return nil, refErr, fmt.Sprintf("more than %d backends are not served by this router yet", 1+admission.MaxAlternateBackends), false
 	}
-	for _, b := range out[1:] {
-		if !samePort(b.targetPort, out[0].targetPort) {
-			return nil, refErr, "backends on different target ports are not served by this router yet", false
-		}
-	}
 	scaleWeights(out)
 	return out, refErr, "", false
-}
-
-func samePort(a, b *intstr.IntOrString) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return *a == *b
 }
 
 // scaleWeights scales weights above maxRouteWeight down, keeping their

@@ -214,6 +214,10 @@ type ServiceAliasConfig struct {
 	// keeps its lines: a removed endpoint stays, Disabled, until the next
 	// reload, so the file on disk always describes what HAProxy runs.
 	Servers []Server
+	// BackendPorts, for a route made from an HTTPRoute whose backends'
+	// target ports differ, holds the port (as PreferPort) of each service
+	// whose port is not PreferPort.
+	BackendPorts map[ServiceUnitKey]string
 	// Respond, if not 0, is the status the router answers the route's
 	// requests with itself, its backends unused: 500 for an HTTPRoute rule
 	// whose backends are all invalid, as the Gateway API asks.
@@ -258,6 +262,9 @@ type MadeRoute struct {
 	// (spec.to, then alternateBackends), "" for the route's own (nil: all
 	// of the route's): another one a ReferenceGrant allows.
 	BackendNamespaces []string
+	// BackendPorts are the target ports of the route's backends, as
+	// spec.port.targetPort would be ("": any; nil: spec.port's for all).
+	BackendPorts []string
 	// RequestHeaderAdds and ResponseHeaderAdds are headers added (a
 	// value appended; HTTPHeaderFilter's "add"), after the route's header
 	// actions (none of the same name).
@@ -468,10 +475,11 @@ func QuoteHeaderWord(s string) string {
 // PreferPort, or when every endpoint has that port, it is su.EndpointTable
 // itself.
 func (cfg *ServiceAliasConfig) EndpointsOf(su ServiceUnit) []Endpoint {
-	if cfg.PreferPort == "" {
+	prefer := cfg.PreferPortOf(ServiceUnitKey(su.Name))
+	if prefer == "" {
 		return su.EndpointTable
 	}
-	match := func(ep *Endpoint) bool { return ep.PortName == cfg.PreferPort || ep.Port == cfg.PreferPort }
+	match := func(ep *Endpoint) bool { return ep.PortName == prefer || ep.Port == prefer }
 	n := 0
 	for i := range su.EndpointTable {
 		if match(&su.EndpointTable[i]) {
@@ -490,6 +498,15 @@ func (cfg *ServiceAliasConfig) EndpointsOf(su ServiceUnit) []Endpoint {
 		}
 	}
 	return out
+}
+
+// PreferPortOf returns the port the route prefers for its service k:
+// BackendPorts' for k, else PreferPort.
+func (cfg *ServiceAliasConfig) PreferPortOf(k ServiceUnitKey) string {
+	if p, ok := cfg.BackendPorts[k]; ok {
+		return p
+	}
+	return cfg.PreferPort
 }
 
 // SortedStateKeys returns the keys of td.State in a stable order. The
