@@ -768,7 +768,12 @@ spec:
 	}
 }
 
-func TestAttachedRoutesCountAcceptedRoutesOncePerListener(t *testing.T) {
+// TestAttachedRoutesCountRoutesOncePerListener: a route attached twice to
+// a listener counts once; a route refused by admission still counts (the
+// spec: attachment depends on allowedRoutes and parentRefs alone, and
+// attachedRoutes counts routes that are not Accepted); so does a route on
+// a listener whose certificate is missing.
+func TestAttachedRoutesCountRoutesOncePerListener(t *testing.T) {
 	v := view(t, class+"\n---\n"+gw+"\n---\n"+web+`
 ---
 apiVersion: gateway.networking.k8s.io/v1
@@ -794,8 +799,25 @@ spec:
 		}
 	}
 	res.Finish(results)
-	if n := res.Gateways["default/gw"].Listeners[0].AttachedRoutes; n != 1 {
-		t.Errorf("attachedRoutes %d, want 1 (one route attached twice, one refused)", n)
+	if n := res.Gateways["default/gw"].Listeners[0].AttachedRoutes; n != 2 {
+		t.Errorf("attachedRoutes %d, want 2 (one route attached twice, one refused)", n)
+	}
+
+	v = view(t, class+"\n---\n"+web+`
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw}
+spec:
+  gatewayClassName: haproxy
+  listeners:
+  - {name: tls, port: 443, protocol: HTTPS, tls: {certificateRefs: [{name: does-not-exist}]}}
+`+httpRouteHead("r", "a.example.com")+` [{backendRefs: [{name: web, port: 8080}]}]`)
+	res = Translate(v, Options{})
+	res.Finish(admitAll(res.Routes))
+	l := res.Gateways["default/gw"].Listeners[0]
+	if l.served || l.AttachedRoutes != 1 || len(res.Routes) != 0 {
+		t.Errorf("listener without its certificate: served %v, attachedRoutes %d, routes %v", l.served, l.AttachedRoutes, routes(res.Routes))
 	}
 }
 

@@ -218,7 +218,10 @@ func attach(v View, hr *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference, gwNa
 			continue
 		}
 		named++
-		if l.served && allowsNamespace(v, l.spec, gwNamespace, hr.Namespace) {
+		// A route attaches to a listener its allowedRoutes take,
+		// served or not (a listener whose certificate is missing
+		// counts its routes too, as the spec asks).
+		if len(l.SupportedKinds) > 0 && allowsNamespace(v, l.spec, gwNamespace, hr.Namespace) {
 			allowed = append(allowed, i)
 		}
 	}
@@ -238,11 +241,14 @@ func attach(v View, hr *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference, gwNa
 		if len(h) > 0 {
 			attached = append(attached, i)
 		}
+		if !l.served {
+			continue
+		}
 		for _, host := range h {
 			hosts[host] = append(hosts[host], l)
 		}
 	}
-	if len(hosts) == 0 {
+	if len(attached) == 0 {
 		return nil, nil, condition(gatewayv1.RouteConditionAccepted, false, gatewayv1.RouteReasonNoMatchingListenerHostname,
 			"no hostname of the route matches a listener's hostname", gen)
 	}

@@ -125,13 +125,11 @@ func listed(parts []string) string {
 }
 
 // countAttached counts the route once in the attachedRoutes of each
-// listener an Accepted parent attaches it to.
+// listener it attaches to, whatever its conditions (the spec: attachment
+// depends on allowedRoutes and parentRefs alone).
 func (rs *RouteStatus) countAttached(res *Result) {
 	counted := map[listenerRef]bool{}
-	for i, p := range rs.Parents {
-		if p.Conditions[0].Status != metav1.ConditionTrue {
-			continue
-		}
+	for i := range rs.Parents {
 		for _, l := range rs.listeners[i] {
 			if !counted[l] {
 				counted[l] = true
