@@ -10,7 +10,7 @@ STATS_PORT?= 1936
 # apt-get runs through sudo unless make runs as root.
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build test test-deps unit e2e e2e-haproxy3 vet fmt run haproxy kube-apiserver clean
+.PHONY: all build test test-deps unit e2e e2e-haproxy3 vet fmt run haproxy kube-apiserver conformance clean
 
 all: build
 
@@ -40,7 +40,7 @@ test: test-deps vet
 	[ -x "$$hap3" ] || { echo "make test: no HAProxy 3.0 (hack/haproxy3.sh)" >&2; exit 1; }; \
 	hap3v="$$("$$hap3" -v | sed -n '1s/^HAProxy version \([^ -]*\).*/\1/p')"; \
 	{ rc=0; \
-	  KUBE_APISERVER="$$kas" $(GO) test -count=1 -timeout 30m -json ./... 2>&1 | tee $(BIN)/test.json || rc=1; \
+	  KUBE_APISERVER="$$kas" $(GO) test -count=1 -timeout 30m -json $$($(GO) list ./... | grep -v /test/conformance) 2>&1 | tee $(BIN)/test.json || rc=1; \
 	  echo "testsummary-run: core e2e on HAProxy $$hap3v"; \
 	  KUBE_APISERVER="$$kas" HAPROXY="$$hap3" $(GO) test -count=1 -timeout 15m -json -run '$(CORE_E2E)' ./test/e2e/ 2>&1 \
 	    | tee $(BIN)/test-haproxy3.json || rc=1; \
@@ -97,10 +97,20 @@ test-deps:
 unit: vet
 	@set -o pipefail; mkdir -p $(BIN); \
 	ROUTER_TEST_QUICK=1 $(GO) test -count=1 -json \
-	  $$($(GO) list ./... | grep -v -e /test/e2e -e /test/kubetest -e /cmd/router-bench) 2>&1 | $(GO) run ./hack/testsummary
+	  $$($(GO) list ./... | grep -v -e /test/e2e -e /test/kubetest -e /test/conformance -e /cmd/router-bench) 2>&1 | $(GO) run ./hack/testsummary
 
 e2e:
 	$(GO) test -count=1 -timeout 30m -v ./test/e2e/
+
+# The Gateway API project's conformance suite (sigs.k8s.io/gateway-api/conformance,
+# the version in go.mod), profile GATEWAY-HTTP, core features, against the
+# router on a kubetest cluster (test/conformance; not part of `make test`).
+# 20-60 minutes. Report: $(BIN)/conformance-report.yaml (CONFORMANCE_REPORT);
+# CONFORMANCE_ROUTER_BIN tests another router binary.
+conformance: test-deps
+	KUBE_APISERVER="$$(hack/kube-apiserver.sh | tail -n 1)" \
+	  KUBE_CONTROLLER_MANAGER="$$(hack/kube-controller-manager.sh | tail -n 1)" \
+	  $(GO) test -count=1 -timeout 80m -v ./test/conformance/ -run TestGatewayAPIConformance
 
 # The core end-to-end tests on Debian 13's HAProxy 3.0 only (hack/haproxy3.sh
 # installs it beside the system's haproxy the first time).
