@@ -321,7 +321,7 @@ func startRouter(t *testing.T, bin, kubeconfig string) *router {
 	// Its own process group (HAProxy with it), and SIGKILL if the test
 	// process dies first.
 	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := startCmd(r.cmd); err != nil {
+	if err := kubetest.StartCmd(r.cmd); err != nil {
 		logf.Close()
 		t.Fatalf("starting %s: %v", bin, err)
 	}
@@ -480,34 +480,6 @@ func tail(path string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return string(bytes.Join(lines, []byte("\n")))
-}
-
-var (
-	spawnOnce sync.Once
-	spawnCh   chan spawnRequest
-)
-
-type spawnRequest struct {
-	cmd  *exec.Cmd
-	done chan error
-}
-
-// startCmd starts cmd from an OS thread that lives as long as the test
-// process: Pdeathsig fires when the thread that forked the child ends, and
-// Go ends a thread when a goroutine locked to it exits.
-func startCmd(cmd *exec.Cmd) error {
-	spawnOnce.Do(func() {
-		spawnCh = make(chan spawnRequest)
-		go func() {
-			runtime.LockOSThread()
-			for r := range spawnCh {
-				r.done <- r.cmd.Start()
-			}
-		}()
-	})
-	done := make(chan error, 1)
-	spawnCh <- spawnRequest{cmd, done}
-	return <-done
 }
 
 func must(t *testing.T, err error) {

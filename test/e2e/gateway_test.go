@@ -39,6 +39,39 @@ spec:
 `, class, controller)
 }
 
+// backendServices starts a backend for each name and returns Services of
+// that name in namespace ns for them.
+func backendServices(t *testing.T, ns string, names ...string) string {
+	docs := make([]string, len(names))
+	for i, n := range names {
+		docs[i] = serviceYAML(ns, n, startBackend(t, n))
+	}
+	return strings.Join(docs, "---\n")
+}
+
+// gatewayWithListeners is GatewayClass haproxy of this router's controller
+// and Gateway haproxy of it in namespace ns with listeners (flow-style
+// YAML maps, one a listener).
+func gatewayWithListeners(ns string, listeners ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: haproxy}
+spec: {controllerName: haproxy.router.openshift.io/gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: haproxy, namespace: %s}
+spec:
+  gatewayClassName: haproxy
+  listeners:
+`, ns)
+	for _, l := range listeners {
+		b.WriteString("  - " + l + "\n")
+	}
+	return b.String()
+}
+
 // TestHTTPRouteServedNextToRoutes: in manifests mode, an HTTPRoute attached
 // to a Gateway of this router's class is served on the HTTP port, each
 // hostname and path prefix to its Services by weight; one admission
@@ -150,20 +183,7 @@ func TestHTTPRouteWithoutHostnameServesEveryHost(t *testing.T) {
 	web, api, old := startBackend(t, "web"), startBackend(t, "api"), startBackend(t, "old")
 	m := newManifests(t)
 	m.Write("services.yaml", serviceYAML("shop", "web", web)+"---\n"+serviceYAML("other", "api", api)+"---\n"+serviceYAML("legacy", "old", old))
-	m.Write("gateway.yaml", `apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: haproxy}
-spec: {controllerName: haproxy.router.openshift.io/gateway-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: haproxy, namespace: infra}
-spec:
-  gatewayClassName: haproxy
-  listeners:
-  - {name: any, port: 80, protocol: HTTP, allowedRoutes: {namespaces: {from: All}}}
-  - {name: named, port: 80, protocol: HTTP, hostname: named.example.com, allowedRoutes: {namespaces: {from: All}}}
-`)
+	m.Write("gateway.yaml", gatewayWithListeners("infra", `{name: any, port: 80, protocol: HTTP, allowedRoutes: {namespaces: {from: All}}}`, `{name: named, port: 80, protocol: HTTP, hostname: named.example.com, allowedRoutes: {namespaces: {from: All}}}`))
 	m.Write("route.yaml", routeYAML("legacy", "old", "exact.example.com", "", "old", ""))
 	m.Write("any.yaml", `apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
@@ -518,23 +538,9 @@ func getHeaders(r *router, host, path string, hdr ...string) func() (response, e
 // header matches of a shorter one; what matches no headers goes to the
 // path's rule without headers, else to a shorter path, else 404.
 func TestHTTPRouteHeaderMatchesChooseTheRule(t *testing.T) {
-	one, two, three := startBackend(t, "one"), startBackend(t, "two"), startBackend(t, "three")
 	m := newManifests(t)
-	m.Write("services.yaml", serviceYAML("shop", "one", one)+"---\n"+serviceYAML("shop", "two", two)+"---\n"+serviceYAML("shop", "three", three))
-	m.Write("gateway.yaml", `apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: haproxy}
-spec: {controllerName: haproxy.router.openshift.io/gateway-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: haproxy, namespace: shop}
-spec:
-  gatewayClassName: haproxy
-  listeners:
-  - {name: any, port: 80, protocol: HTTP}
-  - {name: named, port: 80, protocol: HTTP, hostname: named.example.com}
-`)
+	m.Write("services.yaml", backendServices(t, "shop", "one", "two", "three"))
+	m.Write("gateway.yaml", gatewayWithListeners("shop", `{name: any, port: 80, protocol: HTTP}`, `{name: named, port: 80, protocol: HTTP, hostname: named.example.com}`))
 	hm := `apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: hm, namespace: shop}
@@ -585,24 +591,9 @@ spec:
 // listener or of an HTTPRoute) serves every subdomain of its domain, at
 // any depth, not the domain itself; an exact hostname wins over it.
 func TestHTTPRouteWildcardHostnamesServeSubdomains(t *testing.T) {
-	one, two, three := startBackend(t, "one"), startBackend(t, "two"), startBackend(t, "three")
 	m := newManifests(t)
-	m.Write("services.yaml", serviceYAML("shop", "one", one)+"---\n"+serviceYAML("shop", "two", two)+"---\n"+serviceYAML("shop", "three", three))
-	m.Write("gateway.yaml", `apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: haproxy}
-spec: {controllerName: haproxy.router.openshift.io/gateway-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: haproxy, namespace: shop}
-spec:
-  gatewayClassName: haproxy
-  listeners:
-  - {name: any, port: 80, protocol: HTTP}
-  - {name: wild, port: 80, protocol: HTTP, hostname: "*.bar.com"}
-  - {name: specific, port: 80, protocol: HTTP, hostname: foo.bar.com}
----
+	m.Write("services.yaml", backendServices(t, "shop", "one", "two", "three"))
+	m.Write("gateway.yaml", gatewayWithListeners("shop", `{name: any, port: 80, protocol: HTTP}`, `{name: wild, port: 80, protocol: HTTP, hostname: "*.bar.com"}`, `{name: specific, port: 80, protocol: HTTP, hostname: foo.bar.com}`)+`---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: wild, namespace: shop}

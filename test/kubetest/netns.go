@@ -369,7 +369,7 @@ func (n *NetNS) startBackend(t testing.TB, ip string, port int, name string, tls
 		t.Fatal(err)
 	}
 	b.cmd.Stdout, b.cmd.Stderr = pw, b.stderr
-	err = startCmd(b.cmd)
+	err = StartCmd(b.cmd)
 	pw.Close()
 	if err != nil {
 		pr.Close()

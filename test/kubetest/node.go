@@ -514,7 +514,7 @@ func (n *Node) startEcho(ip string, env []string, logPath string) (*process, err
 	cmd := n.ns.Command(n.bin, "-ip", ip)
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = f, f
-	err = startCmd(cmd)
+	err = StartCmd(cmd)
 	f.Close()
 	if err != nil {
 		return nil, err

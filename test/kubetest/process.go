@@ -32,7 +32,7 @@ func startProcess(name, logPath, bin string, args ...string) (*process, error) {
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := startCmd(cmd); err != nil {
+	if err := StartCmd(cmd); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
@@ -55,12 +55,12 @@ var (
 	spawnCh   chan spawnRequest
 )
 
-// startCmd starts cmd from one OS thread that lives as long as the test
+// StartCmd starts cmd from one OS thread that lives as long as the test
 // process. Pdeathsig fires when the thread that forked the child ends, not
 // the process, and Go ends a thread when a goroutine locked to it exits; so
 // children are forked from a goroutine that is locked to its thread and never
 // exits.
-func startCmd(cmd *exec.Cmd) error {
+func StartCmd(cmd *exec.Cmd) error {
 	spawnOnce.Do(func() {
 		spawnCh = make(chan spawnRequest)
 		go func() {
