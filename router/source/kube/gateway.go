@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -104,7 +106,10 @@ func (k gatewayKind) name() string { return k.version + "/" + k.resource }
 // missing (the Gateway API's CRDs are not installed, or the router's
 // ClusterRole predates them): the router then serves Routes and Ingresses
 // exactly as without the Gateway API, and says why in one log line.
-func (s *Source) watchedGatewayKinds(ctx context.Context) []gatewayKind {
+//
+// With report false nothing is logged when the API is missing (the
+// router's later looks, reprobeGatewayAPI).
+func (s *Source) watchedGatewayKinds(ctx context.Context, report bool) []gatewayKind {
 	o := s.o
 	served := map[string]bool{}
 	for _, version := range []string{"v1", "v1beta1"} {
@@ -143,9 +148,11 @@ func (s *Source) watchedGatewayKinds(ctx context.Context) []gatewayKind {
 			continue
 		}
 		if k.required {
-			o.Logger.Info("Gateway API objects are not watched: "+GatewayGroup+" "+k.name()+" "+reason+
-				" (install the Gateway API CRDs and grant the router get/list/watch on them; a restart picks them up)",
-				"resource", k.name())
+			if report {
+				o.Logger.Info("Gateway API objects are not watched: "+GatewayGroup+" "+k.name()+" "+reason+
+					" (install the Gateway API CRDs and grant the router get/list/watch on them; the router looks again every "+
+					s.reprobeInterval().String()+")", "resource", k.name())
+			}
 			return nil
 		}
 		if !standIn[k.name()] {
@@ -164,16 +171,12 @@ type factory interface {
 	Shutdown()
 }
 
-// gatewayInformers adds the handlers of the Gateway API kinds to watch,
-// through add, and returns the factories to start (none when the Gateway
-// API is not watched). Namespaces are watched too, all of them: listeners
+// gatewayInformers adds the handlers of the Gateway API kinds to watch
+// (watchedGatewayKinds), through add, and returns the factories to start
+// (none when there are none). Namespaces are watched too, all of them: listeners
 // select the namespaces whose routes attach by their labels.
-func (s *Source) gatewayInformers(ctx context.Context, add func(cache.SharedIndexInformer, cache.ResourceEventHandler) error) ([]factory, error) {
+func (s *Source) gatewayInformers(ctx context.Context, kinds []gatewayKind, add func(cache.SharedIndexInformer, cache.ResourceEventHandler) error) ([]factory, error) {
 	o := s.o
-	if o.Gateway == nil {
-		return nil, nil
-	}
-	kinds := s.watchedGatewayKinds(ctx)
 	if len(kinds) == 0 {
 		return nil, nil
 	}
@@ -208,6 +211,83 @@ func (s *Source) gatewayInformers(ctx context.Context, add func(cache.SharedInde
 		return nil, fmt.Errorf("namespaces: %w", err)
 	}
 	return append(factories, nsFactory), nil
+}
+
+// startGatewayAPI returns the Gateway API's informer factories (their
+// handlers added through add), or, when the API is not served or listable
+// yet, none and looks again in the background (reprobeGatewayAPI, its
+// factories into late).
+func (s *Source) startGatewayAPI(ctx context.Context, add func(cache.SharedIndexInformer, cache.ResourceEventHandler) error, late *lateFactories) ([]factory, error) {
+	if s.o.Gateway == nil {
+		return nil, nil
+	}
+	kinds := s.watchedGatewayKinds(ctx, true)
+	if len(kinds) == 0 {
+		go s.reprobeGatewayAPI(ctx, late)
+		return nil, nil
+	}
+	return s.gatewayInformers(ctx, kinds, add)
+}
+
+func (s *Source) reprobeInterval() time.Duration {
+	if s.o.GatewayReprobe > 0 {
+		return s.o.GatewayReprobe
+	}
+	return DefaultGatewayReprobe
+}
+
+// lateFactories are the informer factories started after the initial
+// sync (reprobeGatewayAPI), for Run to shut down.
+type lateFactories struct {
+	mu        sync.Mutex
+	factories []factory
+}
+
+func (l *lateFactories) add(fs []factory) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.factories = append(l.factories, fs...)
+}
+
+func (l *lateFactories) get() []factory {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.factories
+}
+
+// reprobeGatewayAPI looks for the Gateway API again every reprobeInterval
+// until the API server serves it and the router may list it (CRDs
+// installed or a binding made after the router started), then starts its
+// informers: their objects reach the store as additions, as any change
+// does. It ends with ctx.
+func (s *Source) reprobeGatewayAPI(ctx context.Context, late *lateFactories) {
+	t := time.NewTicker(s.reprobeInterval())
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		kinds := s.watchedGatewayKinds(ctx, false)
+		if len(kinds) == 0 {
+			continue
+		}
+		add := func(inf cache.SharedIndexInformer, h cache.ResourceEventHandler) error {
+			_, err := inf.AddEventHandler(h)
+			return err
+		}
+		fs, err := s.gatewayInformers(ctx, kinds, add)
+		if err != nil {
+			s.o.Logger.Error(err, "starting the Gateway API's informers")
+			continue
+		}
+		late.add(fs)
+		for _, f := range fs {
+			f.Start(ctx.Done())
+		}
+		return
+	}
 }
 
 // gatewayHandler forwards Gateway API objects of a resource when what the

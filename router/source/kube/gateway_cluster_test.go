@@ -87,7 +87,8 @@ func runSource(t *testing.T, ctx context.Context, cfg *rest.Config, sink *kindCo
 	t.Helper()
 	src := New(Options{Kube: kubernetes.NewForConfigOrDie(cfg), Routes: routeclient.NewForConfigOrDie(cfg),
 		Gateway: gatewayclient.NewForConfigOrDie(cfg), Sink: sink, Logger: log.logger(),
-		RouteLabels: labels.SelectorFromSet(labels.Set{"shard": "a"}), RouteFields: fields.Everything()})
+		RouteLabels: labels.SelectorFromSet(labels.Set{"shard": "a"}), RouteFields: fields.Everything(),
+		GatewayReprobe: 200 * time.Millisecond})
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- src.Run(runCtx) }()
@@ -169,6 +170,27 @@ func TestSourceWatchesTheGatewayAPIWithTheRoutersClusterRole(t *testing.T) {
 		})
 		if want := "v1/gatewayclasses the router may not list them"; !strings.Contains(log.String(), want) {
 			t.Errorf("log does not say %q:\n%s", want, log)
+		}
+
+		// The router's ClusterRole gets the Gateway API's rules: the
+		// router looks again and watches it, without a restart.
+		role, err := c.Kube.RbacV1().ClusterRoles().Get(ctx, "router-without-gateway", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		role.Rules = deploy.ClusterRoleRules()
+		if _, err := c.Kube.RbacV1().ClusterRoles().Update(ctx, role, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		want := "[class haproxy gateway gw httproute web [a.example.com] tlsroute t grant g route web]"
+		for gatewayNames(sink.Store) != want {
+			if ctx.Err() != nil {
+				t.Fatalf("after the grant: stored %s, want %s; log:\n%s", gatewayNames(sink.Store), want, log)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if n := strings.Count(log.String(), "Gateway API objects are not watched"); n != 1 {
+			t.Errorf("said %d times that the Gateway API is not watched", n)
 		}
 	})
 

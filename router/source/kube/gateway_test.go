@@ -84,7 +84,7 @@ func TestWatchedGatewayKindsAreThoseServedAndListable(t *testing.T) {
 			l := &lines{}
 			s := New(Options{Kube: kc, Gateway: gc, Logger: l.logger()})
 			var got []string
-			for _, k := range s.watchedGatewayKinds(context.Background()) {
+			for _, k := range s.watchedGatewayKinds(context.Background(), true) {
 				got = append(got, k.name())
 			}
 			if strings.Join(got, " ") != tc.want {

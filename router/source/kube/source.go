@@ -68,7 +68,14 @@ type Options struct {
 	// GatewayStatusChanged, if set, is called when a Gateway API object
 	// of a resource ("gateways", ...) changes in nothing but its status.
 	GatewayStatusChanged func(resource, namespace, name string)
+	// GatewayReprobe is how often the router looks again for the Gateway
+	// API when it was not served or listable at start (CRDs installed,
+	// or a binding made, later); 0: DefaultGatewayReprobe.
+	GatewayReprobe time.Duration
 }
+
+// DefaultGatewayReprobe is Options.GatewayReprobe's default.
+const DefaultGatewayReprobe = time.Minute
 
 // Source runs the informers.
 type Source struct {
@@ -177,7 +184,8 @@ func (s *Source) Run(ctx context.Context) error {
 		}
 		factories = append(factories, nsFactory)
 	}
-	gatewayFactories, err := s.gatewayInformers(ctx, add)
+	var late lateFactories
+	gatewayFactories, err := s.startGatewayAPI(ctx, add, &late)
 	if err != nil {
 		return err
 	}
@@ -195,7 +203,7 @@ func (s *Source) Run(ctx context.Context) error {
 	o.Sink.MarkSynced(SourceName)
 	o.Logger.Info("initial sync done")
 	<-ctx.Done()
-	for _, f := range factories {
+	for _, f := range append(factories, late.get()...) {
 		f.Shutdown()
 	}
 	return nil
