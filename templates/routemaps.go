@@ -90,7 +90,7 @@ func routeMapEntries(td model.TemplateData, https bool) ([]mapEntry, []HeaderCha
 			if matched == nil {
 				matched = map[string][]HeaderCandidate{}
 			}
-			matched[key] = append(matched[key], HeaderCandidate{Target: target, Headers: cfg.HeaderMatches})
+			matched[key] = append(matched[key], HeaderCandidate{Target: target, Headers: cfg.HeaderMatches, order: cfg.MatchOrder})
 			continue
 		}
 		delete(keys, key)
@@ -130,7 +130,7 @@ func routeMapTarget(cfg model.ServiceAliasConfig, k model.ServiceAliasConfigKey,
 
 // HeaderChain is the routes with header matches of one key of a route
 // map, which maps to "@hmID": the default template tests their headers in
-// order (Candidates: the most headers first) and sends a request that
+// order (Candidates: the most headers first, then by MatchOrder) and sends a request that
 // none matches to Fallback — the key's route without header matches, else
 // the value of the longest shorter path of the host in the map (another
 // chain's "@hmID" among them: chains are ordered so that the one a
@@ -148,6 +148,8 @@ type HeaderChain struct {
 type HeaderCandidate struct {
 	Target  string
 	Headers []model.HeaderMatch
+	// order is the route's MatchOrder.
+	order string
 }
 
 // HeaderChains returns the header chains of route_http.map (https false)
@@ -182,7 +184,9 @@ func withHeaderChains(entries []mapEntry, matched map[string][]HeaderCandidate) 
 	own := map[string]string{}
 	for i, k := range keys {
 		cands := matched[k]
-		slices.SortStableFunc(cands, func(a, b HeaderCandidate) int { return len(b.Headers) - len(a.Headers) })
+		slices.SortStableFunc(cands, func(a, b HeaderCandidate) int {
+			return cmp.Or(len(b.Headers)-len(a.Headers), strings.Compare(a.order, b.order))
+		})
 		chains[i] = HeaderChain{ID: i, Key: k, Candidates: cands}
 		if v, ok := values[k]; ok {
 			own[k] = v

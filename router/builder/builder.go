@@ -193,7 +193,7 @@ func buildAlias(v store.View, td *model.TemplateData, r *routev1.Route, o Option
 		cfg.AnnotationProblems = append(cfg.AnnotationProblems, p.String())
 	}
 	if m := o.made(r); m != nil {
-		cfg.ExactPath, cfg.HeaderMatches = m.ExactPath, m.HeaderMatches
+		cfg.ExactPath, cfg.HeaderMatches, cfg.MatchOrder = m.ExactPath, m.HeaderMatches, m.MatchOrder
 		cfg.Respond, cfg.Redirect = m.Respond, m.Redirect
 		cfg.HTTPRequestHeaderAdds, cfg.HTTPResponseHeaderAdds = headerAdds(m.RequestHeaderAdds), headerAdds(m.ResponseHeaderAdds)
 		if m.Answered() {

@@ -112,6 +112,7 @@ func translateHTTPRoute(v View, hr *gatewayv1.HTTPRoute, res *Result) *translati
 				t.routes = append(t.routes, r)
 				t.origins = append(t.origins, Origin{HTTPRoute: k, Rule: rule.index, Match: m.index, Parents: how.parents,
 					Made: model.MadeRoute{Respond: rule.respond, Redirect: rule.redirect, ExactPath: m.exact, HeaderMatches: m.headers,
+						MatchOrder:        matchOrder(hr, rule.index, m.index),
 						BackendNamespaces: rule.backendNamespaces(), BackendPorts: rule.backendPorts(),
 						RequestHeaderAdds: rule.adds.request, ResponseHeaderAdds: rule.adds.response},
 					ClaimGroup: group, ClaimPath: m.claimPath()})
@@ -120,6 +121,14 @@ func translateHTTPRoute(v View, hr *gatewayv1.HTTPRoute, res *Result) *translati
 		}
 	}
 	return t
+}
+
+// matchOrder is the precedence of an HTTPRoute's match among those of one
+// hostname and path with as many header matches (MadeRoute.MatchOrder):
+// the oldest HTTPRoute, then its namespace and name, then the rule's and
+// the match's index; a string that sorts so.
+func matchOrder(hr *gatewayv1.HTTPRoute, rule, match int) string {
+	return fmt.Sprintf("%020d/%s/%s/%06d/%06d", max(0, hr.CreationTimestamp.Unix()), hr.Namespace, hr.Name, rule, match)
 }
 
 // claimGroup is the claim group (admission.Options.ClaimGroup) of the

@@ -231,6 +231,11 @@ type ServiceAliasConfig struct {
 	// their host and path with others, the one with the most headers
 	// matched first.
 	HeaderMatches []HeaderMatch
+	// MatchOrder orders routes with header matches of one host and path
+	// and as many headers: the Gateway API's precedence (the oldest
+	// HTTPRoute, then its namespace and name, then the rule's and the
+	// match's index), as a string that sorts so.
+	MatchOrder string
 	// ExactPath: the route matches requests whose path is Path exactly
 	// (the Gateway API's Exact path matches), not Path and below it.
 	ExactPath bool
@@ -265,6 +270,9 @@ type MadeRoute struct {
 	// BackendPorts are the target ports of the route's backends, as
 	// spec.port.targetPort would be ("": any; nil: spec.port's for all).
 	BackendPorts []string
+	// MatchOrder orders the routes of one host, path and number of header
+	// matches (ServiceAliasConfig.MatchOrder).
+	MatchOrder string
 	// RequestHeaderAdds and ResponseHeaderAdds are headers added (a
 	// value appended; HTTPHeaderFilter's "add"), after the route's header
 	// actions (none of the same name).

@@ -534,9 +534,10 @@ func getHeaders(r *router, host, path string, hdr ...string) func() (response, e
 
 // TestHTTPRouteHeaderMatchesChooseTheRule: header matches of HTTPRoutes
 // (for every host and for a listener's hostname) choose among the rules of
-// one path, the match with the most headers first; a longer path wins over
-// header matches of a shorter one; what matches no headers goes to the
-// path's rule without headers, else to a shorter path, else 404.
+// one path, the match with the most headers first, then the first rule; a
+// longer path wins over header matches of a shorter one; what matches no
+// headers goes to the path's rule without headers, else to a shorter path,
+// else 404.
 func TestHTTPRouteHeaderMatchesChooseTheRule(t *testing.T) {
 	m := newManifests(t)
 	m.Write("services.yaml", backendServices(t, "shop", "one", "two", "three"))
@@ -553,6 +554,8 @@ spec:
     backendRefs: [{name: two, port: 80}]
   - matches: [{headers: [{name: Version, value: two}, {name: color, value: "orange juice"}]}]
     backendRefs: [{name: one, port: 80}]
+  - matches: [{headers: [{name: color, value: blue}]}]
+    backendRefs: [{name: three, port: 80}]
   - matches: [{path: {value: /v2}}, {path: {value: /x}, headers: [{name: version, value: three}]}]
     backendRefs: [{name: two, port: 80}]
 `
@@ -570,6 +573,9 @@ spec:
 			{"/a", []string{"version", "two"}, "two"},
 			{"/", []string{"version", "two", "color", "orange juice"}, "one"},
 			{"/", []string{"version", "two", "color", "orange"}, "two"},
+			// As many headers: the first rule.
+			{"/", []string{"version", "two", "color", "blue"}, "two"},
+			{"/", []string{"color", "blue"}, "three"},
 			{"/", nil, "three"},
 			{"/v2/a", []string{"version", "one"}, "two"},
 			{"/x/a", []string{"version", "three"}, "two"},
