@@ -423,10 +423,10 @@ func admissionOptions(cfg *config.Config) admission.Options {
 }
 
 // gatewayOptions are the Gateway API translation's settings: this router's
-// controller name, and the canonical hostname as the address of Gateways
-// that ask for none. NAMESPACE_LABELS applies in cluster mode (source).
+// controller name, each Gateway's own host name (ROUTER_GATEWAY_SUBDOMAIN),
+// and the canonical hostname as the address of Gateways without one. NAMESPACE_LABELS applies in cluster mode (source).
 func gatewayOptions(cfg *config.Config) *gateway.Options {
-	o := &gateway.Options{ControllerName: cfg.Kube.GatewayControllerName, Memo: gateway.NewMemo()}
+	o := &gateway.Options{ControllerName: cfg.Kube.GatewayControllerName, Subdomain: cfg.Kube.GatewaySubdomain, Memo: gateway.NewMemo()}
 	if h := cfg.Kube.CanonicalHostname; h != "" {
 		t := gatewayv1.HostnameAddressType
 		o.Addresses = []gatewayv1.GatewayStatusAddress{{Type: &t, Value: h}}

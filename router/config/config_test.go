@@ -150,3 +150,25 @@ func TestGatewayControllerName(t *testing.T) {
 		}
 	}
 }
+
+// TestGatewaySubdomain: ROUTER_GATEWAY_SUBDOMAIN (this router's own) is
+// empty by default, else a host name template with ${name} and
+// ${namespace}.
+func TestGatewaySubdomain(t *testing.T) {
+	for value, ok := range map[string]bool{
+		"":                                     true,
+		"${name}-${namespace}.gw.example.com":  true,
+		"${name}.${namespace}.gw.example.com":  true,
+		"${name}.gw.example.com":               false,
+		"${name}-${namespace}.GW..example.com": false,
+		"${name}-${namespace}-${other}.x.com":  false,
+	} {
+		c, err := FromEnv(env(map[string]string{"ROUTER_GATEWAY_SUBDOMAIN": value}))
+		switch {
+		case !ok && (err == nil || !strings.Contains(err.Error(), "ROUTER_GATEWAY_SUBDOMAIN")):
+			t.Errorf("%q: error %v, want one naming the variable", value, err)
+		case ok && (err != nil || c.Kube.GatewaySubdomain != value):
+			t.Errorf("%q: %v, %q", value, err, c.Kube.GatewaySubdomain)
+		}
+	}
+}

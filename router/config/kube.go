@@ -52,6 +52,12 @@ type Kube struct {
 	// GatewayControllerName (ROUTER_GATEWAY_CONTROLLER_NAME) is the
 	// GatewayClass spec.controllerName whose Gateways this router serves.
 	GatewayControllerName string
+	// GatewaySubdomain (ROUTER_GATEWAY_SUBDOMAIN, this router's addition)
+	// is the template of each Gateway's own host name, with ${name} and
+	// ${namespace}: its status address, where its listeners without a
+	// hostname are served apart from other Gateways'. Empty: every
+	// Gateway has ROUTER_CANONICAL_HOSTNAME.
+	GatewaySubdomain string
 }
 
 // DefaultGatewayControllerName is ROUTER_GATEWAY_CONTROLLER_NAME's default.
@@ -78,6 +84,14 @@ func (p *parser) kube() Kube {
 		OverrideDomains:    p.kubeDomains("ROUTER_OVERRIDE_DOMAINS"),
 
 		GatewayControllerName: p.str("ROUTER_GATEWAY_CONTROLLER_NAME", DefaultGatewayControllerName),
+		GatewaySubdomain:      p.str("ROUTER_GATEWAY_SUBDOMAIN", ""),
+	}
+	if t := k.GatewaySubdomain; t != "" {
+		probe := strings.NewReplacer("${name}", "name", "${namespace}", "namespace").Replace(t)
+		if msgs := validation.IsDNS1123Subdomain(probe); len(msgs) > 0 || strings.Contains(probe, "$") ||
+			!strings.Contains(t, "${name}") || !strings.Contains(t, "${namespace}") {
+			p.errs = append(p.errs, fmt.Errorf("ROUTER_GATEWAY_SUBDOMAIN=%q: want a host name template with ${name} and ${namespace}, such as ${name}-${namespace}.gateways.example.com", t))
+		}
 	}
 	if n := k.GatewayControllerName; len(n) > 253 || !gatewayControllerName.MatchString(n) {
 		p.errs = append(p.errs, fmt.Errorf("ROUTER_GATEWAY_CONTROLLER_NAME=%q: want a GatewayClass controllerName, a domain and a path such as %s", n, DefaultGatewayControllerName))

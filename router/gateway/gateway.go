@@ -70,6 +70,12 @@ type Options struct {
 	// Addresses are the addresses a Gateway that asks for none is given in
 	// its status (ROUTER_CANONICAL_HOSTNAME, as a Hostname).
 	Addresses []gatewayv1.GatewayStatusAddress
+	// Subdomain, if set, is the template of each Gateway's own host name
+	// (ROUTER_GATEWAY_SUBDOMAIN: ${name} and ${namespace} replaced): its
+	// status address instead of Addresses, where the routes of its
+	// listeners without a hostname are also served apart from other
+	// Gateways' (requests to every other host share them).
+	Subdomain string
 	// Memo, if set, remembers HTTPRoutes' translations between passes
 	// (memo.go): the same options with the same memo on every pass.
 	Memo *Memo
@@ -129,6 +135,9 @@ type GatewayStatus struct {
 	Addresses  []gatewayv1.GatewayStatusAddress
 	Conditions []metav1.Condition
 	Listeners  []ListenerStatus
+	// ownHost is the Gateway's own host name (Options.Subdomain), "" for
+	// none.
+	ownHost string
 }
 
 // ListenerStatus is a listener's status and what the translation needs of
@@ -285,19 +294,24 @@ func hostResponses(gateways map[store.Key]*GatewayStatus) []model.HostResponse {
 			if !l.served {
 				continue
 			}
-			host := strings.ToLower(hostnameOf(l.spec.Hostname))
-			if host == "" {
-				host = model.AnyHost
+			hosts := []string{strings.ToLower(hostnameOf(l.spec.Hostname))}
+			if hosts[0] == "" {
+				hosts[0] = model.AnyHost
+				if gs.ownHost != "" {
+					hosts = append(hosts, gs.ownHost)
+				}
 			}
-			hr := byHost[host]
-			if hr == nil {
-				hr = &model.HostResponse{Host: host, Status: 404}
-				byHost[host] = hr
-			}
-			if l.cert != nil {
-				hr.HTTPS = true
-			} else {
-				hr.HTTP = true
+			for _, host := range hosts {
+				hr := byHost[host]
+				if hr == nil {
+					hr = &model.HostResponse{Host: host, Status: 404}
+					byHost[host] = hr
+				}
+				if l.cert != nil {
+					hr.HTTPS = true
+				} else {
+					hr.HTTP = true
+				}
 			}
 		}
 	}

@@ -1070,3 +1070,51 @@ spec:
 		}
 	}
 }
+
+// TestGatewaysOfTheirOwnHostNames: with Options.Subdomain each Gateway has
+// a host name of its own (its status address), where the routes of its
+// listeners without a hostname are served apart from other Gateways'; the
+// host every Gateway shares keeps the older route.
+func TestGatewaysOfTheirOwnHostNames(t *testing.T) {
+	gateway := func(name string) string {
+		return `
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: ` + name + `}
+spec:
+  gatewayClassName: haproxy
+  listeners: [{name: http, port: 80, protocol: HTTP}]`
+	}
+	route := func(name, gw, svc string) string {
+		return `
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: ` + name + `}
+spec:
+  parentRefs: [{name: ` + gw + `}]
+  rules: [{backendRefs: [{name: ` + svc + `, port: 8080}]}]`
+	}
+	v := view(t, class+"\n---\n"+web+gateway("a")+gateway("b")+route("ra", "a", "web")+route("rb", "b", "canary"))
+	for _, hr := range v.httpRoutes {
+		if hr.Name == "rb" {
+			hr.CreationTimestamp = metav1.NewTime(hr.CreationTimestamp.Add(time.Minute))
+		}
+	}
+	res := Translate(v, Options{Subdomain: "${name}-${namespace}.gw.example.com"})
+	d := admission.Admit(res.Routes, admission.Options{Made: res.Made, ClaimGroup: res.ClaimGroup, ClaimPath: res.ClaimPath})
+	res.Finish(d.Results)
+	if got := routes(d.Admitted); fmt.Sprint(got) != "[default/ra * -> web[1] port http default/ra a-default.gw.example.com -> web[1] port http default/rb b-default.gw.example.com -> canary[1] port http]" {
+		t.Errorf("admitted %q", got)
+	}
+	if a := res.Gateways["default/b"].Addresses; len(a) != 1 || a[0].Value != "b-default.gw.example.com" || *a[0].Type != gatewayv1.HostnameAddressType {
+		t.Errorf("addresses %+v", a)
+	}
+	if got := fmt.Sprint(res.HostResponses); got != "[{* 404 true false} {a-default.gw.example.com 404 true false} {b-default.gw.example.com 404 true false}]" {
+		t.Errorf("host responses %s", got)
+	}
+	if c := res.HTTPRoutes["default/rb"].Parents[0].Conditions; c[0].Status != metav1.ConditionTrue || len(c) != 3 || !strings.Contains(c[2].Message, "HostAlreadyClaimed") {
+		t.Errorf("rb: %s", conditions(c))
+	}
+}

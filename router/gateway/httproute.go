@@ -250,6 +250,11 @@ func attach(v View, hr *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference, gwNa
 		if len(h) > 0 {
 			attached = append(attached, i)
 		}
+		if len(h) == 1 && h[0] == "" && gw.ownHost != "" {
+			// Every host: the Gateway's own host name too, where
+			// its routes are apart from other Gateways'.
+			h = append(h, gw.ownHost)
+		}
 		if !l.served {
 			continue
 		}

@@ -2,8 +2,10 @@ package gateway
 
 import (
 	"fmt"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
@@ -37,7 +39,12 @@ func gatewayStatus(v View, g *gatewayv1.Gateway, o Options) *GatewayStatus {
 		}
 	}
 	// The router serves on its own addresses; it cannot assign others.
-	gs.Addresses = append(gs.Addresses, o.Addresses...)
+	if gs.ownHost = ownHost(o.Subdomain, g); gs.ownHost != "" {
+		t := gatewayv1.HostnameAddressType
+		gs.Addresses = append(gs.Addresses, gatewayv1.GatewayStatusAddress{Type: &t, Value: gs.ownHost})
+	} else {
+		gs.Addresses = append(gs.Addresses, o.Addresses...)
+	}
 	switch {
 	case served == len(gs.Listeners):
 		gs.Conditions = append(gs.Conditions, condition(gatewayv1.GatewayConditionAccepted, true, gatewayv1.GatewayReasonAccepted, "Accepted by this router", gen))
@@ -58,6 +65,19 @@ func gatewayStatus(v View, g *gatewayv1.Gateway, o Options) *GatewayStatus {
 		gs.Conditions = append(gs.Conditions, condition(gatewayv1.GatewayConditionProgrammed, false, gatewayv1.GatewayReasonInvalid, "no listener can be served", gen))
 	}
 	return gs
+}
+
+// ownHost is Gateway g's own host name from template (Options.Subdomain),
+// or "" (no template, or a name that makes no valid host name).
+func ownHost(template string, g *gatewayv1.Gateway) string {
+	if template == "" {
+		return ""
+	}
+	h := strings.ToLower(strings.NewReplacer("${name}", g.Name, "${namespace}", g.Namespace).Replace(template))
+	if len(validation.IsDNS1123Subdomain(h)) > 0 {
+		return ""
+	}
+	return h
 }
 
 // listenerStatus evaluates one listener.

@@ -8,10 +8,10 @@
 // the standard channel's Gateway CRDs, kube-controller-manager, and a test
 // node whose Pods run echo-basic-compatible servers at their Pod IPs in a
 // network namespace. The router runs in cluster mode with real HAProxy on
-// free loopback ports, and reports ROUTER_CANONICAL_HOSTNAME as every
-// Gateway's address; the suite's requests to that name's port 80 (443) are
-// dialled to the router's HTTP (HTTPS) port on 127.0.0.1, and nothing else
-// is dialled.
+// free loopback ports, and gives each Gateway a host name of its own under
+// ROUTER_CANONICAL_HOSTNAME (ROUTER_GATEWAY_SUBDOMAIN) as its address; the
+// suite's requests to those names' port 80 (443) are dialled to the
+// router's HTTP (HTTPS) port on 127.0.0.1, and nothing else is dialled.
 //
 // Environment:
 //
@@ -77,9 +77,10 @@ const (
 	gatewayClassName = "gateway-conformance"
 	// controllerName is the router's default ROUTER_GATEWAY_CONTROLLER_NAME.
 	controllerName = "haproxy.router.openshift.io/gateway-controller"
-	// canonicalHostname is the router's ROUTER_CANONICAL_HOSTNAME: every
-	// Gateway's status address (type Hostname), and the only host (with
-	// the names under it) the suite's requests may be dialled for.
+	// canonicalHostname is the router's ROUTER_CANONICAL_HOSTNAME; each
+	// Gateway's status address (type Hostname) is a name under it
+	// (ROUTER_GATEWAY_SUBDOMAIN), the only hosts the suite's requests may
+	// be dialled for.
 	canonicalHostname = "gateway.conformance.test"
 )
 
@@ -152,8 +153,7 @@ func suiteOptions(t *testing.T, kubeconfig string, r *router, root, report strin
 }
 
 // dialGateway is the suite's dialer: a connection to the Gateways' address
-// (canonicalHostname, or a name under it should the router give Gateways
-// names of their own) on port 80 goes to the router's HTTP port on
+// (a name under canonicalHostname: each Gateway's own) on port 80 goes to the router's HTTP port on
 // 127.0.0.1, on port 443 to its HTTPS port; anything else is refused, so
 // the suite never dials outside loopback.
 func (r *router) dialGateway(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -315,6 +315,10 @@ func startRouter(t *testing.T, bin, kubeconfig string) *router {
 		"ROUTER_METRICS_TYPE=haproxy",
 		fmt.Sprintf("ROUTER_LISTEN_ADDR=127.0.0.1:%d", ports[2]),
 		"ROUTER_CANONICAL_HOSTNAME="+canonicalHostname,
+		// Each Gateway its own host name (its status address): the
+		// routes of listeners without a hostname apart from other
+		// Gateways'.
+		"ROUTER_GATEWAY_SUBDOMAIN=${name}-${namespace}."+canonicalHostname,
 		"ROUTER_GATEWAY_CONTROLLER_NAME="+controllerName,
 	)
 	r.cmd.Stdout, r.cmd.Stderr = logf, logf
