@@ -24,6 +24,8 @@
 //	                            root (default bin/conformance-report.yaml)
 //	CONFORMANCE_ROUTER_LOG      the router's log (default router.log in the
 //	                            test's temp dir, removed with it)
+//	CONFORMANCE_SKIP_KNOWN_FAILURES  if set, the tests of knownFailures are
+//	                            skipped (make test)
 //	CONFORMANCE_STATUS_LOG      every status the GatewayClasses, Gateways and
 //	                            HTTPRoutes take during the run, one line each
 //	                            (default status.log in the test's temp dir):
@@ -109,6 +111,15 @@ func TestGatewayAPIConformance(t *testing.T) {
 	conformance.RunConformanceWithOptions(t, opts)
 }
 
+// knownFailures are the core tests the router fails, and why. With
+// CONFORMANCE_SKIP_KNOWN_FAILURES set (make test) they are skipped (the
+// report lists them so): the run then fails when any other test does.
+var knownFailures = map[string]string{
+	"HTTPRouteHTTPSListener": "a TLS client naming a host that no route or listener hostname has gets the router's default " +
+		"certificate, not the one of a Gateway's HTTPS listener without a hostname: the router is shared, and that " +
+		"certificate would be offered for other tenants' hosts too",
+}
+
 // suiteOptions are conformance.DefaultOptions (the suite's flags applied)
 // for the cluster, with this router's class, features, profile,
 // implementation, report and round tripper.
@@ -143,6 +154,12 @@ func suiteOptions(t *testing.T, kubeconfig string, r *router, root, report strin
 		Contact:      []string{"@openshift-router-go/maintainers"},
 	}
 	opts.ReportOutputPath = report
+	if os.Getenv("CONFORMANCE_SKIP_KNOWN_FAILURES") != "" {
+		for name, why := range knownFailures {
+			t.Logf("skipped, known to fail: %s: %s", name, why)
+			opts.SkipTests = append(opts.SkipTests, name)
+		}
+	}
 	config.SetupTimeoutConfig(&opts.TimeoutConfig)
 	opts.RoundTripper = &roundtripper.DefaultRoundTripper{
 		Debug:             opts.Debug,
