@@ -17,10 +17,14 @@
 // routes nor status.
 //
 // What is served today (docs/gateway-api.md): listeners of protocol HTTP on
-// port 80; HTTPRoute hostnames (exact, after intersection with the
-// listener's), PathPrefix matches, Service backendRefs of the route's
-// namespace with weights (up to four per rule, one port). Anything else a
-// valid object may hold is reported in its status, never silently dropped.
+// port 80 and HTTPS on 443; HTTPRoute hostnames (exact, wildcard, none:
+// every host) after intersection with the listener's, PathPrefix and Exact
+// matches with Exact header matches, Service backendRefs (of other
+// namespaces with a ReferenceGrant) with weights (up to four per rule),
+// header modifiers and redirects; 404 and 500 answered as the spec asks.
+// What a route has beyond the Route API travels with it as a
+// model.MadeRoute (Origin.Made). Anything else a valid object may hold is
+// reported in its status, never silently dropped.
 package gateway
 
 import (

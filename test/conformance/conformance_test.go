@@ -24,6 +24,8 @@
 //	                            root (default bin/conformance-report.yaml)
 //	CONFORMANCE_ROUTER_LOG      the router's log (default router.log in the
 //	                            test's temp dir, removed with it)
+//	CONFORMANCE_TRY_FEATURES    more features to run the tests of
+//	                            (comma-separated names), beyond those claimed
 //	CONFORMANCE_SKIP_KNOWN_FAILURES  if set, the tests of knownFailures are
 //	                            skipped (make test)
 //	CONFORMANCE_STATUS_LOG      every status the GatewayClasses, Gateways and
@@ -111,6 +113,10 @@ func TestGatewayAPIConformance(t *testing.T) {
 	conformance.RunConformanceWithOptions(t, opts)
 }
 
+// extendedFeatures are the extended features of GATEWAY-HTTP the router
+// claims: their tests run with the core ones.
+var extendedFeatures []features.FeatureName
+
 // knownFailures are the core tests the router fails, and why. With
 // CONFORMANCE_SKIP_KNOWN_FAILURES set (make test) they are skipped (the
 // report lists them so): the run then fails when any other test does.
@@ -139,7 +145,13 @@ func suiteOptions(t *testing.T, kubeconfig string, r *router, root, report strin
 	})
 	opts := conformance.DefaultOptions(t)
 	opts.GatewayClassName = gatewayClassName
-	opts.SupportedFeatures = []features.FeatureName{features.SupportGateway, features.SupportHTTPRoute, features.SupportReferenceGrant}
+	opts.SupportedFeatures = append([]features.FeatureName{features.SupportGateway, features.SupportHTTPRoute, features.SupportReferenceGrant},
+		extendedFeatures...)
+	for _, f := range strings.Split(os.Getenv("CONFORMANCE_TRY_FEATURES"), ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			opts.SupportedFeatures = append(opts.SupportedFeatures, features.FeatureName(f))
+		}
+	}
 	opts.ExemptFeatures = nil
 	opts.EnableAllSupportedFeatures = false
 	opts.ConformanceProfiles = []suite.ConformanceProfileName{suite.GatewayHTTPConformanceProfileName}
