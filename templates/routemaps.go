@@ -86,11 +86,12 @@ func routeMapEntries(td model.TemplateData, https bool) ([]mapEntry, []HeaderCha
 			continue
 		}
 		key := routeKey(cfg)
-		if len(cfg.HeaderMatches) > 0 {
+		if len(cfg.HeaderMatches) > 0 || cfg.Method != "" || len(cfg.QueryMatches) > 0 {
 			if matched == nil {
 				matched = map[string][]HeaderCandidate{}
 			}
-			matched[key] = append(matched[key], HeaderCandidate{Target: target, Headers: cfg.HeaderMatches, order: cfg.MatchOrder})
+			matched[key] = append(matched[key], HeaderCandidate{Target: target, Method: cfg.Method, Headers: cfg.HeaderMatches,
+				Query: cfg.QueryMatches, order: cfg.MatchOrder})
 			continue
 		}
 		delete(keys, key)
@@ -146,8 +147,12 @@ type HeaderChain struct {
 // HeaderCandidate is a route of a HeaderChain: its map value and the
 // headers a request must have for it.
 type HeaderCandidate struct {
-	Target  string
+	Target string
+	// Method, Headers and Query are what the request must have: its
+	// method, headers (names in lower case) and query parameters.
+	Method  string
 	Headers []model.HeaderMatch
+	Query   []model.HeaderMatch
 	// order is the route's MatchOrder.
 	order string
 }
@@ -184,8 +189,11 @@ func withHeaderChains(entries []mapEntry, matched map[string][]HeaderCandidate) 
 	own := map[string]string{}
 	for i, k := range keys {
 		cands := matched[k]
+		// The spec's precedence: a method, the most headers, the most
+		// query parameters, then the routes' and rules' order.
 		slices.SortStableFunc(cands, func(a, b HeaderCandidate) int {
-			return cmp.Or(len(b.Headers)-len(a.Headers), strings.Compare(a.order, b.order))
+			return cmp.Or(cmp.Compare(len(b.Method), len(a.Method))*boolInt(a.Method == "" || b.Method == ""),
+				len(b.Headers)-len(a.Headers), len(b.Query)-len(a.Query), strings.Compare(a.order, b.order))
 		})
 		chains[i] = HeaderChain{ID: i, Key: k, Candidates: cands}
 		if v, ok := values[k]; ok {
@@ -211,6 +219,14 @@ func withHeaderChains(entries []mapEntry, matched map[string][]HeaderCandidate) 
 		}
 	}
 	return entries, chains
+}
+
+// boolInt is 1 for true, 0 for false.
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // shorterPathValue returns the value of the longest key of the same host

@@ -220,8 +220,8 @@ func TestRouteMapsAnswerRespondersAndHostResponses(t *testing.T) {
 }
 
 // TestHeaderChainsFallBackToTheNextMatch: routes with header matches of one
-// key become a chain ("@hmID" in the map), the most headers first, then by
-// MatchOrder; a
+// key become a chain ("@hmID" in the map): a method first, then the most
+// headers, the most query parameters, then by MatchOrder; a
 // request none matches goes to the key's route without headers, else to
 // the longest shorter path of the host (a chain there comes later), else
 // on to the next lookup ("@miss").
@@ -239,6 +239,8 @@ func TestHeaderChainsFallBackToTheNextMatch(t *testing.T) {
 		"ns:h2":    {Host: "h.example.com", Path: "/a", HeaderMatches: h("a", "1", "b", "2")},
 		"ns:h3":    {Host: "h.example.com", Path: "/a", HeaderMatches: h("a", "2"), MatchOrder: "2"},
 		"ns:h0":    {Host: "h.example.com", Path: "/a", HeaderMatches: h("c", "3"), MatchOrder: "1"},
+		"ns:hm":    {Host: "h.example.com", Path: "/a", Method: "POST", MatchOrder: "3"},
+		"ns:hq":    {Host: "h.example.com", Path: "/a", HeaderMatches: h("c", "3"), QueryMatches: h("q", "1"), MatchOrder: "4"},
 		"ns:ex":    {Host: "h.example.com", Path: "/e", ExactPath: true, HeaderMatches: h("a", "1")},
 		"ns:any":   {Host: model.AnyHost, Path: "/z", HeaderMatches: h("a", "1")},
 		"ns:other": {Host: "o.example.com", Path: "/q", HeaderMatches: h("a", "1")},
@@ -268,7 +270,7 @@ func TestHeaderChainsFallBackToTheNextMatch(t *testing.T) {
 	}
 	want := map[string]string{
 		"h.example.com/":   "be_http:ns:h1 else be_http:ns:plain",
-		"h.example.com/a/": "be_http:ns:h2,be_http:ns:h0,be_http:ns:h3 else chain h.example.com/",
+		"h.example.com/a/": "be_http:ns:hm,be_http:ns:h2,be_http:ns:hq,be_http:ns:h0,be_http:ns:h3 else chain h.example.com/",
 		"=h.example.com/e": "be_http:ns:ex else chain h.example.com/",
 		"*/z/":             "be_http:ns:any else @404",
 		"o.example.com/q/": "be_http:ns:other else @miss",

@@ -233,9 +233,14 @@ func (res *Result) ClaimPath(k admission.Key) string {
 	return res.Origins[k].ClaimPath
 }
 
-// HeaderMatched reports whether route k (made here) has header matches.
+// HeaderMatched reports whether route k (made here) matches more than its
+// path: headers, a method, query parameters.
 func (res *Result) HeaderMatched(k admission.Key) bool {
-	return res != nil && len(res.Origins[k].Made.HeaderMatches) > 0
+	if res == nil {
+		return false
+	}
+	m := res.Origins[k].Made
+	return m.Conditional()
 }
 
 // Translate translates the Gateway API objects of v.

@@ -502,10 +502,10 @@ spec:
 		{"filters, a regular expression path and a query match", `
   - backendRefs: [{name: web, port: 8080}]
     filters: [{type: URLRewrite, urlRewrite: {hostname: b.example.com}}]
-  - matches: [{path: {type: RegularExpression, value: /x}}, {queryParams: [{name: h, value: v}]}, {path: {value: /ok}}]
+  - matches: [{path: {type: RegularExpression, value: /x}}, {queryParams: [{name: h, value: v, type: RegularExpression}]}, {path: {value: /ok}}]
     backendRefs: [{name: web, port: 8080}]`, 1,
 			"Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs PartiallyInvalid=True/UnsupportedValue",
-			"rule 0: filters of type URLRewrite are not served by this router yet; rule 1, match 0: path matches of type RegularExpression are not served by this router yet; rule 1, match 1: query parameter and method matches are not served by this router yet"},
+			"rule 0: filters of type URLRewrite are not served by this router yet; rule 1, match 0: path matches of type RegularExpression are not served by this router yet; rule 1, match 1: query parameter matches of type RegularExpression are not served by this router yet"},
 		{"five backends", `
   - backendRefs: [{name: web, port: 8080}, {name: web, port: 8080}, {name: web, port: 8080}, {name: web, port: 8080}, {name: canary, port: 8080}]`, 0,
 			"Accepted=False/UnsupportedValue ResolvedRefs=True/ResolvedRefs", "more than 4 backends"},

@@ -39,6 +39,20 @@ type match struct {
 	path    string
 	exact   bool
 	headers []model.HeaderMatch
+	// method and query are the match's method and query parameters
+	// (sorted by name), "" and nil for none.
+	method string
+	query  []model.HeaderMatch
+}
+
+// conditional reports whether the match tests more than the path.
+func (m match) conditional() bool {
+	return len(m.headers) > 0 || m.method != "" || len(m.query) > 0
+}
+
+// conditions writes the match's method, headers and query parameters.
+func (m match) conditions() string {
+	return "m=" + m.method + "&h:" + headerSignature(m.headers) + "&q:" + headerSignature(m.query)
 }
 
 // nameKey is what the match adds to the name of its route (routeName),
@@ -49,8 +63,8 @@ func (m match) nameKey() string {
 	if m.exact {
 		k = "=" + m.path
 	}
-	if len(m.headers) > 0 {
-		k += "?" + headerSignature(m.headers)
+	if m.conditional() {
+		k += "?" + m.conditions()
 	}
 	return k
 }
@@ -59,9 +73,9 @@ func (m match) nameKey() string {
 // (admission.Options.ClaimPath), "" for a plain path prefix.
 func (m match) claimPath() string {
 	switch {
-	case len(m.headers) > 0 && !m.exact:
-		return strings.TrimRight(m.path, "/") + "/?" + headerSignature(m.headers)
-	case m.exact || len(m.headers) > 0:
+	case m.conditional() && !m.exact:
+		return strings.TrimRight(m.path, "/") + "/?" + m.conditions()
+	case m.exact || m.conditional():
 		return m.nameKey()
 	}
 	return ""
@@ -171,16 +185,13 @@ func translateRules(v View, hr *gatewayv1.HTTPRoute, rs *RouteStatus) ([]rule, m
 		}
 		var ms []match
 		for mi, m := range matches {
-			p, exact, why := pathOf(m)
-			var headers []model.HeaderMatch
-			if why == "" {
-				headers, why = headerMatches(m)
-			}
+			mt, why := matchOf(m)
 			if why != "" {
 				rs.unserved = append(rs.unserved, unserved{msg: fmt.Sprintf("rule %d, match %d: %s", ri, mi, why)})
 				continue
 			}
-			ms = append(ms, match{index: mi, path: p, exact: exact, headers: headers})
+			mt.index = mi
+			ms = append(ms, mt)
 		}
 		if len(ms) > 0 {
 			out = append(out, rule{index: ri, matches: ms, backends: backends, headers: headers, adds: adds, respond: respond, redirect: redirect})
@@ -217,9 +228,6 @@ func unsupportedRule(r gatewayv1.HTTPRouteRule) string {
 // pathOf returns the path of a match, whether it is matched exactly (else
 // as a prefix), or what of it is not served.
 func pathOf(m gatewayv1.HTTPRouteMatch) (string, bool, string) {
-	if len(m.QueryParams) > 0 || m.Method != nil {
-		return "", false, "query parameter and method matches are not served by this router yet"
-	}
 	if m.Path == nil {
 		return "", false, ""
 	}
@@ -243,6 +251,70 @@ func pathOf(m gatewayv1.HTTPRouteMatch) (string, bool, string) {
 	// A prefix matches whole path elements, a trailing "/" or not: a
 	// route path (the router's map keys end each path with "/").
 	return strings.TrimRight(value, "/"), false, ""
+}
+
+// matchOf returns a match as served (its index unset), or what of it is
+// not served.
+func matchOf(m gatewayv1.HTTPRouteMatch) (match, string) {
+	var out match
+	var why string
+	out.path, out.exact, why = pathOf(m)
+	if why == "" {
+		out.headers, why = headerMatches(m)
+	}
+	if why == "" {
+		out.query, why = queryMatches(m)
+	}
+	if why == "" && m.Method != nil {
+		out.method = string(*m.Method)
+		if !methodToken(out.method) {
+			why = fmt.Sprintf("method %q is not served", out.method)
+		}
+	}
+	return out, why
+}
+
+// queryMatches returns the query parameter matches of a match (Exact;
+// names as they are, sorted), or what of them is not served: names of
+// letters, digits, "-", "_", "." and "~", printable values of at most 256
+// characters.
+func queryMatches(m gatewayv1.HTTPRouteMatch) ([]model.HeaderMatch, string) {
+	if len(m.QueryParams) == 0 {
+		return nil, ""
+	}
+	if len(m.QueryParams) > MaxHeaderMatches {
+		return nil, fmt.Sprintf("more than %d query parameter matches are not served", MaxHeaderMatches)
+	}
+	out := make([]model.HeaderMatch, 0, len(m.QueryParams))
+	for _, q := range m.QueryParams {
+		if q.Type != nil && *q.Type != gatewayv1.QueryParamMatchExact {
+			return nil, fmt.Sprintf("query parameter matches of type %s are not served by this router yet", *q.Type)
+		}
+		name := string(q.Name)
+		if !headerToken(strings.ToLower(strings.ReplaceAll(name, "~", "-"))) || q.Value == "" || !printable(q.Value) || len(q.Value) > 256 {
+			return nil, fmt.Sprintf("query parameter match %q: the router serves names of letters, digits, -, _, . and ~ and printable values of up to 256 characters", name)
+		}
+		if slices.ContainsFunc(out, func(o model.HeaderMatch) bool { return o.Name == name }) {
+			continue // the first of the same name counts
+		}
+		out = append(out, model.HeaderMatch{Name: name, Value: q.Value})
+	}
+	slices.SortFunc(out, func(a, b model.HeaderMatch) int { return strings.Compare(a.Name, b.Name) })
+	return out, ""
+}
+
+// methodToken reports whether s is an HTTP method the router writes as is:
+// upper-case letters.
+func methodToken(s string) bool {
+	if s == "" || len(s) > 32 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 'A' || s[i] > 'Z' {
+			return false
+		}
+	}
+	return true
 }
 
 // MaxHeaderMatches bounds the headers one match may test.

@@ -231,6 +231,13 @@ type ServiceAliasConfig struct {
 	// their host and path with others, the one with the most headers
 	// matched first.
 	HeaderMatches []HeaderMatch
+	// Method, if not empty, is the method the route's requests must have;
+	// QueryMatches are query parameters (Name exactly, Value exactly) they
+	// must have, sorted by name: the Gateway API's method and query
+	// parameter matches, tested as header matches are (a method first,
+	// then the most headers, then the most query parameters).
+	Method       string
+	QueryMatches []HeaderMatch
 	// MatchOrder orders routes with header matches of one host and path
 	// and as many headers: the Gateway API's precedence (the oldest
 	// HTTPRoute, then its namespace and name, then the rule's and the
@@ -263,6 +270,9 @@ type MadeRoute struct {
 	Redirect      *Redirect
 	ExactPath     bool
 	HeaderMatches []HeaderMatch
+	// Method and QueryMatches: as in ServiceAliasConfig.
+	Method       string
+	QueryMatches []HeaderMatch
 	// BackendNamespaces are the namespaces of the route's backends
 	// (spec.to, then alternateBackends), "" for the route's own (nil: all
 	// of the route's): another one a ReferenceGrant allows.
@@ -277,6 +287,12 @@ type MadeRoute struct {
 	// value appended; HTTPHeaderFilter's "add"), after the route's header
 	// actions (none of the same name).
 	RequestHeaderAdds, ResponseHeaderAdds []HeaderMatch
+}
+
+// Conditional reports whether the route's requests must match more than
+// its path (headers, a method, query parameters).
+func (m *MadeRoute) Conditional() bool {
+	return m != nil && (len(m.HeaderMatches) > 0 || m.Method != "" || len(m.QueryMatches) > 0)
 }
 
 // Answered reports whether the router answers the route's requests itself

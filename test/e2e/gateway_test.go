@@ -512,8 +512,13 @@ spec:
 // getHeaders returns a request to r for host and path with headers hdr
 // (name: value, ...), as expectBackend and expectStatus take it.
 func getHeaders(r *router, host, path string, hdr ...string) func() (response, error) {
+	return requestWith(r, http.MethodGet, host, path, hdr...)
+}
+
+// requestWith is getHeaders with another method.
+func requestWith(r *router, method, host, path string, hdr ...string) func() (response, error) {
 	return func() (response, error) {
-		req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d%s", r.HTTPPort, path), nil)
+		req, err := http.NewRequest(method, fmt.Sprintf("http://127.0.0.1:%d%s", r.HTTPPort, path), nil)
 		if err != nil {
 			return response{}, err
 		}
@@ -532,9 +537,10 @@ func getHeaders(r *router, host, path string, hdr ...string) func() (response, e
 	}
 }
 
-// TestHTTPRouteHeaderMatchesChooseTheRule: header matches of HTTPRoutes
-// (for every host and for a listener's hostname) choose among the rules of
-// one path, the match with the most headers first, then the first rule; a
+// TestHTTPRouteHeaderMatchesChooseTheRule: header, method and query
+// parameter matches of HTTPRoutes (for every host and for a listener's
+// hostname) choose among the rules of one path: a method first, then the
+// most headers, then the most query parameters, then the first rule; a
 // longer path wins over header matches of a shorter one; what matches no
 // headers goes to the path's rule without headers, else to a shorter path,
 // else 404.
@@ -556,6 +562,14 @@ spec:
     backendRefs: [{name: one, port: 80}]
   - matches: [{headers: [{name: color, value: blue}]}]
     backendRefs: [{name: three, port: 80}]
+  - matches: [{path: {value: /m}, method: POST}]
+    backendRefs: [{name: two, port: 80}]
+  - matches: [{path: {value: /m}}]
+    backendRefs: [{name: one, port: 80}]
+  - matches: [{path: {value: /q}, queryParams: [{name: animal, value: whale}]}]
+    backendRefs: [{name: three, port: 80}]
+  - matches: [{path: {value: /q}, headers: [{name: version, value: one}]}]
+    backendRefs: [{name: two, port: 80}]
   - matches: [{path: {value: /v2}}, {path: {value: /x}, headers: [{name: version, value: three}]}]
     backendRefs: [{name: two, port: 80}]
 `
@@ -583,6 +597,12 @@ spec:
 		} {
 			expectBackend(t, loadTimeout, getHeaders(r, host, tc.path, tc.headers...), tc.want)
 		}
+		// A method, then headers, then query parameters.
+		expectBackend(t, 5*time.Second, requestWith(r, http.MethodPost, host, "/m/x"), "two")
+		expectBackend(t, 5*time.Second, getHeaders(r, host, "/m/x"), "one")
+		expectBackend(t, 5*time.Second, getHeaders(r, host, "/q?animal=whale"), "three")
+		expectBackend(t, 5*time.Second, getHeaders(r, host, "/q?animal=whale", "version", "one"), "two")
+		expectBackend(t, 5*time.Second, getHeaders(r, host, "/q?animal=dolphin"), "three")
 	}
 	// Without the rule for every path: a request no rule matches is 404.
 	m.Write("hm.yaml", hm)
