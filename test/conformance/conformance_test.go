@@ -114,8 +114,19 @@ func TestGatewayAPIConformance(t *testing.T) {
 }
 
 // extendedFeatures are the extended features of GATEWAY-HTTP the router
-// claims: their tests run with the core ones.
-var extendedFeatures []features.FeatureName
+// claims: their tests run with the core ones. (Not yet: path redirects
+// with ReplacePrefixMatch, backendRef filters, rewrites, timeouts, port
+// 8080, mirrors, ...)
+var extendedFeatures = []features.FeatureName{
+	features.SupportHTTPRouteMethodMatching,
+	features.SupportHTTPRouteQueryParamMatching,
+	features.SupportHTTPRouteResponseHeaderModification,
+	features.SupportHTTPRouteSchemeRedirect,
+	features.SupportHTTPRoutePortRedirect,
+	features.SupportHTTPRoute303RedirectStatusCode,
+	features.SupportHTTPRoute307RedirectStatusCode,
+	features.SupportHTTPRoute308RedirectStatusCode,
+}
 
 // knownFailures are the core tests the router fails, and why. With
 // CONFORMANCE_SKIP_KNOWN_FAILURES set (make test) they are skipped (the
