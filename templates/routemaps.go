@@ -79,11 +79,20 @@ func routeMapEntries(td model.TemplateData, https bool) ([]mapEntry, []HeaderCha
 	var entries []mapEntry
 	keys := hostResponseKeys(td, https)
 	var matched map[string][]HeaderCandidate
+	// routeHosts are the map hosts of Routes and Ingresses (with Gateways
+	// served: they get "@rh" markers, no HostResponses).
+	var routeHosts map[string]bool
+	if len(td.HostResponses) > 0 {
+		routeHosts = map[string]bool{}
+	}
 	for _, k := range td.SortedStateKeys() {
 		cfg := td.State[k]
 		target, ok := routeMapTarget(cfg, k, https)
 		if !ok {
 			continue
+		}
+		if routeHosts != nil && !cfg.Made {
+			routeHosts[mapHost(cfg.Host, cfg.IsWildcard)] = true
 		}
 		key := routeKey(cfg)
 		if len(cfg.HeaderMatches) > 0 || cfg.Method != "" || len(cfg.QueryMatches) > 0 {
@@ -91,22 +100,44 @@ func routeMapEntries(td model.TemplateData, https bool) ([]mapEntry, []HeaderCha
 				matched = map[string][]HeaderCandidate{}
 			}
 			matched[key] = append(matched[key], HeaderCandidate{Target: target, Method: cfg.Method, Headers: cfg.HeaderMatches,
-				Query: cfg.QueryMatches, order: cfg.MatchOrder})
+				Query: cfg.QueryMatches, Order: cfg.MatchOrder})
 			continue
 		}
 		delete(keys, key)
 		entries = append(entries, mapEntry{key, target})
 	}
 	for _, h := range td.HostResponses {
-		if k := RouteMapKey(mapHost(h.Host, false), ""); keys[k] {
+		if k := RouteMapKey(mapHost(h.Host, false), ""); keys[k] && !routeHosts[mapHost(h.Host, false)] {
 			entries = append(entries, mapEntry{k, "@" + strconv.Itoa(h.Status)})
 			delete(keys, k)
 		}
 	}
+	entries = withRouteHostMarkers(entries, routeHosts, matched)
 	if matched == nil {
 		return entries, nil
 	}
 	return withHeaderChains(entries, matched)
+}
+
+// withRouteHostMarkers adds "host/" → "@rh" for each host of routeHosts
+// that no entry (or header-matched route) has the key of: a request to the
+// host that no route of it matches does not go on to the Gateway API's
+// wildcard and every-host routes (a Gateway's route would take the paths a
+// Route's tenant left out of its host).
+func withRouteHostMarkers(entries []mapEntry, routeHosts map[string]bool, matched map[string][]HeaderCandidate) []mapEntry {
+	if len(routeHosts) == 0 {
+		return entries
+	}
+	taken := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		taken[e.key] = true
+	}
+	for _, h := range slices.Sorted(maps.Keys(routeHosts)) {
+		if k := RouteMapKey(h, ""); !taken[k] && matched[k] == nil {
+			entries = append(entries, mapEntry{k, "@rh"})
+		}
+	}
+	return entries
 }
 
 // routeMapTarget returns a route's value in route_http.map (https false)
@@ -129,39 +160,38 @@ func routeMapTarget(cfg model.ServiceAliasConfig, k model.ServiceAliasConfigKey,
 	return "", false
 }
 
-// HeaderChain is the routes with header matches of one key of a route
-// map, which maps to "@hmID": the default template tests their headers in
-// order (Candidates: the most headers first, then by MatchOrder) and sends a request that
-// none matches to Fallback — the key's route without header matches, else
-// the value of the longest shorter path of the host in the map (another
-// chain's "@hmID" among them: chains are ordered so that the one a
-// fallback names comes later), else "@miss" (the next lookup: the host's
-// domain, then every host).
-type HeaderChain struct {
-	ID         int
-	Key        string
-	Candidates []HeaderCandidate
-	Fallback   string
-}
-
-// HeaderCandidate is a route of a HeaderChain: its map value and the
-// headers a request must have for it.
-type HeaderCandidate struct {
-	Target string
-	// Method, Headers and Query are what the request must have: its
-	// method, headers (names in lower case) and query parameters.
-	Method  string
-	Headers []model.HeaderMatch
-	Query   []model.HeaderMatch
-	// order is the route's MatchOrder.
-	order string
-}
+// HeaderChain and HeaderCandidate are model.HeaderChain and
+// model.HeaderCandidate.
+type (
+	HeaderChain     = model.HeaderChain
+	HeaderCandidate = model.HeaderCandidate
+)
 
 // HeaderChains returns the header chains of route_http.map (https false)
-// or route_https.map, in the order the frontend tests them.
+// or route_https.map, in the order the frontend tests them: td's
+// HeaderChains when set (ComputeHeaderChains), else worked out from td.
 func HeaderChains(td model.TemplateData, https bool) []HeaderChain {
+	if c := td.HeaderChains; c != nil {
+		if https {
+			return c.HTTPS
+		}
+		return c.HTTP
+	}
 	_, chains := routeMapEntries(td, https)
 	return chains
+}
+
+// ComputeHeaderChains returns the header chains of td's route maps, for
+// td.HeaderChains (nil when there are none): the models a partial render
+// is made of share them, so that the frontends they render are td's.
+func ComputeHeaderChains(td model.TemplateData) *model.HeaderChains {
+	td.HeaderChains = nil
+	_, http := routeMapEntries(td, false)
+	_, https := routeMapEntries(td, true)
+	if len(http) == 0 && len(https) == 0 {
+		return nil
+	}
+	return &model.HeaderChains{HTTP: http, HTTPS: https}
 }
 
 // withHeaderChains adds the keys of matched (routes with header matches,
@@ -193,7 +223,7 @@ func withHeaderChains(entries []mapEntry, matched map[string][]HeaderCandidate) 
 		// query parameters, then the routes' and rules' order.
 		slices.SortStableFunc(cands, func(a, b HeaderCandidate) int {
 			return cmp.Or(cmp.Compare(len(b.Method), len(a.Method))*boolInt(a.Method == "" || b.Method == ""),
-				len(b.Headers)-len(a.Headers), len(b.Query)-len(a.Query), strings.Compare(a.order, b.order))
+				len(b.Headers)-len(a.Headers), len(b.Query)-len(a.Query), strings.Compare(a.Order, b.Order))
 		})
 		chains[i] = HeaderChain{ID: i, Key: k, Candidates: cands}
 		if v, ok := values[k]; ok {

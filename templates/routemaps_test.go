@@ -186,13 +186,14 @@ func TestTimeoutMillisRoundsUpAsHAProxyDoes(t *testing.T) {
 func TestRouteMapsAnswerRespondersAndHostResponses(t *testing.T) {
 	td := model.TemplateData{WorkingDir: "/w", State: map[model.ServiceAliasConfigKey]model.ServiceAliasConfig{
 		"ns:root":  {Host: "taken.example.com"},
-		"ns:fail":  {Host: model.AnyHost, Path: "/fail", Respond: 500},
-		"ns:any":   {Host: model.AnyHost, Path: "/a"},
-		"ns:exact": {Host: "E.example.com", Path: "/e x/", ExactPath: true},
-		"ns:rd":    {Host: model.AnyHost, Path: "/r", Redirect: &model.Redirect{Code: 301, Host: "example.org", Port: 80}},
-		"ns:rds":   {Host: model.AnyHost, Path: "/s", TLSTermination: routev1.TLSTerminationEdge, Redirect: &model.Redirect{Code: 302, Port: 8443, Path: "/n"}},
-		"ns:tls":   {Host: model.AnyHost, TLSTermination: routev1.TLSTerminationEdge, Certificates: map[string]model.Certificate{model.AnyHost: {Contents: "PEM"}}},
-		"ns:other": {Host: "x.example.com", Path: "/p", TLSTermination: routev1.TLSTerminationEdge, Respond: 500},
+		"ns:paths": {Host: "p.example.com", Path: "/x"},
+		"ns:fail":  {Host: model.AnyHost, Path: "/fail", Respond: 500, Made: true},
+		"ns:any":   {Host: model.AnyHost, Path: "/a", Made: true},
+		"ns:exact": {Host: "E.example.com", Path: "/e x/", ExactPath: true, Made: true},
+		"ns:rd":    {Host: model.AnyHost, Path: "/r", Redirect: &model.Redirect{Code: 301, Host: "example.org", Port: 80}, Made: true},
+		"ns:rds":   {Host: model.AnyHost, Path: "/s", TLSTermination: routev1.TLSTerminationEdge, Redirect: &model.Redirect{Code: 302, Port: 8443, Path: "/n"}, Made: true},
+		"ns:tls":   {Host: model.AnyHost, TLSTermination: routev1.TLSTerminationEdge, Certificates: map[string]model.Certificate{model.AnyHost: {Contents: "PEM"}}, Made: true},
+		"ns:other": {Host: "x.example.com", Path: "/p", TLSTermination: routev1.TLSTerminationEdge, Respond: 500, Made: true},
 	}, HostResponses: []model.HostResponse{
 		{Host: model.AnyHost, Status: 404, HTTP: true, HTTPS: true},
 		{Host: "taken.example.com", Status: 404, HTTP: true},
@@ -202,7 +203,7 @@ func TestRouteMapsAnswerRespondersAndHostResponses(t *testing.T) {
 		name, got string
 		want      []string
 	}{
-		{"route_http.map", RouteHTTPMap(td), []string{"*/a/ be_http:ns:any", "=e.example.com/e%20x/ be_http:ns:exact", "*/r/ @rd301|http|example.org||", "*/fail/ @500", "taken.example.com/ be_http:ns:root", "*/ @404"}},
+		{"route_http.map", RouteHTTPMap(td), []string{"*/a/ be_http:ns:any", "=e.example.com/e%20x/ be_http:ns:exact", "*/r/ @rd301|http|example.org||", "*/fail/ @500", "taken.example.com/ be_http:ns:root", "*/ @404", "p.example.com/x/ be_http:ns:paths", "p.example.com/ @rh"}},
 		{"route_https.map", RouteHTTPSMap(td), []string{"*/ be_edge_http:ns:tls", "x.example.com/p/ @500", "*/s/ @rd302|https||:8443|/n", "tls.example.com/ @404"}},
 		{"cert_config.map", RouteCertConfigMap(td), nil},
 	} {
@@ -234,16 +235,16 @@ func TestHeaderChainsFallBackToTheNextMatch(t *testing.T) {
 		return out
 	}
 	td := model.TemplateData{State: map[model.ServiceAliasConfigKey]model.ServiceAliasConfig{
-		"ns:plain": {Host: "h.example.com"},
-		"ns:h1":    {Host: "h.example.com", HeaderMatches: h("a", "1")},
-		"ns:h2":    {Host: "h.example.com", Path: "/a", HeaderMatches: h("a", "1", "b", "2")},
-		"ns:h3":    {Host: "h.example.com", Path: "/a", HeaderMatches: h("a", "2"), MatchOrder: "2"},
-		"ns:h0":    {Host: "h.example.com", Path: "/a", HeaderMatches: h("c", "3"), MatchOrder: "1"},
-		"ns:hm":    {Host: "h.example.com", Path: "/a", Method: "POST", MatchOrder: "3"},
-		"ns:hq":    {Host: "h.example.com", Path: "/a", HeaderMatches: h("c", "3"), QueryMatches: h("q", "1"), MatchOrder: "4"},
-		"ns:ex":    {Host: "h.example.com", Path: "/e", ExactPath: true, HeaderMatches: h("a", "1")},
-		"ns:any":   {Host: model.AnyHost, Path: "/z", HeaderMatches: h("a", "1")},
-		"ns:other": {Host: "o.example.com", Path: "/q", HeaderMatches: h("a", "1")},
+		"ns:plain": {Host: "h.example.com", Made: true},
+		"ns:h1":    {Host: "h.example.com", HeaderMatches: h("a", "1"), Made: true},
+		"ns:h2":    {Host: "h.example.com", Path: "/a", HeaderMatches: h("a", "1", "b", "2"), Made: true},
+		"ns:h3":    {Host: "h.example.com", Path: "/a", HeaderMatches: h("a", "2"), MatchOrder: "2", Made: true},
+		"ns:h0":    {Host: "h.example.com", Path: "/a", HeaderMatches: h("c", "3"), MatchOrder: "1", Made: true},
+		"ns:hm":    {Host: "h.example.com", Path: "/a", Method: "POST", MatchOrder: "3", Made: true},
+		"ns:hq":    {Host: "h.example.com", Path: "/a", HeaderMatches: h("c", "3"), QueryMatches: h("q", "1"), MatchOrder: "4", Made: true},
+		"ns:ex":    {Host: "h.example.com", Path: "/e", ExactPath: true, HeaderMatches: h("a", "1"), Made: true},
+		"ns:any":   {Host: model.AnyHost, Path: "/z", HeaderMatches: h("a", "1"), Made: true},
+		"ns:other": {Host: "o.example.com", Path: "/q", HeaderMatches: h("a", "1"), Made: true},
 	}, HostResponses: []model.HostResponse{{Host: model.AnyHost, Status: 404, HTTP: true}}}
 	chains := HeaderChains(td, false)
 	got := map[string]string{}

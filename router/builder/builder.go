@@ -193,6 +193,7 @@ func buildAlias(v store.View, td *model.TemplateData, r *routev1.Route, o Option
 		cfg.AnnotationProblems = append(cfg.AnnotationProblems, p.String())
 	}
 	if m := o.made(r); m != nil {
+		cfg.Made = true
 		cfg.ExactPath, cfg.HeaderMatches, cfg.MatchOrder = m.ExactPath, m.HeaderMatches, m.MatchOrder
 		cfg.Method, cfg.QueryMatches = m.Method, m.QueryMatches
 		cfg.Respond, cfg.Redirect = m.Respond, m.Redirect

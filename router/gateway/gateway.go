@@ -101,6 +101,9 @@ type Result struct {
 	// Secrets are the Secrets the served HTTPS listeners name (in cluster
 	// mode: to watch).
 	Secrets []store.Key
+	// Conditional are the routes that match more than their path
+	// (headers, a method, query parameters: rules in the frontends).
+	Conditional []admission.Key
 	// HostResponses are the served listeners' hostnames (AnyHost for a
 	// listener without one): requests to them that no route matches are
 	// answered with 404, as the spec asks (not the router's 503).
@@ -108,6 +111,10 @@ type Result struct {
 
 	// controller is Options.ControllerName.
 	controller string
+	// memo and memoAt are Options.Memo and its position after this
+	// translation (RetranslatedSince).
+	memo   *Memo
+	memoAt uint64
 }
 
 // Origin is the HTTPRoute, rule and match a route was made from, the
@@ -243,6 +250,19 @@ func (res *Result) HeaderMatched(k admission.Key) bool {
 	return m.Conditional()
 }
 
+// RetranslatedSince returns the HTTPRoutes whose translation res made
+// afresh since the translation old (the HTTPRoute, or what it looked up,
+// changed: its routes may differ though the HTTPRoute did not, a Service
+// created, say), and whether it knows: without the same memo (or with
+// more changes than it remembers) it does not. It is the same whenever it
+// is asked, however many translations came between.
+func (res *Result) RetranslatedSince(old *Result) ([]store.Key, bool) {
+	if res == nil || old == nil || res.memo == nil || res.memo != old.memo {
+		return nil, false
+	}
+	return res.memo.since(old.memoAt, res.memoAt)
+}
+
 // Translate translates the Gateway API objects of v.
 func Translate(v View, o Options) *Result {
 	if o.ControllerName == "" {
@@ -288,6 +308,7 @@ func Translate(v View, o Options) *Result {
 	for _, hr := range v.HTTPRoutes() {
 		res.add(o.Memo.translate(v, hr, res))
 	}
+	res.memo, res.memoAt = o.Memo, o.Memo.position()
 	slices.SortFunc(res.Routes, func(a, b *routev1.Route) int {
 		return strings.Compare(string(admission.KeyOf(a)), string(admission.KeyOf(b)))
 	})

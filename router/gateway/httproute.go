@@ -36,7 +36,11 @@ func (res *Result) add(t *translation) {
 	res.HTTPRoutes[t.key] = t.rs
 	res.Routes = append(res.Routes, t.routes...)
 	for i, r := range t.routes {
-		res.Origins[admission.KeyOf(r)] = t.origins[i]
+		k := admission.KeyOf(r)
+		res.Origins[k] = t.origins[i]
+		if t.origins[i].Made.Conditional() {
+			res.Conditional = append(res.Conditional, k)
+		}
 	}
 }
 

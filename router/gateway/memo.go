@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"slices"
 	"sync"
 
@@ -26,7 +27,22 @@ type Memo struct {
 	// world are the Gateway-wide inputs the entries were made with.
 	world     []any
 	last, cur map[store.Key]*memoEntry
+	// seq counts the translations made afresh; log holds the latest
+	// (their seq and HTTPRoute), for RetranslatedSince.
+	seq uint64
+	log []memoLogEntry
 }
+
+// memoLogEntry is a translation made afresh.
+type memoLogEntry struct {
+	seq uint64
+	key store.Key
+}
+
+// maxMemoLog bounds the log of translations made afresh: a pass that
+// follows more of them than it holds is told it cannot know
+// (RetranslatedSince).
+const maxMemoLog = 4096
 
 type memoEntry struct {
 	hr    *gatewayv1.HTTPRoute
@@ -61,6 +77,48 @@ func (m *Memo) begin(world []any) {
 	m.cur = map[store.Key]*memoEntry{}
 }
 
+// logFresh records that HTTPRoute k was translated afresh.
+func (m *Memo) logFresh(k store.Key) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.seq++
+	if len(m.log) >= maxMemoLog {
+		m.log = slices.Delete(m.log, 0, len(m.log)/2)
+	}
+	m.log = append(m.log, memoLogEntry{m.seq, k})
+}
+
+// position returns the memo's count of fresh translations.
+func (m *Memo) position() uint64 {
+	if m == nil {
+		return 0
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.seq
+}
+
+// since returns the HTTPRoutes translated afresh after position from (up
+// to position to), and whether the log still holds them all.
+func (m *Memo) since(from, to uint64) ([]store.Key, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.log) > 0 && m.log[0].seq > from+1 && from < to {
+		return nil, false
+	}
+	i, _ := slices.BinarySearchFunc(m.log, from+1, func(e memoLogEntry, s uint64) int {
+		return cmp.Compare(e.seq, s)
+	})
+	var out []store.Key
+	for _, e := range m.log[i:] {
+		if e.seq > to {
+			break
+		}
+		out = append(out, e.key)
+	}
+	return out, true
+}
+
 // end finishes a pass: what it did not translate is forgotten.
 func (m *Memo) end() {
 	if m == nil {
@@ -85,6 +143,7 @@ func (m *Memo) translate(v View, hr *gatewayv1.HTTPRoute, res *Result) *translat
 		rec := &recorder{View: v}
 		e = &memoEntry{hr: hr, t: translateHTTPRoute(rec, hr, res)}
 		e.reads = rec.reads
+		m.logFresh(k)
 	}
 	m.mu.Lock()
 	m.cur[k] = e

@@ -36,3 +36,30 @@ func TestRequestRedirectFiltersBecomeRedirectsTheRouterAnswers(t *testing.T) {
 		})
 	}
 }
+
+// TestMatchValuesTheRouterCannotWriteSafelyAreRefused: header and query
+// parameter values with braces, backslashes, quotes or controls, names
+// outside the tokens, and methods that are not upper-case letters are not
+// served (they would be written into haproxy.config's ACLs).
+func TestMatchValuesTheRouterCannotWriteSafelyAreRefused(t *testing.T) {
+	for _, tc := range []struct {
+		match string
+		ok    bool
+	}{
+		{`{headers: [{name: x-a, value: "-u"}], queryParams: [{name: q~1, value: "a b"}], method: GET}`, true},
+		{`{headers: [{name: x-a, value: "}"}]}`, false},
+		{`{headers: [{name: x-a, value: "a\\b"}]}`, false},
+		{`{headers: [{name: x-a, value: "it's"}]}`, false},
+		{`{headers: [{name: "x a", value: v}]}`, false},
+		{`{queryParams: [{name: q, value: "{x"}]}`, false},
+		{`{method: get}`, false},
+	} {
+		var m gatewayv1.HTTPRouteMatch
+		if err := yaml.Unmarshal([]byte(tc.match), &m); err != nil {
+			t.Fatal(err)
+		}
+		if _, why := matchOf(m); (why == "") != tc.ok {
+			t.Errorf("%s: %q, want served %v", tc.match, why, tc.ok)
+		}
+	}
+}

@@ -292,7 +292,7 @@ func queryMatches(m gatewayv1.HTTPRouteMatch) ([]model.HeaderMatch, string) {
 		}
 		name := string(q.Name)
 		if !headerToken(strings.ToLower(strings.ReplaceAll(name, "~", "-"))) || q.Value == "" || !printable(q.Value) || len(q.Value) > 256 {
-			return nil, fmt.Sprintf("query parameter match %q: the router serves names of letters, digits, -, _, . and ~ and printable values of up to 256 characters", name)
+			return nil, fmt.Sprintf("query parameter match %q: the router serves names of letters, digits, -, _, . and ~ and printable values of up to 256 characters without braces, backslashes or quotes", name)
 		}
 		if slices.ContainsFunc(out, func(o model.HeaderMatch) bool { return o.Name == name }) {
 			continue // the first of the same name counts
@@ -323,7 +323,8 @@ const MaxHeaderMatches = 8
 // headerMatches returns the header matches of a match (Exact; names in
 // lower case, sorted), or what of them is not served. A name is a token
 // of letters, digits, "-", "_" and "."; a value printable text of at most
-// 256 characters (written quoted into haproxy.config).
+// 256 characters without braces, backslashes or quotes (printable; it is
+// written quoted into haproxy.config, the whole header value compared).
 func headerMatches(m gatewayv1.HTTPRouteMatch) ([]model.HeaderMatch, string) {
 	if len(m.Headers) == 0 {
 		return nil, ""
@@ -338,7 +339,7 @@ func headerMatches(m gatewayv1.HTTPRouteMatch) ([]model.HeaderMatch, string) {
 		}
 		name := strings.ToLower(string(h.Name))
 		if !headerToken(name) || h.Value == "" || !printable(h.Value) || len(h.Value) > 256 {
-			return nil, fmt.Sprintf("header match %q: the router serves names of letters, digits, -, _ and . and printable values of up to 256 characters", h.Name)
+			return nil, fmt.Sprintf("header match %q: the router serves names of letters, digits, -, _ and . and printable values of up to 256 characters without braces, backslashes or quotes", h.Name)
 		}
 		if slices.ContainsFunc(out, func(o model.HeaderMatch) bool { return o.Name == name }) {
 			// The spec: the first of the same name counts.
@@ -363,9 +364,12 @@ func headerToken(s string) bool {
 	return true
 }
 
+// printable reports whether s is a value the router writes into an ACL
+// pattern (quoted, after "--"): printable ASCII without braces, which end
+// an anonymous ACL even quoted, backslashes or quotes.
 func printable(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if s[i] < ' ' || s[i] >= 0x7f {
+		if s[i] < ' ' || s[i] >= 0x7f || strings.IndexByte("{}\\\"'", s[i]) >= 0 {
 			return false
 		}
 	}

@@ -127,6 +127,11 @@ type TemplateData struct {
 	// matches a request's path: the Gateway API's listener hostnames
 	// (404), sorted by Host.
 	HostResponses []HostResponse
+	// HeaderChains, if set, are the route maps' header chains as worked
+	// out for the whole model (templates.ComputeHeaderChains): the
+	// models made from it for partial renders share them, so their
+	// frontends are the whole model's. Nil: worked out from State.
+	HeaderChains *HeaderChains
 
 	// order remembers SortedStateKeys for State (nil: sorted on every
 	// call); see NewKeyOrder.
@@ -231,6 +236,9 @@ type ServiceAliasConfig struct {
 	// their host and path with others, the one with the most headers
 	// matched first.
 	HeaderMatches []HeaderMatch
+	// Made: the route is made from the Gateway API's objects (not a
+	// Route or an Ingress).
+	Made bool
 	// Method, if not empty, is the method the route's requests must have;
 	// QueryMatches are query parameters (Name exactly, Value exactly) they
 	// must have, sorted by name: the Gateway API's method and query
@@ -308,6 +316,38 @@ const HeaderActionAdd routev1.RouteHTTPHeaderActionType = "Add"
 // exactly (printable text).
 type HeaderMatch struct {
 	Name, Value string
+}
+
+// HeaderChain is the routes with header, method or query parameter
+// matches of one key of a route map (templates.HeaderChains), which maps
+// to "@hmID": the default template tests them in order (Candidates: a
+// method first, then the most headers, the most query parameters, then by
+// MatchOrder) and sends a request that none matches to Fallback — the
+// key's route without matches, else the value of the longest shorter path
+// of the host in the map (another chain's "@hmID" among them: chains are
+// ordered so that the one a fallback names comes later), else "@miss"
+// (the next lookup).
+type HeaderChain struct {
+	ID         int
+	Key        string
+	Candidates []HeaderCandidate
+	Fallback   string
+}
+
+// HeaderCandidate is a route of a HeaderChain: its map value and what a
+// request must have for it: its method, headers (names in lower case) and
+// query parameters. Order is the route's MatchOrder.
+type HeaderCandidate struct {
+	Target  string
+	Method  string
+	Headers []HeaderMatch
+	Query   []HeaderMatch
+	Order   string
+}
+
+// HeaderChains are the header chains of route_http.map and route_https.map.
+type HeaderChains struct {
+	HTTP, HTTPS []HeaderChain
 }
 
 // HostResponse is a host (AnyHost: every host) whose requests that no

@@ -212,11 +212,22 @@ func readRouteChanges(src Source, in Inputs, st State, out, next *Output, mode r
 			return nil
 		}
 		httpRoutes := v.HTTPRouteChangesSince(out.Generation)
-		routes = append(routes, madeFrom(httpRoutes, out.Gateway, next.Gateway)...)
+		remade := httpRoutes
+		if next.Gateway != nil {
+			// Translated afresh since: what they looked up changed.
+			fresh, known := next.Gateway.RetranslatedSince(out.Gateway)
+			if !known {
+				full = FullOther
+				return nil
+			}
+			remade = append(slices.Clip(remade), fresh...)
+		}
+		routes = append(routes, madeFrom(remade, out.Gateway, next.Gateway)...)
 		var changed map[model.ServiceUnitKey]bool
 		ch.affected, changed = affectedRoutes(routes, services, out, next.Decision)
-		if headerMatchesAmong(ch.affected, out.Gateway, next.Gateway) {
-			// The frontends' header match rules change: a full pass.
+		if frontendRulesChange(ch.affected, out, next) {
+			// The frontends' rules of header, method and query
+			// matches change: a full pass.
 			full = FullOther
 			return nil
 		}
@@ -268,13 +279,31 @@ func madeFrom(httpRoutes []store.Key, old, next *gateway.Result) []store.Key {
 	return out
 }
 
-// headerMatchesAmong reports whether a route of keys has header matches
-// (the Gateway API's) in old or next.
-func headerMatchesAmong(keys map[model.ServiceAliasConfigKey]bool, old, next *gateway.Result) bool {
+// frontendRulesChange reports whether a route of keys (changed, or its
+// admission result) changes the frontends' rules: a route that matches more
+// than its path (the Gateway API's header, method, query parameter
+// matches) in out or next, or any route of a host such a route has (the
+// rules' fallbacks name the host's other routes). It looks at those routes
+// alone, not at every route.
+func frontendRulesChange(keys map[model.ServiceAliasConfigKey]bool, out, next *Output) bool {
+	hosts := map[string]bool{}
+	for _, o := range []*Output{out, next} {
+		if o.Gateway == nil {
+			continue
+		}
+		for _, k := range o.Gateway.Conditional {
+			if r, ok := o.Decision.Results[k]; ok {
+				hosts[r.Host] = true
+			}
+		}
+	}
+	if len(hosts) == 0 {
+		return false
+	}
 	for k := range keys {
 		ak := admission.Key(strings.Replace(string(k), ":", "/", 1))
-		for _, res := range []*gateway.Result{old, next} {
-			if res.HeaderMatched(ak) {
+		for _, o := range []*Output{out, next} {
+			if r, ok := o.Decision.Results[ak]; ok && hosts[r.Host] {
 				return true
 			}
 		}
@@ -336,7 +365,8 @@ func routesToBuild(old *model.TemplateData, d admission.Decision, affected map[m
 
 // changedModel is old with the affected routes' entries out and the
 // rebuilt ones in, the service units and the certificate index following
-// (old is not changed).
+// (old is not changed). It keeps old's HeaderChains: a change that would
+// alter them is a full pass (frontendRulesChange).
 func changedModel(old *model.TemplateData, ch routeChanges) *model.TemplateData {
 	td := withState(old, make(map[model.ServiceAliasConfigKey]model.ServiceAliasConfig, len(old.State)+1),
 		make(map[model.ServiceUnitKey]model.ServiceUnit, len(old.ServiceUnits)+len(ch.units)))

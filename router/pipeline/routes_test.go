@@ -282,8 +282,25 @@ func TestRouteChangesEqualAFullPass(t *testing.T) {
 			{"for every host, with a rule without a valid backend (answered 500)", func(st *store.Store) {
 				st.Upsert(httpRoute("", 30, "/=a", "/x=b:1+c:3", "/fail=nosuch"))
 			}, ""},
+			{"the missing Service created: the rule served, the HTTPRoute unchanged", func(st *store.Store) {
+				st.Upsert(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "nosuch"},
+					Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "web", Port: 80}}}})
+				st.Upsert(endpointSlice("ns", "nosuch-1", "nosuch", true, "10.0.9.1"))
+			}, FullNoBackendChange},
 			{"for its host again", func(st *store.Store) {
 				st.Upsert(httpRoute("h.example.com", 30, "/=a", "/x=b:1+c:3"))
+			}, ""},
+			{"an HTTPRoute with a header match: the frontends' rules change", func(st *store.Store) {
+				hm := httpRoute("hm.example.com", 60, "/=a")
+				hm.Name = "hm"
+				hm.Spec.Rules[0].Matches[0].Headers = []gatewayv1.HTTPHeaderMatch{{Name: "version", Value: "two"}}
+				st.Upsert(hm)
+			}, FullOther},
+			{"a Route of that host: the rules' fallbacks change", func(st *store.Store) {
+				st.Upsert(route("ns", "rhm", "hm.example.com", "/z", "a", 61))
+			}, FullOther},
+			{"a Route of another host: no full pass", func(st *store.Store) {
+				st.Upsert(route("ns", "rother", "other-hm.example.com", "", "a", 62))
 			}, ""},
 			{"a newer route of another namespace claims its host: rejected", func(st *store.Store) {
 				st.Upsert(route("other", "late", "h.example.com", "/y", "a", 100))

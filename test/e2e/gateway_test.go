@@ -184,7 +184,8 @@ func TestHTTPRouteWithoutHostnameServesEveryHost(t *testing.T) {
 	m := newManifests(t)
 	m.Write("services.yaml", serviceYAML("shop", "web", web)+"---\n"+serviceYAML("other", "api", api)+"---\n"+serviceYAML("legacy", "old", old))
 	m.Write("gateway.yaml", gatewayWithListeners("infra", `{name: any, port: 80, protocol: HTTP, allowedRoutes: {namespaces: {from: All}}}`, `{name: named, port: 80, protocol: HTTP, hostname: named.example.com, allowedRoutes: {namespaces: {from: All}}}`))
-	m.Write("route.yaml", routeYAML("legacy", "old", "exact.example.com", "", "old", ""))
+	m.Write("route.yaml", routeYAML("legacy", "old", "exact.example.com", "", "old", "")+"---\n"+
+		routeYAML("legacy", "paths", "paths.example.com", "/app", "old", ""))
 	m.Write("any.yaml", `apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: any, namespace: shop}
@@ -203,8 +204,14 @@ spec:
 	expectBackend(t, loadTimeout, get("anything.example.com", "/x"), "web")
 	expectBackend(t, loadTimeout, get("127.0.0.1", "/"), "web")
 	expectStatus(t, loadTimeout, get("anything.example.com", "/fail/x"), 500)
-	// A Route's host is its own.
+	// A Route's host is its own, the paths it leaves out too: they are
+	// not taken by the routes for every host.
 	expectBackend(t, loadTimeout, get("exact.example.com", "/fail"), "old")
+	expectBackend(t, loadTimeout, get("paths.example.com", "/app/x"), "old")
+	expectStatus(t, loadTimeout, get("paths.example.com", "/other"), 503)
+	// A host that looks like a map key's marker is no host (every host's
+	// route answers).
+	expectBackend(t, loadTimeout, get("=exact.example.com", "/x"), "web")
 	waitReady(t, ms)
 	noReload := noReloadSince(t, ms, r)
 
@@ -570,6 +577,8 @@ spec:
     backendRefs: [{name: three, port: 80}]
   - matches: [{path: {value: /q}, headers: [{name: version, value: one}]}]
     backendRefs: [{name: two, port: 80}]
+  - matches: [{path: {value: /f}, headers: [{name: x-flag, value: "-u"}, {name: x-list, value: "a, b"}]}]
+    backendRefs: [{name: two, port: 80}]
   - matches: [{path: {value: /v2}}, {path: {value: /x}, headers: [{name: version, value: three}]}]
     backendRefs: [{name: two, port: 80}]
 `
@@ -603,6 +612,9 @@ spec:
 		expectBackend(t, 5*time.Second, getHeaders(r, host, "/q?animal=whale"), "three")
 		expectBackend(t, 5*time.Second, getHeaders(r, host, "/q?animal=whale", "version", "one"), "two")
 		expectBackend(t, 5*time.Second, getHeaders(r, host, "/q?animal=dolphin"), "three")
+		// Values that look like ACL flags, and commas: the whole value.
+		expectBackend(t, 5*time.Second, getHeaders(r, host, "/f", "x-flag", "-u", "x-list", "a, b"), "two")
+		expectBackend(t, 5*time.Second, getHeaders(r, host, "/f", "x-flag", "-u", "x-list", "b"), "three")
 	}
 	// Without the rule for every path: a request no rule matches is 404.
 	m.Write("hm.yaml", hm)
