@@ -154,7 +154,7 @@ func Admit(routes []*routev1.Route, opts Options) Decision {
 			res, excluded := opts.Excluded[KeyOf(r)]
 			return res, !excluded
 		},
-		domains.check,
+		domains.madeCheck(opts.Made),
 		wildcardPolicyCheck(opts.AllowWildcardRoutes, opts.Made),
 		hostCheck(opts.Made),
 		validationCheck(opts.ExtendedValidation, opts.Memo, served),

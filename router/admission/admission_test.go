@@ -796,3 +796,20 @@ func TestANamespaceGetsAtMostMaxHeaderMatchRoutes(t *testing.T) {
 		t.Errorf("admitted %d, want %d", len(d.Admitted), MaxHeaderMatchRoutes+2)
 	}
 }
+
+// TestMadeRoutesForEveryHostOrSubdomainRespectDeniedDomains: with denied
+// domains, a made route for every host is refused, and one for the
+// subdomains of a domain at any depth when a denied domain is under it.
+func TestMadeRoutesForEveryHostOrSubdomainRespectDeniedDomains(t *testing.T) {
+	routes := []*routev1.Route{
+		route("a", "any", AnyHost, "", 1),
+		route("a", "deep", "*.example.com", "", 2, wildcard),
+		route("a", "other", "*.other.com", "", 3, wildcard),
+	}
+	made := func(Key) bool { return true }
+	d := Admit(routes, Options{Made: made, DeniedDomains: []string{"secret.corp.example.com"}})
+	expectAdmitted(t, d, "a/other")
+	expectRejected(t, d, "a/any", ReasonRouteNotAdmitted, "would serve denied secret.corp.example.com")
+	expectRejected(t, d, "a/deep", ReasonRouteNotAdmitted, "would serve denied secret.corp.example.com")
+	expectAdmitted(t, Admit(routes, Options{Made: made}), "a/any", "a/deep", "a/other")
+}

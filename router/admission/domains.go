@@ -119,6 +119,26 @@ func (p DomainPolicy) Check(host string, wildcard bool) (msg string, ok bool) {
 	return "", true
 }
 
+// madeCheck is check for the routes the router made (made): a route for
+// every host is refused while domains are denied, and one for the
+// subdomains of a domain at any depth ("*.domain") when a denied domain is
+// that domain or below it.
+func (p DomainPolicy) madeCheck(made func(Key) bool) check {
+	return func(r *routev1.Route) (Result, bool) {
+		host := hostOf(r)
+		if made == nil || !(host == AnyHost || strings.HasPrefix(host, "*.")) || !made(KeyOf(r)) {
+			return p.check(r)
+		}
+		suffix := strings.TrimPrefix(host, "*")
+		for d := range p.denied {
+			if host == AnyHost || d == suffix[1:] || strings.HasSuffix(d, suffix) {
+				return Result{Reason: ReasonRouteNotAdmitted, Message: msgDeniedDomain + " (a route for " + host + " would serve denied " + d + ")"}, false
+			}
+		}
+		return p.check(r)
+	}
+}
+
 func (p DomainPolicy) check(r *routev1.Route) (Result, bool) {
 	msg, ok := p.Check(hostOf(r), r.Spec.WildcardPolicy == routev1.WildcardPolicySubdomain)
 	if ok {

@@ -300,6 +300,7 @@ func Translate(v View, o Options) *Result {
 			}
 		}
 	}
+	dropSharedOwnHosts(res.Gateways, o.Addresses)
 	res.HostResponses = hostResponses(res.Gateways)
 	if o.Memo != nil {
 		o.Memo.begin(worldOf(v, res))
@@ -313,6 +314,25 @@ func Translate(v View, o Options) *Result {
 		return strings.Compare(string(admission.KeyOf(a)), string(admission.KeyOf(b)))
 	})
 	return res
+}
+
+// dropSharedOwnHosts keeps an own host name (Options.Subdomain) for the
+// first Gateway (by namespace and name) that has it: another whose name and
+// namespace make the same one (a-b in c, a in b-c) gets the router's
+// addresses instead.
+func dropSharedOwnHosts(gateways map[store.Key]*GatewayStatus, addresses []gatewayv1.GatewayStatusAddress) {
+	seen := map[string]bool{}
+	for _, k := range slices.Sorted(maps.Keys(gateways)) {
+		gs := gateways[k]
+		if gs.ownHost == "" {
+			continue
+		}
+		if seen[gs.ownHost] {
+			gs.ownHost, gs.Addresses = "", append([]gatewayv1.GatewayStatusAddress(nil), addresses...)
+			continue
+		}
+		seen[gs.ownHost] = true
+	}
 }
 
 // hostResponses returns the HostResponses of Gateways: the hostname of

@@ -1117,4 +1117,14 @@ spec:
 	if c := res.HTTPRoutes["default/rb"].Parents[0].Conditions; c[0].Status != metav1.ConditionTrue || len(c) != 3 || !strings.Contains(c[2].Message, "HostAlreadyClaimed") {
 		t.Errorf("rb: %s", conditions(c))
 	}
+
+	// One host name for both (the configuration refuses such a template;
+	// names such as a-b in c and a in b-c make one too): the first
+	// Gateway keeps it, the other gets the router's address.
+	canonical := gatewayv1.HostnameAddressType
+	res = Translate(v, Options{Subdomain: "${namespace}.gw.example.com",
+		Addresses: []gatewayv1.GatewayStatusAddress{{Type: &canonical, Value: "router.example.com"}}})
+	if a, b := res.Gateways["default/a"].Addresses, res.Gateways["default/b"].Addresses; a[0].Value != "default.gw.example.com" || b[0].Value != "router.example.com" {
+		t.Errorf("shared host name: a %+v, b %+v", a, b)
+	}
 }
