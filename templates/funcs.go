@@ -108,6 +108,7 @@ func FuncMap(opts FuncOptions) template.FuncMap {
 		"routeHTTPMap":           RouteHTTPMap,
 		"routeHTTPSMap":          RouteHTTPSMap,
 		"headerChains":           HeaderChains,
+		"chainLevel":             ChainLevel,
 		"routeSNIPassthroughMap": RouteSNIPassthroughMap,
 		"routeCertConfigMap":     RouteCertConfigMap,
 		"forwardedHeadersMap":    ForwardedHeadersMap,

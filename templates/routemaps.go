@@ -181,6 +181,21 @@ func HeaderChains(td model.TemplateData, https bool) []HeaderChain {
 	return chains
 }
 
+// ChainLevel is the lookup level that finds a route map key (and so its
+// header chain, whose fallbacks are of the same host): "host" for a
+// host's keys, "wildcard" for the Gateway API's wildcard hostnames
+// ("+.domain"), "any" for every host ("*").
+func ChainLevel(key string) string {
+	k := strings.TrimPrefix(key, "=")
+	switch {
+	case strings.HasPrefix(k, "+."):
+		return "wildcard"
+	case strings.HasPrefix(k, "*"):
+		return "any"
+	}
+	return "host"
+}
+
 // ComputeHeaderChains returns the header chains of td's route maps, for
 // td.HeaderChains (nil when there are none): the models a partial render
 // is made of share them, so that the frontends they render are td's.

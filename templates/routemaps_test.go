@@ -286,3 +286,17 @@ func TestHeaderChainsFallBackToTheNextMatch(t *testing.T) {
 		}
 	}
 }
+
+// TestChainLevelIsTheLookupThatFindsTheKey: a chain is rendered after the
+// lookups of the level that finds its key.
+func TestChainLevelIsTheLookupThatFindsTheKey(t *testing.T) {
+	for key, want := range map[string]string{
+		"h.example.com/a/": "host", "=h.example.com/e": "host",
+		"+.example.com/": "wildcard", "=+.example.com/e": "wildcard",
+		"*/a/": "any", "=*/e": "any",
+	} {
+		if got := ChainLevel(key); got != want {
+			t.Errorf("%s: %s, want %s", key, got, want)
+		}
+	}
+}

@@ -241,17 +241,26 @@ func (s *Source) reprobeInterval() time.Duration {
 type lateFactories struct {
 	mu        sync.Mutex
 	factories []factory
+	closed    bool
 }
 
-func (l *lateFactories) add(fs []factory) {
+// add keeps fs for close, and reports whether it did: after close it does
+// not (the caller shuts them down).
+func (l *lateFactories) add(fs []factory) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.closed {
+		return false
+	}
 	l.factories = append(l.factories, fs...)
+	return true
 }
 
-func (l *lateFactories) get() []factory {
+// close returns the factories added, and takes no more.
+func (l *lateFactories) close() []factory {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.closed = true
 	return l.factories
 }
 
@@ -282,7 +291,13 @@ func (s *Source) reprobeGatewayAPI(ctx context.Context, late *lateFactories) {
 			s.o.Logger.Error(err, "starting the Gateway API's informers")
 			continue
 		}
-		late.add(fs)
+		if !late.add(fs) {
+			// Run is shutting down.
+			for _, f := range fs {
+				f.Shutdown()
+			}
+			return
+		}
 		for _, f := range fs {
 			f.Start(ctx.Done())
 		}

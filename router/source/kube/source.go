@@ -203,7 +203,7 @@ func (s *Source) Run(ctx context.Context) error {
 	o.Sink.MarkSynced(SourceName)
 	o.Logger.Info("initial sync done")
 	<-ctx.Done()
-	for _, f := range append(factories, late.get()...) {
+	for _, f := range append(factories, late.close()...) {
 		f.Shutdown()
 	}
 	return nil
