@@ -130,6 +130,17 @@ spec:
 // canary most tests attach HTTPRoutes to.
 const onGateway = class + "\n---\n" + gw + "\n---\n" + web
 
+// gatewayDoc is Gateway gw of class haproxy in namespace default with
+// listeners (flow-style YAML maps, one a listener), ending with a newline.
+func gatewayDoc(listeners ...string) string {
+	var b strings.Builder
+	b.WriteString("apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: gw}\nspec:\n  gatewayClassName: haproxy\n  listeners:\n")
+	for _, l := range listeners {
+		b.WriteString("  - " + l + "\n")
+	}
+	return b.String()
+}
+
 // httpRouteHead is an HTTPRoute document of namespace default attached to
 // Gateway gw, up to "rules:" (the test writes its rules after it).
 func httpRouteHead(name, hostnames string) string {
@@ -457,14 +468,7 @@ spec:
 }
 
 func TestWhatCannotBeServedIsInTheHTTPRoutesStatus(t *testing.T) {
-	header := class + "\n---\n" + `apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw}
-spec:
-  gatewayClassName: haproxy
-  listeners:
-  - {name: http, port: 80, protocol: HTTP, hostname: "*.example.com"}
----
+	header := class + "\n---\n" + gatewayDoc(`{name: http, port: 80, protocol: HTTP, hostname: "*.example.com"}`) + `---
 ` + web + `
 ---
 apiVersion: gateway.networking.k8s.io/v1
@@ -639,15 +643,7 @@ func TestWildcardHostnamesAreServedAsSubdomainRoutes(t *testing.T) {
 // answered with 500; the listeners' hostnames answer 404 where no path
 // matches.
 func TestRoutesWithoutHostnamesServeEveryHost(t *testing.T) {
-	v := view(t, class+"\n---\n"+`apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw}
-spec:
-  gatewayClassName: haproxy
-  listeners:
-  - {name: any, port: 80, protocol: HTTP}
-  - {name: named, port: 80, protocol: HTTP, hostname: Named.example.com}
----
+	v := view(t, class+"\n---\n"+gatewayDoc(`{name: any, port: 80, protocol: HTTP}`, `{name: named, port: 80, protocol: HTTP, hostname: Named.example.com}`)+`---
 `+web+`
 ---
 apiVersion: gateway.networking.k8s.io/v1
@@ -805,14 +801,7 @@ spec:
 
 	v = view(t, class+"\n---\n"+web+`
 ---
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw}
-spec:
-  gatewayClassName: haproxy
-  listeners:
-  - {name: tls, port: 443, protocol: HTTPS, tls: {certificateRefs: [{name: does-not-exist}]}}
-`+httpRouteHead("r", "a.example.com")+` [{backendRefs: [{name: web, port: 8080}]}]`)
+`+gatewayDoc(`{name: tls, port: 443, protocol: HTTPS, tls: {certificateRefs: [{name: does-not-exist}]}}`)+httpRouteHead("r", "a.example.com")+` [{backendRefs: [{name: web, port: 8080}]}]`)
 	res = Translate(v, Options{})
 	res.Finish(admitAll(res.Routes))
 	l := res.Gateways["default/gw"].Listeners[0]
@@ -839,19 +828,7 @@ func tlsSecret(t *testing.T, ns, name, host string) *corev1.Secret {
 func TestHTTPSListenersServeEdgeRoutesWithTheirCertificate(t *testing.T) {
 	docs := class + "\n---\n" + web + `
 ---
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw}
-spec:
-  gatewayClassName: haproxy
-  listeners:
-  - {name: http, port: 80, protocol: HTTP, hostname: both.example.com}
-  - {name: https, port: 443, protocol: HTTPS, tls: {certificateRefs: [{name: web-tls}]}}
-  - {name: other-ns, port: 443, protocol: HTTPS, hostname: x.example.com, tls: {certificateRefs: [{name: certs, namespace: certs}]}}
-  - {name: wrong-type, port: 443, protocol: HTTPS, hostname: y.example.com, tls: {certificateRefs: [{name: opaque}]}}
-  - {name: passthrough, port: 443, protocol: HTTPS, hostname: z.example.com, tls: {mode: Passthrough}}
-  - {name: alt, port: 8443, protocol: HTTPS, hostname: w.example.com, tls: {certificateRefs: [{name: web-tls}]}}
----
+` + gatewayDoc(`{name: http, port: 80, protocol: HTTP, hostname: both.example.com}`, `{name: https, port: 443, protocol: HTTPS, tls: {certificateRefs: [{name: web-tls}]}}`, `{name: other-ns, port: 443, protocol: HTTPS, hostname: x.example.com, tls: {certificateRefs: [{name: certs, namespace: certs}]}}`, `{name: wrong-type, port: 443, protocol: HTTPS, hostname: y.example.com, tls: {certificateRefs: [{name: opaque}]}}`, `{name: passthrough, port: 443, protocol: HTTPS, hostname: z.example.com, tls: {mode: Passthrough}}`, `{name: alt, port: 8443, protocol: HTTPS, hostname: w.example.com, tls: {certificateRefs: [{name: web-tls}]}}`) + `---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: r}
@@ -964,17 +941,7 @@ spec:
 func TestAListenersCertificateMustMatchItsKeyAndTheMostSpecificListenerWins(t *testing.T) {
 	docs := class + "\n---\n" + web + `
 ---
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw}
-spec:
-  gatewayClassName: haproxy
-  listeners:
-  - {name: any, port: 443, protocol: HTTPS, tls: {certificateRefs: [{name: any}]}}
-  - {name: wild, port: 443, protocol: HTTPS, hostname: "*.example.com", tls: {certificateRefs: [{name: wild}]}}
-  - {name: exact, port: 443, protocol: HTTPS, hostname: a.example.com, tls: {certificateRefs: [{name: exact}, {name: wild}]}}
-  - {name: mismatched, port: 443, protocol: HTTPS, hostname: m.example.org, tls: {certificateRefs: [{name: mismatched}]}}
----
+` + gatewayDoc(`{name: any, port: 443, protocol: HTTPS, tls: {certificateRefs: [{name: any}]}}`, `{name: wild, port: 443, protocol: HTTPS, hostname: "*.example.com", tls: {certificateRefs: [{name: wild}]}}`, `{name: exact, port: 443, protocol: HTTPS, hostname: a.example.com, tls: {certificateRefs: [{name: exact}, {name: wild}]}}`, `{name: mismatched, port: 443, protocol: HTTPS, hostname: m.example.org, tls: {certificateRefs: [{name: mismatched}]}}`) + `---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: r}

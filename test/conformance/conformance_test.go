@@ -346,7 +346,7 @@ func startRouter(t *testing.T, bin, kubeconfig string) *router {
 	t.Logf("router log: %s", r.logPath)
 
 	r.cmd = exec.Command(bin, "--kubeconfig", kubeconfig, "--working-dir", workDir, "-v", "2")
-	r.cmd.Env = append(withoutEnv(os.Environ(), "KUBECONFIG"),
+	r.cmd.Env = append(kubetest.WithoutEnv(os.Environ(), "KUBECONFIG"),
 		fmt.Sprintf("ROUTER_SERVICE_HTTP_PORT=%d", r.httpPort),
 		fmt.Sprintf("ROUTER_SERVICE_HTTPS_PORT=%d", r.httpsPort),
 		"RELOAD_INTERVAL=1s",
@@ -501,16 +501,6 @@ func implementationVersion(root string) string {
 		}
 	}
 	return "dev"
-}
-
-func withoutEnv(env []string, name string) []string {
-	out := env[:0:0]
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, name+"=") {
-			out = append(out, kv)
-		}
-	}
-	return out
 }
 
 // tail is the last n lines of the file at path.

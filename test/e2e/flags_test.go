@@ -136,7 +136,7 @@ func TestRenderTakesTheRouterFlags(t *testing.T) {
 	m.Write("routes.yaml", routeYAML("fl", "in", "in.apps.example.com", "", "in", "")+"---\n"+
 		routeYAML("fl", "out", "out.other.example.org", "", "in", ""))
 	cmd := exec.Command(routerBin, "render", "--manifests", m.Dir, "--allowed-domains", "apps.example.com", "--working-dir", "/srv/flags")
-	cmd.Env = append(withoutEnv(os.Environ(), "ROUTER_ALLOWED_DOMAINS"), "ROUTER_ALLOWED_DOMAINS=other.example.org")
+	cmd.Env = append(kubetest.WithoutEnv(os.Environ(), "ROUTER_ALLOWED_DOMAINS"), "ROUTER_ALLOWED_DOMAINS=other.example.org")
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	done := make(chan error, 1)

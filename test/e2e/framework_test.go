@@ -205,7 +205,7 @@ func startRouterWrapped(t *testing.T, wrap func(argv []string) []string, manifes
 		argv = wrap(argv)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(withoutEnv(os.Environ(), "KUBECONFIG"),
+	cmd.Env = append(kubetest.WithoutEnv(os.Environ(), "KUBECONFIG"),
 		fmt.Sprintf("ROUTER_SERVICE_HTTP_PORT=%d", r.HTTPPort),
 		fmt.Sprintf("ROUTER_SERVICE_HTTPS_PORT=%d", r.HTTPSPort),
 		"RELOAD_INTERVAL=1s",
@@ -269,16 +269,6 @@ func metricsListenDefault(t *testing.T) string {
 		}
 	}
 	return fmt.Sprintf("127.0.0.1:%d", freePort(t))
-}
-
-func withoutEnv(env []string, name string) []string {
-	out := env[:0:0]
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, name+"=") {
-			out = append(out, kv)
-		}
-	}
-	return out
 }
 
 // Stop sends SIGTERM and waits (bounded) for the router, and checks that it

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openshift-router-go/router/test/kubetest"
 	"github.com/openshift-router-go/router/test/testcerts"
 )
 
@@ -161,7 +162,7 @@ func TestOpenShiftStyleTemplateServesEveryRouteType(t *testing.T) {
 	t.Run("render writes what the running router wrote", func(t *testing.T) {
 		out := t.TempDir()
 		cmd := exec.Command(routerBin, "render", "--manifests", m.Dir, "--template", tmpl, "--working-dir", r.WorkingDir, "--output-dir", out)
-		cmd.Env = append(withoutEnv(os.Environ(), "KUBECONFIG"),
+		cmd.Env = append(kubetest.WithoutEnv(os.Environ(), "KUBECONFIG"),
 			fmt.Sprintf("ROUTER_SERVICE_HTTP_PORT=%d", r.HTTPPort), fmt.Sprintf("ROUTER_SERVICE_HTTPS_PORT=%d", r.HTTPSPort),
 			"ROUTER_METRICS_TYPE=haproxy", "ROUTER_LISTEN_ADDR="+metricsListenDefault(t))
 		for k, v := range env {

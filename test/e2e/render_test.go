@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/openshift-router-go/router/templates"
+	"github.com/openshift-router-go/router/test/kubetest"
 	"github.com/openshift-router-go/router/test/testcerts"
 )
 
@@ -25,7 +26,7 @@ func cli(t *testing.T, env map[string]string, args ...string) (string, string, e
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, routerBin, args...)
-	cmd.Env = withoutEnv(os.Environ(), "KUBECONFIG")
+	cmd.Env = kubetest.WithoutEnv(os.Environ(), "KUBECONFIG")
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}

@@ -122,3 +122,14 @@ func fileTail(path string, n int) string {
 	}
 	return strings.TrimSpace(string(bytes.Join(lines, []byte("\n"))))
 }
+
+// WithoutEnv returns env (KEY=value entries) without the variable name.
+func WithoutEnv(env []string, name string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, name+"=") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
