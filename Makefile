@@ -48,9 +48,9 @@ test: test-deps vet
 	  exit $$rc; } | $(GO) run ./hack/testsummary
 	@$(MAKE) --no-print-directory conformance-check
 
-# The Gateway API conformance run of `make test` (about 3 minutes): the
+# The Gateway API conformance run of `make test` (about a minute): the
 # core tests the router is known to fail skipped (test/conformance
-# knownFailures, listed in the report), any other failure fails it; prints
+# knownFailures, listed in the report; none today), any other failure fails it; prints
 # the report's core summary. Log: $(BIN)/conformance.log.
 conformance-check:
 	@set -o pipefail; mkdir -p $(BIN); \

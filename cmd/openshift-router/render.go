@@ -427,6 +427,9 @@ func admissionOptions(cfg *config.Config) admission.Options {
 // and the canonical hostname as the address of Gateways without one. NAMESPACE_LABELS applies in cluster mode (source).
 func gatewayOptions(cfg *config.Config) *gateway.Options {
 	o := &gateway.Options{ControllerName: cfg.Kube.GatewayControllerName, Subdomain: cfg.Kube.GatewaySubdomain, Memo: gateway.NewMemo()}
+	if g := cfg.Kube.GatewayDefaultCertificateFrom; g != "" {
+		o.DefaultCertificateFrom = store.Key(g)
+	}
 	if h := cfg.Kube.CanonicalHostname; h != "" {
 		t := gatewayv1.HostnameAddressType
 		o.Addresses = []gatewayv1.GatewayStatusAddress{{Type: &t, Value: h}}

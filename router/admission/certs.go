@@ -64,6 +64,21 @@ func (s servedTLS) apply(in *routev1.TLSConfig) *routev1.TLSConfig {
 	return &out
 }
 
+// ServableCertificate returns the PEM HAProxy is given for a certificate
+// and its key that an edge route could serve (the checks of admission
+// without extended validation: blocks that parse, a key that matches and
+// that HAProxy loads), the certificates first; or why it cannot be served.
+func ServableCertificate(crt, key string) ([]byte, error) {
+	s, _, errs := checkCertificates(field.NewPath("tls"), &routev1.TLSConfig{Certificate: crt, Key: key}, false)
+	if len(errs) > 0 {
+		return nil, errs.ToAggregate()
+	}
+	if len(s.certs) == 0 || s.key == nil {
+		return nil, errors.New("no certificate, or no key")
+	}
+	return []byte(encodePEM(s.certs) + encodePEM([]*pem.Block{s.key})), nil
+}
+
 func encodePEM(blocks []*pem.Block) string {
 	var b bytes.Buffer
 	for _, bl := range blocks {

@@ -151,6 +151,30 @@ func TestGatewayControllerName(t *testing.T) {
 	}
 }
 
+// TestGatewayDefaultCertificateFrom: ROUTER_GATEWAY_DEFAULT_CERTIFICATE_FROM
+// (this router's own) is empty by default, else a Gateway's namespace/name.
+func TestGatewayDefaultCertificateFrom(t *testing.T) {
+	for value, ok := range map[string]bool{
+		"":                  true,
+		"infra/gateway":     true,
+		"infra/gw.example":  true,
+		"gateway":           false,
+		"Infra/gateway":     false,
+		"infra/":            false,
+		"infra/gw/listener": false,
+		"/gateway":          false,
+		"infra/gw name":     false,
+	} {
+		c, err := FromEnv(env(map[string]string{"ROUTER_GATEWAY_DEFAULT_CERTIFICATE_FROM": value}))
+		switch {
+		case !ok && (err == nil || !strings.Contains(err.Error(), "ROUTER_GATEWAY_DEFAULT_CERTIFICATE_FROM")):
+			t.Errorf("%q: error %v, want one naming the variable", value, err)
+		case ok && (err != nil || c.Kube.GatewayDefaultCertificateFrom != value):
+			t.Errorf("%q: %v, %q", value, err, c.Kube.GatewayDefaultCertificateFrom)
+		}
+	}
+}
+
 // TestGatewaySubdomain: ROUTER_GATEWAY_SUBDOMAIN (this router's own) is
 // empty by default, else a host name template with ${name} and
 // ${namespace}.

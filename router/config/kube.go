@@ -58,6 +58,12 @@ type Kube struct {
 	// hostname are served apart from other Gateways'. Empty: every
 	// Gateway has ROUTER_CANONICAL_HOSTNAME.
 	GatewaySubdomain string
+	// GatewayDefaultCertificateFrom (ROUTER_GATEWAY_DEFAULT_CERTIFICATE_FROM,
+	// this router's addition) is the Gateway, "namespace/name", whose HTTPS
+	// listener without a hostname serves its certificate to TLS clients
+	// that name no host of a route or listener (or none), instead of the
+	// default certificate. Empty: no Gateway does.
+	GatewayDefaultCertificateFrom string
 }
 
 // DefaultGatewayControllerName is ROUTER_GATEWAY_CONTROLLER_NAME's default.
@@ -85,6 +91,14 @@ func (p *parser) kube() Kube {
 
 		GatewayControllerName: p.str("ROUTER_GATEWAY_CONTROLLER_NAME", DefaultGatewayControllerName),
 		GatewaySubdomain:      p.str("ROUTER_GATEWAY_SUBDOMAIN", ""),
+
+		GatewayDefaultCertificateFrom: p.str("ROUTER_GATEWAY_DEFAULT_CERTIFICATE_FROM", ""),
+	}
+	if g := k.GatewayDefaultCertificateFrom; g != "" {
+		ns, name, ok := strings.Cut(g, "/")
+		if !ok || len(validation.IsDNS1123Label(ns)) > 0 || len(validation.IsDNS1123Subdomain(name)) > 0 {
+			p.errs = append(p.errs, fmt.Errorf("ROUTER_GATEWAY_DEFAULT_CERTIFICATE_FROM=%q: want a Gateway as namespace/name", g))
+		}
 	}
 	if t := k.GatewaySubdomain; t != "" {
 		probe := strings.NewReplacer("${name}", "name", "${namespace}", "namespace").Replace(t)

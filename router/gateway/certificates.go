@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/openshift-router-go/router/router/admission"
 	"github.com/openshift-router-go/router/router/store"
 )
 
@@ -66,4 +67,25 @@ func certificateOf(s *corev1.Secret) (*certificate, string) {
 		return nil, "tls.crt and tls.key must hold a PEM certificate and its private key"
 	}
 	return &certificate{crt: string(crt), key: string(key)}, ""
+}
+
+// defaultCertificate returns the certificate of Gateway gs's served HTTPS
+// listener on port 443 without a hostname (Options.DefaultCertificateFrom)
+// as HAProxy is given it, or nil: no such listener, or a certificate
+// admission would not serve on a route.
+func defaultCertificate(gs *GatewayStatus) []byte {
+	if gs == nil {
+		return nil
+	}
+	for _, l := range gs.Listeners {
+		if !l.served || l.cert == nil || l.spec.Port != httpsPort || hostnameOf(l.spec.Hostname) != "" {
+			continue
+		}
+		pem, err := admission.ServableCertificate(l.cert.crt, l.cert.key)
+		if err != nil {
+			return nil
+		}
+		return pem
+	}
+	return nil
 }

@@ -80,6 +80,13 @@ type Options struct {
 	// listeners without a hostname are also served apart from other
 	// Gateways' (requests to every other host share them).
 	Subdomain string
+	// DefaultCertificateFrom, if set, is the Gateway whose HTTPS listener
+	// without a hostname gives its certificate to TLS clients that name no
+	// host a route or listener has, and to those that name none
+	// (ROUTER_GATEWAY_DEFAULT_CERTIFICATE_FROM, this router's addition):
+	// Result.DefaultCertificate. The router's default certificate
+	// otherwise: on a shared address, no Gateway takes every name unasked.
+	DefaultCertificateFrom store.Key
 	// Memo, if set, remembers HTTPRoutes' translations between passes
 	// (memo.go): the same options with the same memo on every pass.
 	Memo *Memo
@@ -108,6 +115,11 @@ type Result struct {
 	// listener without one): requests to them that no route matches are
 	// answered with 404, as the spec asks (not the router's 503).
 	HostResponses []model.HostResponse
+	// DefaultCertificate is the PEM (certificates, then the key) that
+	// replaces the router's default certificate: that of the listener
+	// Options.DefaultCertificateFrom names, while it is served and its
+	// certificate loads (nil otherwise).
+	DefaultCertificate []byte
 
 	// controller is Options.ControllerName.
 	controller string
@@ -302,6 +314,7 @@ func Translate(v View, o Options) *Result {
 	}
 	dropSharedOwnHosts(res.Gateways, o.Addresses)
 	res.HostResponses = hostResponses(res.Gateways)
+	res.DefaultCertificate = defaultCertificate(res.Gateways[o.DefaultCertificateFrom])
 	if o.Memo != nil {
 		o.Memo.begin(worldOf(v, res))
 		defer o.Memo.end()

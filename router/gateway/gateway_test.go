@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	cryptotls "crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"slices"
 	"strings"
@@ -1093,5 +1095,45 @@ spec:
 		Addresses: []gatewayv1.GatewayStatusAddress{{Type: &canonical, Value: "router.example.com"}}})
 	if a, b := res.Gateways["default/a"].Addresses, res.Gateways["default/b"].Addresses; a[0].Value != "default.gw.example.com" || b[0].Value != "router.example.com" {
 		t.Errorf("shared host name: a %+v, b %+v", a, b)
+	}
+}
+
+// TestOnlyTheNamedGatewaysCatchAllListenerGivesTheDefaultCertificate: the
+// certificate of the HTTPS listener without a hostname of the Gateway
+// DefaultCertificateFrom names replaces the default certificate; no other
+// Gateway's, no listener with a hostname, none not served.
+func TestOnlyTheNamedGatewaysCatchAllListenerGivesTheDefaultCertificate(t *testing.T) {
+	catchAll := `{name: any, port: 443, protocol: HTTPS, tls: {certificateRefs: [{name: any}]}}`
+	named := `{name: named, port: 443, protocol: HTTPS, hostname: a.example.com, tls: {certificateRefs: [{name: any}]}}`
+	missing := `{name: any, port: 443, protocol: HTTPS, tls: {certificateRefs: [{name: missing}]}}`
+	for _, tc := range []struct {
+		name, listener, from string
+		want                 bool
+	}{
+		{"the named Gateway's catch-all listener", catchAll, "default/gw", true},
+		{"no Gateway named", catchAll, "", false},
+		{"another Gateway named", catchAll, "default/other", false},
+		{"a listener with a hostname", named, "default/gw", false},
+		{"a listener whose certificate is missing", missing, "default/gw", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := view(t, class+"\n---\n"+gatewayDoc(tc.listener))
+			v.secrets["default/any"] = tlsSecret(t, "default", "any", "any.example.com")
+			res := Translate(v, Options{DefaultCertificateFrom: store.Key(tc.from)})
+			if !tc.want {
+				if res.DefaultCertificate != nil {
+					t.Fatalf("a default certificate from %s", tc.from)
+				}
+				return
+			}
+			pair, err := cryptotls.X509KeyPair(res.DefaultCertificate, res.DefaultCertificate)
+			if err != nil {
+				t.Fatalf("DefaultCertificate %q: %v", res.DefaultCertificate, err)
+			}
+			leaf, err := x509.ParseCertificate(pair.Certificate[0])
+			if err != nil || leaf.Subject.CommonName != "any.example.com" {
+				t.Fatalf("DefaultCertificate for %v (%v), want the listener's", leaf.Subject, err)
+			}
+		})
 	}
 }

@@ -174,7 +174,7 @@ func Pass(src Source, in Inputs, st State) (*Output, error) {
 	so.Pools, so.Generation = out.Budget.Pools, out.Generation
 	so.CheckedSlots, so.UncheckedEndpoints = out.Budget.Checked, out.Budget.UncheckedSet()
 	servers.Assign(out.Model, st.Layouts, so)
-	fs, rf, err := renderAll(out.Model, in, "", nil, routeFilesOf(out.Model))
+	fs, rf, err := renderAll(out.Model, in.withGateway(out.Gateway), "", nil, routeFilesOf(out.Model))
 	if err != nil {
 		return nil, err
 	}
@@ -199,6 +199,16 @@ func buildOptions(in Inputs, gw *gateway.Result) builder.Options {
 		o.HostResponses, o.Made = gw.HostResponses, gw.MadeRoute
 	}
 	return o
+}
+
+// withGateway is in with what the translation of the Gateway API's
+// objects, gw, asks of the files: a Gateway's certificate as the default
+// certificate (gateway.Options.DefaultCertificateFrom).
+func (in Inputs) withGateway(gw *gateway.Result) Inputs {
+	if gw != nil && gw.DefaultCertificate != nil {
+		in.DefaultCertificate = gw.DefaultCertificate
+	}
+	return in
 }
 
 // admit admits the routes of v and those the Gateway API's objects

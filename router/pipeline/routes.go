@@ -206,8 +206,10 @@ func readRouteChanges(src Source, in Inputs, st State, out, next *Output, mode r
 			return nil
 		}
 		next.Decision, next.Exclusions, next.Gateway = admit(v, in, st)
-		if next.Gateway != nil && !slices.Equal(next.Gateway.HostResponses, out.Model.HostResponses) {
-			// The Gateways' hostnames changed: a full pass.
+		if next.Gateway != nil && (!slices.Equal(next.Gateway.HostResponses, out.Model.HostResponses) ||
+			out.Gateway == nil || !bytes.Equal(next.Gateway.DefaultCertificate, out.Gateway.DefaultCertificate)) {
+			// The Gateways' hostnames or the default certificate
+			// changed: a full pass.
 			full = FullOther
 			return nil
 		}
@@ -519,7 +521,7 @@ func spliceAndRender(in Inputs, out, next *Output, part, alone *model.TemplateDa
 		}
 		next.Sections, next.Gone = dynamic.Parse(partConfig).Sections(out.base), gone
 	}
-	fs, rf, err := renderAll(next.Model, in, out.ConfigPath, config, out.routeFiles.following(next.Model, part))
+	fs, rf, err := renderAll(next.Model, in.withGateway(next.Gateway), out.ConfigPath, config, out.routeFiles.following(next.Model, part))
 	if err != nil {
 		return nil, "", err
 	}

@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"bytes"
+	cryptotls "crypto/tls"
+	"crypto/x509"
 	"os"
 	"slices"
 	"sort"
@@ -693,4 +695,77 @@ func TestRouteChangesNameTheBackendsThatGo(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTheNamedGatewaysCertificateIsWrittenAsTheDefaultCertificate: with
+// gateway.Options.DefaultCertificateFrom, the default certificate file
+// holds the certificate of that Gateway's HTTPS listener without a
+// hostname while it is served; a route change keeps it, a new certificate
+// is a full pass, and without the listener the configured one is back.
+func TestTheNamedGatewaysCertificateIsWrittenAsTheDefaultCertificate(t *testing.T) {
+	r, err := templates.Parse("default", templates.Default(), templates.FuncMap(templates.FuncOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := testcerts.NewCA("gateway CA", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := func(cn string) *corev1.Secret {
+		c, err := ca.Issue(cn, []string{cn}, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "tls", ResourceVersion: cn}, Type: corev1.SecretTypeTLS,
+			Data: map[string][]byte{"tls.crt": []byte(c.CertPEM), "tls.key": []byte(c.KeyPEM)}}
+	}
+	in := benchInputs(r, t.TempDir())
+	in.DefaultCertificate = []byte("the configured default certificate")
+	in.Gateway = &gateway.Options{Memo: gateway.NewMemo(), DefaultCertificateFrom: "ns/gw"}
+	st := incrementalStore()
+	st.Upsert(&gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "gc"},
+		Spec: gatewayv1.GatewayClassSpec{ControllerName: gateway.DefaultControllerName}})
+	gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gw"},
+		Spec: gatewayv1.GatewaySpec{GatewayClassName: "gc", Listeners: []gatewayv1.Listener{{Name: "https", Port: 443, Protocol: gatewayv1.HTTPSProtocolType,
+			TLS: &gatewayv1.ListenerTLSConfig{CertificateRefs: []gatewayv1.SecretObjectReference{{Name: "tls"}}}}}}}
+	st.Upsert(gw)
+	st.Upsert(secret("first.example.com"))
+	defaultCert := func(out *Output) string { return string(FileData(out.Files, out.Model.DefaultCertificate)) }
+	out, err := Pass(st, in, State{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := defaultCert(out); !certificateFor(t, got, "first.example.com") {
+		t.Fatalf("default certificate file %q, want the listener's", got)
+	}
+	st.Upsert(httpRoute("h.example.com", 30, "/=a"))
+	next, full, err := UpdateRoutes(st, in, State{}, out)
+	if err != nil || full != "" || !certificateFor(t, defaultCert(next), "first.example.com") {
+		t.Fatalf("an HTTPRoute added: full pass %q, %v; default certificate still the listener's: %v", full, err, certificateFor(t, defaultCert(next), "first.example.com"))
+	}
+	st.Upsert(secret("second.example.com"))
+	if _, full, err := UpdateRoutes(st, in, State{}, next); err != nil || full != FullOther {
+		t.Fatalf("the listener's certificate changed: full pass %q, %v; want %q", full, err, FullOther)
+	}
+	if out, err = Pass(st, in, State{}); err != nil || !certificateFor(t, defaultCert(out), "second.example.com") {
+		t.Fatalf("the listener's new certificate: %v, %q", err, defaultCert(out))
+	}
+	gw = gw.DeepCopy()
+	gw.Spec.Listeners[0].Hostname = ptr.To[gatewayv1.Hostname]("h.example.com")
+	st.Upsert(gw)
+	if out, err = Pass(st, in, State{}); err != nil || defaultCert(out) != "the configured default certificate" {
+		t.Fatalf("the listener with a hostname: %v, default certificate %q", err, defaultCert(out))
+	}
+}
+
+// certificateFor reports whether pemText's first certificate is for cn
+// and loads with the key it holds.
+func certificateFor(t *testing.T, pemText, cn string) bool {
+	t.Helper()
+	pair, err := cryptotls.X509KeyPair([]byte(pemText), []byte(pemText))
+	if err != nil {
+		return false
+	}
+	leaf, err := x509.ParseCertificate(pair.Certificate[0])
+	return err == nil && leaf.Subject.CommonName == cn
 }

@@ -466,6 +466,16 @@ spec:
 	// bad.gws.example.com: only through the https listener (the bad one
 	// takes nothing), with the listener's certificate.
 	expectBackend(t, loadTimeout, https("bad.gws.example.com"), "gws-web")
+	// A host nobody has: the listener without a hostname answers 404, with
+	// the router's default certificate: the Gateway's is not offered for
+	// names that are not its own unless the administrator names it.
+	if resp := expectStatus(t, loadTimeout, https("nobody.example.org"), 404); resp.PeerCert == nil || resp.PeerCert.Subject.CommonName == "*.gws.example.com" {
+		t.Errorf("a host nobody has: the client saw %v, want the default certificate", subject(resp))
+	}
+	named := startRouter(t, m.Dir, map[string]string{"ROUTER_GATEWAY_DEFAULT_CERTIFICATE_FROM": "gws/gw"})
+	if resp := expectStatus(t, loadTimeout, func() (response, error) { return named.httpsGet("nobody.example.org", "/") }, 404); resp.PeerCert == nil || resp.PeerCert.Subject.CommonName != "*.gws.example.com" {
+		t.Errorf("ROUTER_GATEWAY_DEFAULT_CERTIFICATE_FROM=gws/gw, a host nobody has: the client saw %v, want the listener's certificate", subject(resp))
+	}
 }
 
 // TestHTTPRouteHeaderModifiersReachBackendAndClient: a rule's
