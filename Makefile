@@ -100,7 +100,8 @@ CORE_E2E_TESTS = \
   TestKubeRouteLifecycle TestKubeEndpointSliceScalingNeedsNoReload \
   TestHTTPRouteServedNextToRoutes TestHTTPRouteChangesNeedNoReload TestKubeHTTPRouteServedWithStatus \
   TestHTTPSListenerServesTheGatewaysCertificate TestKubeHTTPSListenerSecretNeedsTheRoutersAccess \
-  TestHTTPRouteHeaderModifiersReachBackendAndClient TestHTTPRouteWithoutHostnameServesEveryHost
+  TestHTTPRouteHeaderModifiersReachBackendAndClient TestHTTPRouteWithoutHostnameServesEveryHost \
+  TestHTTPRouteRewritesAndTimeouts
 empty :=
 space := $(empty) $(empty)
 CORE_E2E = ^($(subst $(space),|,$(strip $(CORE_E2E_TESTS))))$$

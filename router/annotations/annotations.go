@@ -338,6 +338,10 @@ func (p *parser) hsts() {
 	p.r.HSTSHeader = h
 }
 
+// SafePath reports whether p is a path rewrite-target takes: "/" and
+// letters, digits and /._~!*+,;=:@- (written into haproxy.config as it is).
+func SafePath(p string) bool { return safePathPattern.MatchString(p) }
+
 // rewriteTarget reads rewrite-target: a safe path (safePathPattern), on an
 // HTTP route whose own path is safe too (it becomes RewritePrefix).
 func (p *parser) rewriteTarget() {

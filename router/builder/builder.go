@@ -198,6 +198,7 @@ func buildAlias(v store.View, td *model.TemplateData, r *routev1.Route, o Option
 		cfg.Method, cfg.QueryMatches = m.Method, m.QueryMatches
 		cfg.Respond, cfg.Redirect = m.Respond, m.Redirect
 		cfg.HTTPRequestHeaderAdds, cfg.HTTPResponseHeaderAdds = headerAdds(m.RequestHeaderAdds), headerAdds(m.ResponseHeaderAdds)
+		cfg.RewritePath = m.RewritePath
 		if m.Answered() {
 			return cfg // no backend
 		}

@@ -213,4 +213,7 @@ func TestMadeRoutesTakeBackendsOfOtherNamespacesAndResponders(t *testing.T) {
 	if a := redirected.HTTPRequestHeaderAdds; len(a) != 1 || a[0].Name != "'X-A'" || a[0].Value != `'it'\''s'` || a[0].Action != model.HeaderActionAdd {
 		t.Errorf("header adds %+v", a)
 	}
+	if rewritten := build(t, objs, r, made(model.MadeRoute{RewritePath: "/one"})); rewritten.RewritePath != "/one" || rewritten.ActiveEndpoints != 1 {
+		t.Errorf("a full path rewrite: %q, %d endpoints", rewritten.RewritePath, rewritten.ActiveEndpoints)
+	}
 }

@@ -507,11 +507,27 @@ spec:
 			"Accepted=True/Accepted ResolvedRefs=False/BackendNotFound PartiallyInvalid=True/UnsupportedValue", "their share of requests is not answered with 500"},
 		{"filters, a regular expression path and a query match", `
   - backendRefs: [{name: web, port: 8080}]
-    filters: [{type: URLRewrite, urlRewrite: {hostname: b.example.com}}]
+    filters: [{type: RequestMirror, requestMirror: {backendRef: {name: web, port: 8080}}}]
   - matches: [{path: {type: RegularExpression, value: /x}}, {queryParams: [{name: h, value: v, type: RegularExpression}]}, {path: {value: /ok}}]
     backendRefs: [{name: web, port: 8080}]`, 1,
 			"Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs PartiallyInvalid=True/UnsupportedValue",
-			"rule 0: filters of type URLRewrite are not served by this router yet; rule 1, match 0: path matches of type RegularExpression are not served by this router yet; rule 1, match 1: query parameter matches of type RegularExpression are not served by this router yet"},
+			"rule 0: filters of type RequestMirror are not served by this router yet; rule 1, match 0: path matches of type RegularExpression are not served by this router yet; rule 1, match 1: query parameter matches of type RegularExpression are not served by this router yet"},
+		{"rewrites and timeouts the router cannot serve", `
+  - backendRefs: [{name: web, port: 8080}]
+  - matches: [{path: {type: Exact, value: /exact}}, {path: {value: /prefix}}]
+    filters: [{type: URLRewrite, urlRewrite: {path: {type: ReplacePrefixMatch, replacePrefixMatch: /new}}}]
+    backendRefs: [{name: web, port: 8080}]
+  - matches: [{path: {value: /space}}]
+    filters: [{type: URLRewrite, urlRewrite: {path: {type: ReplaceFullPath, replaceFullPath: "/a b"}}}]
+    backendRefs: [{name: web, port: 8080}]
+  - matches: [{path: {value: /host}}]
+    filters: [{type: URLRewrite, urlRewrite: {hostname: "b.example.com"}}, {type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: host, value: c.example.com}]}}]
+    backendRefs: [{name: web, port: 8080}]
+  - matches: [{path: {value: /slow}}]
+    timeouts: {request: 1.5s}
+    backendRefs: [{name: web, port: 8080}]`, 2,
+			"Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs PartiallyInvalid=True/UnsupportedValue",
+			"rule 1, match 0: URLRewrite: ReplacePrefixMatch with an Exact path match; rule 2: URLRewrite: path \"/a b\" is not served (a path starting with / of letters, digits and /._~!*+,;=:@-); rule 3: header host is modified twice (header names are compared without case); rule 4: timeouts.request: \"1.5s\" is not a duration such as 1h2m3s4ms"},
 		{"five backends", `
   - backendRefs: [{name: web, port: 8080}, {name: web, port: 8080}, {name: web, port: 8080}, {name: web, port: 8080}, {name: canary, port: 8080}]`, 0,
 			"Accepted=False/UnsupportedValue ResolvedRefs=True/ResolvedRefs", "more than 4 backends"},
@@ -1135,5 +1151,54 @@ func TestOnlyTheNamedGatewaysCatchAllListenerGivesTheDefaultCertificate(t *testi
 				t.Fatalf("DefaultCertificate for %v (%v), want the listener's", leaf.Subject, err)
 			}
 		})
+	}
+}
+
+// TestURLRewritesAndTimeoutsAreTheRoutesAnnotationsAndHostHeader: a
+// ReplacePrefixMatch is the route's rewrite-target ("" is "/"), a
+// ReplaceFullPath the made route's RewritePath, a hostname a Host header
+// set, and the shorter timeout (0s: the longest HAProxy takes) the route's
+// timeout annotation.
+func TestURLRewritesAndTimeoutsAreTheRoutesAnnotationsAndHostHeader(t *testing.T) {
+	docs := onGateway + httpRouteHead("r", "a.example.com") + `
+  - matches: [{path: {value: /prefix}}]
+    filters: [{type: URLRewrite, urlRewrite: {hostname: b.example.com, path: {type: ReplacePrefixMatch, replacePrefixMatch: /new}}}]
+    timeouts: {request: 10s, backendRequest: 1m500ms}
+    backendRefs: [{name: web, port: 8080}]
+  - matches: [{path: {value: /strip}}]
+    filters: [{type: URLRewrite, urlRewrite: {path: {type: ReplacePrefixMatch, replacePrefixMatch: ""}}}]
+    timeouts: {request: 0s}
+    backendRefs: [{name: web, port: 8080}]
+  - matches: [{path: {value: /full}}]
+    filters: [{type: URLRewrite, urlRewrite: {path: {type: ReplaceFullPath, replaceFullPath: /one}}}]
+    timeouts: {request: 1h, backendRequest: 0s}
+    backendRefs: [{name: web, port: 8080}]`
+	res := Translate(view(t, docs), Options{})
+	byPath := map[string]*routev1.Route{}
+	for _, r := range res.Routes {
+		byPath[r.Spec.Path] = r
+	}
+	for path, want := range map[string]map[string]string{
+		"/prefix": {"haproxy.router.openshift.io/rewrite-target": "/new", "haproxy.router.openshift.io/timeout": "10000ms"},
+		"/strip":  {"haproxy.router.openshift.io/rewrite-target": "/", "haproxy.router.openshift.io/timeout": "2147483647ms"},
+		"/full":   {"haproxy.router.openshift.io/timeout": "3600000ms"},
+	} {
+		r := byPath[path]
+		if r == nil {
+			t.Fatalf("no route of path %s among %v", path, routes(res.Routes))
+		}
+		if fmt.Sprint(r.Annotations) != fmt.Sprint(want) {
+			t.Errorf("%s: annotations %v, want %v", path, r.Annotations, want)
+		}
+	}
+	if h := byPath["/prefix"].Spec.HTTPHeaders; h == nil || len(h.Actions.Request) != 1 || h.Actions.Request[0].Name != "Host" ||
+		h.Actions.Request[0].Action.Set == nil || h.Actions.Request[0].Action.Set.Value != "b.example.com" {
+		t.Errorf("/prefix: header actions %+v, want Host set to b.example.com", h)
+	}
+	if m := res.MadeRoute(byPath["/full"]); m == nil || m.RewritePath != "/one" {
+		t.Errorf("/full: made route %+v, want RewritePath /one", m)
+	}
+	if m := res.MadeRoute(byPath["/prefix"]); m == nil || m.RewritePath != "" {
+		t.Errorf("/prefix: made route %+v, want no RewritePath", m)
 	}
 }

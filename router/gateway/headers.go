@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	routev1 "github.com/openshift/api/route/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/openshift-router-go/router/router/headeractions"
@@ -18,7 +19,7 @@ type headerAdds struct {
 }
 
 // headerActions translates a rule's RequestHeaderModifier and
-// ResponseHeaderModifier filters into the Route API's header actions (set
+// ResponseHeaderModifier filters (and a URLRewrite's hostname: Host set) into the Route API's header actions (set
 // replaces a header, remove deletes it; a value is text, so "%" is
 // written "%%") and the headers added, or says why they cannot be: the
 // Route API's rules (router/headeractions: reserved names, lengths, at
@@ -37,6 +38,16 @@ func headerActions(filters []gatewayv1.HTTPRouteFilter) (*routev1.RouteHTTPHeade
 			m = f.RequestHeaderModifier
 		case gatewayv1.HTTPRouteFilterResponseHeaderModifier:
 			m, list, added, dir = f.ResponseHeaderModifier, &out.Actions.Response, &adds.response, 1
+		case gatewayv1.HTTPRouteFilterURLRewrite:
+			// A hostname rewritten: the Host header set.
+			if f.URLRewrite == nil || f.URLRewrite.Hostname == nil {
+				continue
+			}
+			h := string(*f.URLRewrite.Hostname)
+			if len(validation.IsDNS1123Subdomain(h)) > 0 {
+				return nil, headerAdds{}, fmt.Sprintf("URLRewrite: hostname %q is not a host name", h)
+			}
+			m = &gatewayv1.HTTPHeaderFilter{Set: []gatewayv1.HTTPHeader{{Name: "Host", Value: h}}}
 		default:
 			continue
 		}

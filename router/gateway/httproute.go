@@ -119,7 +119,8 @@ func translateHTTPRoute(v View, hr *gatewayv1.HTTPRoute, res *Result) *translati
 						Method: m.method, QueryMatches: m.query,
 						MatchOrder:        matchOrder(hr, rule.index, m.index),
 						BackendNamespaces: rule.backendNamespaces(), BackendPorts: rule.backendPorts(),
-						RequestHeaderAdds: rule.adds.request, ResponseHeaderAdds: rule.adds.response},
+						RequestHeaderAdds: rule.adds.request, ResponseHeaderAdds: rule.adds.response,
+						RewritePath: rule.rewrite.fullPath},
 					ClaimGroup: group, ClaimPath: m.claimPath()})
 				rs.routes = append(rs.routes, admission.KeyOf(r))
 			}
@@ -317,6 +318,7 @@ func routeFor(hr *gatewayv1.HTTPRoute, host, path string, rule rule, how *hostIn
 		Spec: routev1.RouteSpec{Host: host, Path: path, WildcardPolicy: routev1.WildcardPolicyNone,
 			HTTPHeaders: rule.headers.DeepCopy()},
 	}
+	r.Annotations = rule.rewrite.annotations()
 	if strings.HasPrefix(host, "*.") {
 		// Every subdomain, at any depth (admission takes it from
 		// made routes).

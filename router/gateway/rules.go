@@ -29,6 +29,8 @@ type rule struct {
 	respond int
 	// redirect is the rule's RequestRedirect, answered without backends.
 	redirect *model.Redirect
+	// rewrite is the rule's URLRewrite path and timeouts.
+	rewrite rewrite
 }
 
 // match is a served match of a rule: a path prefix ("" for every path),
@@ -155,6 +157,10 @@ func translateRules(v View, hr *gatewayv1.HTTPRoute, rs *RouteStatus) ([]rule, m
 		if why == "" {
 			redirect, why = redirectOf(r.Filters)
 		}
+		var rw rewrite
+		if why == "" {
+			rw, why = rewriteOf(r)
+		}
 		if why != "" {
 			rs.unserved = append(rs.unserved, unserved{msg: fmt.Sprintf("rule %d: %s", ri, why)})
 			continue
@@ -186,6 +192,9 @@ func translateRules(v View, hr *gatewayv1.HTTPRoute, rs *RouteStatus) ([]rule, m
 		var ms []match
 		for mi, m := range matches {
 			mt, why := matchOf(m)
+			if why == "" && rw.prefix != "" && mt.exact {
+				why = "URLRewrite: ReplacePrefixMatch with an Exact path match"
+			}
 			if why != "" {
 				rs.unserved = append(rs.unserved, unserved{msg: fmt.Sprintf("rule %d, match %d: %s", ri, mi, why)})
 				continue
@@ -194,7 +203,7 @@ func translateRules(v View, hr *gatewayv1.HTTPRoute, rs *RouteStatus) ([]rule, m
 			ms = append(ms, mt)
 		}
 		if len(ms) > 0 {
-			out = append(out, rule{index: ri, matches: ms, backends: backends, headers: headers, adds: adds, respond: respond, redirect: redirect})
+			out = append(out, rule{index: ri, matches: ms, backends: backends, headers: headers, adds: adds, respond: respond, redirect: redirect, rewrite: rw})
 		}
 	}
 	return out, resolved
@@ -204,14 +213,13 @@ func translateRules(v View, hr *gatewayv1.HTTPRoute, rs *RouteStatus) ([]rule, m
 func unsupportedRule(r gatewayv1.HTTPRouteRule) string {
 	for _, f := range r.Filters {
 		switch f.Type {
-		case gatewayv1.HTTPRouteFilterRequestHeaderModifier, gatewayv1.HTTPRouteFilterResponseHeaderModifier, gatewayv1.HTTPRouteFilterRequestRedirect:
+		case gatewayv1.HTTPRouteFilterRequestHeaderModifier, gatewayv1.HTTPRouteFilterResponseHeaderModifier, gatewayv1.HTTPRouteFilterRequestRedirect,
+			gatewayv1.HTTPRouteFilterURLRewrite:
 		default:
 			return fmt.Sprintf("filters of type %s are not served by this router yet", f.Type)
 		}
 	}
 	switch {
-	case r.Timeouts != nil:
-		return "timeouts are not served by this router yet"
 	case r.Retry != nil:
 		return "retries are not served by this router yet"
 	case r.SessionPersistence != nil:

@@ -198,6 +198,11 @@ type ServiceAliasConfig struct {
 	// HTTPRequestHeaders and HTTPResponseHeaders (whose names differ).
 	HTTPRequestHeaderAdds  []HTTPHeader
 	HTTPResponseHeaderAdds []HTTPHeader
+	// RewritePath (this router's addition), if set, is the path a route
+	// made from an HTTPRoute sends every request to its backends with (a
+	// URLRewrite's ReplaceFullPath: "/" and letters, digits and
+	// /._~!*+,;=:@-); the default template sets it after rewrite-target.
+	RewritePath string
 	// PrimaryServiceUnitKey is the key of the route's spec.to service.
 	PrimaryServiceUnitKey ServiceUnitKey
 
@@ -295,6 +300,8 @@ type MadeRoute struct {
 	// value appended; HTTPHeaderFilter's "add"), after the route's header
 	// actions (none of the same name).
 	RequestHeaderAdds, ResponseHeaderAdds []HeaderMatch
+	// RewritePath: as in ServiceAliasConfig.
+	RewritePath string
 }
 
 // Conditional reports whether the route's requests must match more than

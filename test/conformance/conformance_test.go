@@ -115,8 +115,7 @@ func TestGatewayAPIConformance(t *testing.T) {
 
 // extendedFeatures are the extended features of GATEWAY-HTTP the router
 // claims: their tests run with the core ones. (Not yet: path redirects
-// with ReplacePrefixMatch, backendRef filters, rewrites, timeouts, port
-// 8080, mirrors, ...)
+// with ReplacePrefixMatch, backendRef filters, port 8080, mirrors, ...)
 var extendedFeatures = []features.FeatureName{
 	features.SupportHTTPRouteMethodMatching,
 	features.SupportHTTPRouteQueryParamMatching,
@@ -126,6 +125,10 @@ var extendedFeatures = []features.FeatureName{
 	features.SupportHTTPRoute303RedirectStatusCode,
 	features.SupportHTTPRoute307RedirectStatusCode,
 	features.SupportHTTPRoute308RedirectStatusCode,
+	features.SupportHTTPRouteHostRewrite,
+	features.SupportHTTPRoutePathRewrite,
+	features.SupportHTTPRouteRequestTimeout,
+	features.SupportHTTPRouteBackendTimeout,
 }
 
 // knownFailures are the core tests the router fails, and why. With

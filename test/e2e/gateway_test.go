@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -689,5 +690,75 @@ spec:
 		{"x.wildcard.io", "/e/f"},
 	} {
 		expectStatus(t, 5*time.Second, get(tc.host, tc.path), 404)
+	}
+}
+
+// TestHTTPRouteRewritesAndTimeouts: a URLRewrite's hostname and path
+// (ReplacePrefixMatch, ReplaceFullPath) reach the backend rewritten; a
+// rule's timeout answers 504 when the backend is slower, and 0s waits.
+func TestHTTPRouteRewritesAndTimeouts(t *testing.T) {
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if d, err := time.ParseDuration(r.URL.Query().Get("delay")); err == nil && d > 0 && d <= 5*time.Second {
+			time.Sleep(d)
+		}
+		handler("gwt-web").ServeHTTP(w, r)
+	}))
+	t.Cleanup(slow.Close)
+	m := newManifests(t)
+	m.Write("svc.yaml", serviceYAML("gwt", "web", newBackend(t, "gwt-web", slow)))
+	m.Write("gateway.yaml", gatewayYAML("haproxy", "haproxy.router.openshift.io/gateway-controller"))
+	m.Write("route.yaml", `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: rw
+  namespace: gwt
+spec:
+  parentRefs:
+  - {name: haproxy, namespace: infra}
+  hostnames: [rw.gwt.example.com]
+  rules:
+  - matches: [{path: {value: /prefix/one}}]
+    filters:
+    - type: URLRewrite
+      urlRewrite: {hostname: one.example.org, path: {type: ReplacePrefixMatch, replacePrefixMatch: /one}}
+    backendRefs: [{name: web, port: 80}]
+  - matches: [{path: {value: /strip}}]
+    filters:
+    - type: URLRewrite
+      urlRewrite: {path: {type: ReplacePrefixMatch, replacePrefixMatch: /}}
+    backendRefs: [{name: web, port: 80}]
+  - matches: [{path: {value: /full}}]
+    filters:
+    - type: URLRewrite
+      urlRewrite: {path: {type: ReplaceFullPath, replaceFullPath: /one}}
+    backendRefs: [{name: web, port: 80}]
+  - matches: [{path: {value: /slow}}]
+    timeouts: {request: 500ms}
+    backendRefs: [{name: web, port: 80}]
+  - matches: [{path: {value: /patient}}]
+    timeouts: {request: 0s}
+    backendRefs: [{name: web, port: 80}]
+`)
+	r := startRouter(t, m.Dir, nil)
+	host := "rw.gwt.example.com"
+	expectBackend(t, loadTimeout, getHeaders(r, host, "/slow"), "gwt-web")
+	for path, want := range map[string]string{
+		"/prefix/one/two": "host=one.example.org path=/one/two ",
+		"/prefix/one":     "host=one.example.org path=/one ",
+		"/strip/three":    "host=rw.gwt.example.com path=/three ",
+		"/strip":          "path=/ ",
+		"/full/x/y?q=1":   "path=/one?q=1 ",
+		"/patient":        "path=/patient ",
+	} {
+		resp, err := getHeaders(r, host, path)()
+		if err != nil || resp.Status != 200 || !strings.Contains(resp.Body, want) {
+			t.Errorf("%s: %d %q (%v), want %q", path, resp.Status, resp.Body, err, want)
+		}
+	}
+	if resp, err := getHeaders(r, host, "/slow?delay=1500ms")(); err != nil || resp.Status != 504 {
+		t.Errorf("a backend slower than the rule's timeout: %d (%v), want 504", resp.Status, err)
+	}
+	if resp, err := getHeaders(r, host, "/patient?delay=1500ms")(); err != nil || resp.Status != 200 {
+		t.Errorf("timeout 0s, a backend taking 1.5 s: %d (%v), want 200", resp.Status, err)
 	}
 }
