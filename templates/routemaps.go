@@ -333,17 +333,20 @@ func routeTarget(cfg model.ServiceAliasConfig, backend string, https bool) strin
 	case cfg.Respond != 0:
 		return "@" + strconv.Itoa(cfg.Respond)
 	case cfg.Redirect != nil:
-		return redirectTarget(cfg.Redirect, https)
+		return redirectTarget(cfg.Redirect, cfg.Path, https)
 	}
 	return backend
 }
 
 // redirectTarget is the map value of a redirect the router answers:
-// "@rdCODE|SCHEME|HOST|:PORT|PATH", the host and path empty for the
-// request's, ":PORT" only for a port not the scheme's (the scheme is the
-// request's, http or https by the map, unless the redirect names one; so
-// is the port then, as the listener's is 80 or 443).
-func redirectTarget(rd *model.Redirect, https bool) string {
+// "@rdCODE|SCHEME|HOST|:PORT|PATH|SEGMENTS", the host and path empty for
+// the request's, ":PORT" only for a port not the scheme's (the scheme is
+// the request's, http or https by the map, unless the redirect names one;
+// so is the port then, as the listener's is 80 or 443); SEGMENTS, for a
+// path that replaces the route's path prefix (routePath), is the number of
+// that prefix's segments, which the default template strips from the
+// request's path before it appends the rest to PATH.
+func redirectTarget(rd *model.Redirect, routePath string, https bool) string {
 	scheme := rd.Scheme
 	if scheme == "" {
 		scheme = map[bool]string{false: "http", true: "https"}[https]
@@ -352,7 +355,11 @@ func redirectTarget(rd *model.Redirect, https bool) string {
 	if rd.Port != 0 && rd.Port != map[string]int{"http": 80, "https": 443}[scheme] {
 		port = ":" + strconv.Itoa(rd.Port)
 	}
-	return "@rd" + strconv.Itoa(rd.Code) + "|" + scheme + "|" + rd.Host + "|" + port + "|" + rd.Path
+	segments := ""
+	if rd.ReplacePrefix {
+		segments = strconv.Itoa(strings.Count(strings.TrimSuffix(routePath, "/"), "/"))
+	}
+	return "@rd" + strconv.Itoa(rd.Code) + "|" + scheme + "|" + rd.Host + "|" + port + "|" + rd.Path + "|" + segments
 }
 
 // hostResponseKeys returns the map keys ("host/") of td's HostResponses of

@@ -192,6 +192,7 @@ func TestRouteMapsAnswerRespondersAndHostResponses(t *testing.T) {
 		"ns:exact": {Host: "E.example.com", Path: "/e x/", ExactPath: true, Made: true},
 		"ns:rd":    {Host: model.AnyHost, Path: "/r", Redirect: &model.Redirect{Code: 301, Host: "example.org", Port: 80}, Made: true},
 		"ns:rds":   {Host: model.AnyHost, Path: "/s", TLSTermination: routev1.TLSTerminationEdge, Redirect: &model.Redirect{Code: 302, Port: 8443, Path: "/n"}, Made: true},
+		"ns:rdp":   {Host: model.AnyHost, Path: "/p/q/", Redirect: &model.Redirect{Code: 302, Path: "/new", ReplacePrefix: true}, Made: true},
 		"ns:tls":   {Host: model.AnyHost, TLSTermination: routev1.TLSTerminationEdge, Certificates: map[string]model.Certificate{model.AnyHost: {Contents: "PEM"}}, Made: true},
 		"ns:other": {Host: "x.example.com", Path: "/p", TLSTermination: routev1.TLSTerminationEdge, Respond: 500, Made: true},
 	}, HostResponses: []model.HostResponse{
@@ -203,8 +204,8 @@ func TestRouteMapsAnswerRespondersAndHostResponses(t *testing.T) {
 		name, got string
 		want      []string
 	}{
-		{"route_http.map", RouteHTTPMap(td), []string{"*/a/ be_http:ns:any", "=e.example.com/e%20x/ be_http:ns:exact", "*/r/ @rd301|http|example.org||", "*/fail/ @500", "taken.example.com/ be_http:ns:root", "*/ @404", "p.example.com/x/ be_http:ns:paths", "p.example.com/ @rh"}},
-		{"route_https.map", RouteHTTPSMap(td), []string{"*/ be_edge_http:ns:tls", "x.example.com/p/ @500", "*/s/ @rd302|https||:8443|/n", "tls.example.com/ @404"}},
+		{"route_http.map", RouteHTTPMap(td), []string{"*/a/ be_http:ns:any", "=e.example.com/e%20x/ be_http:ns:exact", "*/r/ @rd301|http|example.org|||", "*/p/q/ @rd302|http|||/new|2", "*/fail/ @500", "taken.example.com/ be_http:ns:root", "*/ @404", "p.example.com/x/ be_http:ns:paths", "p.example.com/ @rh"}},
+		{"route_https.map", RouteHTTPSMap(td), []string{"*/ be_edge_http:ns:tls", "x.example.com/p/ @500", "*/s/ @rd302|https||:8443|/n|", "tls.example.com/ @404"}},
 		{"cert_config.map", RouteCertConfigMap(td), nil},
 	} {
 		lines := strings.Fields(strings.ReplaceAll(tc.got, " ", "_"))

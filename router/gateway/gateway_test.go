@@ -527,7 +527,7 @@ spec:
     timeouts: {request: 1.5s}
     backendRefs: [{name: web, port: 8080}]`, 2,
 			"Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs PartiallyInvalid=True/UnsupportedValue",
-			"rule 1, match 0: URLRewrite: ReplacePrefixMatch with an Exact path match; rule 2: URLRewrite: path \"/a b\" is not served (a path starting with / of letters, digits and /._~!*+,;=:@-); rule 3: header host is modified twice (header names are compared without case); rule 4: timeouts.request: \"1.5s\" is not a duration such as 1h2m3s4ms"},
+			"rule 1, match 0: ReplacePrefixMatch with an Exact path match; rule 2: URLRewrite: path \"/a b\" is not served (a path starting with / of letters, digits and /._~!*+,;=:@-); rule 3: header host is modified twice (header names are compared without case); rule 4: timeouts.request: \"1.5s\" is not a duration such as 1h2m3s4ms"},
 		{"five backends", `
   - backendRefs: [{name: web, port: 8080}, {name: web, port: 8080}, {name: web, port: 8080}, {name: web, port: 8080}, {name: canary, port: 8080}]`, 0,
 			"Accepted=False/UnsupportedValue ResolvedRefs=True/ResolvedRefs", "more than 4 backends"},

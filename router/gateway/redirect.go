@@ -51,10 +51,17 @@ func redirectOf(filters []gatewayv1.HTTPRouteFilter) (*model.Redirect, string) {
 			rd.Port = int(*c.Port)
 		}
 		if p := c.Path; p != nil {
-			if p.Type != gatewayv1.FullPathHTTPPathModifier || p.ReplaceFullPath == nil {
-				return nil, fmt.Sprintf("RequestRedirect: path modifiers of type %s are not served by this router yet", p.Type)
+			switch {
+			case p.Type == gatewayv1.FullPathHTTPPathModifier && p.ReplaceFullPath != nil:
+				rd.Path = *p.ReplaceFullPath
+			case p.Type == gatewayv1.PrefixMatchHTTPPathModifier && p.ReplacePrefixMatch != nil:
+				rd.Path, rd.ReplacePrefix = *p.ReplacePrefixMatch, true
+				if rd.Path == "" {
+					rd.Path = "/"
+				}
+			default:
+				return nil, fmt.Sprintf("RequestRedirect: a path modifier of type %s without its value", p.Type)
 			}
-			rd.Path = *p.ReplaceFullPath
 			if !strings.HasPrefix(rd.Path, "/") || !safeRedirectText(rd.Path) {
 				return nil, fmt.Sprintf("RequestRedirect: path %q is not served (it must start with / and hold none of the characters blank, quotes, #, ;, <, >, \\, |, (, ), comma, or controls)", rd.Path)
 			}

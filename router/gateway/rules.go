@@ -192,8 +192,8 @@ func translateRules(v View, hr *gatewayv1.HTTPRoute, rs *RouteStatus) ([]rule, m
 		var ms []match
 		for mi, m := range matches {
 			mt, why := matchOf(m)
-			if why == "" && rw.prefix != "" && mt.exact {
-				why = "URLRewrite: ReplacePrefixMatch with an Exact path match"
+			if why == "" {
+				why = prefixReplaced(mt, rw, redirect)
 			}
 			if why != "" {
 				rs.unserved = append(rs.unserved, unserved{msg: fmt.Sprintf("rule %d, match %d: %s", ri, mi, why)})
@@ -207,6 +207,22 @@ func translateRules(v View, hr *gatewayv1.HTTPRoute, rs *RouteStatus) ([]rule, m
 		}
 	}
 	return out, resolved
+}
+
+// prefixReplaced says why a match cannot have its path prefix replaced by
+// the rule's URLRewrite or RequestRedirect ("": it can, or it is not): an
+// Exact path match (the spec allows ReplacePrefixMatch with PathPrefix
+// matches only), or a redirect's prefix of more than
+// model.MaxRedirectPrefixSegments segments.
+func prefixReplaced(m match, rw rewrite, rd *model.Redirect) string {
+	replaced := rd != nil && rd.ReplacePrefix
+	switch {
+	case (rw.prefix != "" || replaced) && m.exact:
+		return "ReplacePrefixMatch with an Exact path match"
+	case replaced && strings.Count(strings.TrimSuffix(m.path, "/"), "/") > model.MaxRedirectPrefixSegments:
+		return fmt.Sprintf("RequestRedirect: ReplacePrefixMatch of a path of more than %d segments", model.MaxRedirectPrefixSegments)
+	}
+	return ""
 }
 
 // unsupportedRule says what of a rule the router does not serve yet.

@@ -271,7 +271,21 @@ type Redirect struct {
 	Scheme, Host string
 	Port         int
 	Path         string
+	// ReplacePrefix: Path replaces the route's path prefix in the
+	// request's path (the Gateway API's ReplacePrefixMatch), not the
+	// whole path; the route's path has at most MaxRedirectPrefixSegments
+	// segments.
+	ReplacePrefix bool
 }
+
+// Answered reports whether HAProxy answers the route's requests itself
+// (Respond, Redirect): it has no backend.
+func (c ServiceAliasConfig) Answered() bool { return c.Respond != 0 || c.Redirect != nil }
+
+// MaxRedirectPrefixSegments is the most path segments ("/a/b": 2) of a
+// route whose Redirect replaces its path prefix (the default template has
+// a rule for each count).
+const MaxRedirectPrefixSegments = 16
 
 // MadeRoute is what a route made from the Gateway API's objects has beyond
 // the Route API (builder.Options.Made): how its requests are matched and

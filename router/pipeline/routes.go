@@ -683,7 +683,7 @@ func spliceRoutes(in Inputs, out *Output, part, alone, td *model.TemplateData, r
 	if !bytes.Equal(without(was), base) || !bytes.Equal(without(now), base) {
 		return nil, nil, nil, false, nil
 	}
-	if len(was.keys) != len(out.Model.State) || len(now.keys) != len(part.State) {
+	if !sectionsCover(was, out.Model.State) || !sectionsCover(now, part.State) {
 		// A route of the model without a section of its own.
 		return nil, nil, nil, false, nil
 	}
@@ -705,7 +705,7 @@ func spliceRoutes(in Inputs, out *Output, part, alone, td *model.TemplateData, r
 		} else {
 			blocks[i] = was.blocks[k]
 		}
-		if blocks[i] == nil {
+		if blocks[i] == nil && !td.State[k].Answered() {
 			return nil, nil, nil, false, nil
 		}
 		size += len(blocks[i])
@@ -717,6 +717,21 @@ func spliceRoutes(in Inputs, out *Output, part, alone, td *model.TemplateData, r
 	}
 	config = append(append(config, was.rest...), was.tail...)
 	return config, partConfig, goneHeaders(was, now, td, render), true, nil
+}
+
+// sectionsCover reports whether every route of state has its sections in
+// t, but for those HAProxy answers in the frontends (the default template
+// renders no backend for them).
+func sectionsCover(t *routeText, state map[model.ServiceAliasConfigKey]model.ServiceAliasConfig) bool {
+	if len(t.keys) == len(state) {
+		return true
+	}
+	for k, cfg := range state {
+		if _, ok := t.blocks[k]; !ok && !cfg.Answered() {
+			return false
+		}
+	}
+	return true
 }
 
 // goneHeaders are the headers of the sections of the routes of was (the

@@ -114,8 +114,8 @@ func TestGatewayAPIConformance(t *testing.T) {
 }
 
 // extendedFeatures are the extended features of GATEWAY-HTTP the router
-// claims: their tests run with the core ones. (Not yet: path redirects
-// with ReplacePrefixMatch, backendRef filters, port 8080, mirrors, ...)
+// claims: their tests run with the core ones. (Not yet: backendRef
+// filters, port 8080, mirrors, ...)
 var extendedFeatures = []features.FeatureName{
 	features.SupportHTTPRouteMethodMatching,
 	features.SupportHTTPRouteQueryParamMatching,
@@ -129,6 +129,7 @@ var extendedFeatures = []features.FeatureName{
 	features.SupportHTTPRoutePathRewrite,
 	features.SupportHTTPRouteRequestTimeout,
 	features.SupportHTTPRouteBackendTimeout,
+	features.SupportHTTPRoutePathRedirect,
 }
 
 // knownFailures are the core tests the router fails, and why. With

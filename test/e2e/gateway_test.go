@@ -263,9 +263,8 @@ spec:
 	expectBackend(t, 5*time.Second, get("exact.example.com", "/match"), "old")
 	noReload("exact paths added")
 
-	// RequestRedirect: answered by HAProxy, what is not set the request's
-	// (in a namespace of its own: one namespace takes half of the spare
-	// backends between two reloads).
+	// RequestRedirect: answered by HAProxy (no backend), what is not set
+	// the request's.
 	m.Write("redirect.yaml", `apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: redirect, namespace: redir}
@@ -276,6 +275,10 @@ spec:
     filters: [{type: RequestRedirect, requestRedirect: {hostname: example.org}}]
   - matches: [{path: {value: /all}}]
     filters: [{type: RequestRedirect, requestRedirect: {scheme: https, hostname: example.org, port: 8443, statusCode: 301, path: {type: ReplaceFullPath, replaceFullPath: /new}}}]
+  - matches: [{path: {value: /old/prefix}}]
+    filters: [{type: RequestRedirect, requestRedirect: {path: {type: ReplacePrefixMatch, replacePrefixMatch: /new/}}}]
+  - matches: [{path: {value: /gone}}]
+    filters: [{type: RequestRedirect, requestRedirect: {path: {type: ReplacePrefixMatch, replacePrefixMatch: /}}}]
 `)
 	for _, tc := range []struct {
 		path, location string
@@ -283,6 +286,11 @@ spec:
 	}{
 		{"/host/a?q=1", "http://example.org/host/a?q=1", 302},
 		{"/all/a", "https://example.org:8443/new", 301},
+		{"/old/prefix/lemon/x?q=1", "http://anything.example.com/new/lemon/x?q=1", 302},
+		{"/old/prefix", "http://anything.example.com/new/", 302},
+		{"/old/prefix/", "http://anything.example.com/new/", 302},
+		{"/gone/a", "http://anything.example.com/a", 302},
+		{"/gone", "http://anything.example.com/", 302},
 	} {
 		resp := expectStatus(t, 30*time.Second, get("anything.example.com", tc.path), tc.code)
 		if loc := resp.Header.Get("Location"); loc != tc.location {
