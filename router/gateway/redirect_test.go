@@ -15,11 +15,13 @@ func TestRequestRedirectFiltersBecomeRedirectsTheRouterAnswers(t *testing.T) {
 		want, why     string
 	}{
 		{"none", `[{type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: a, value: b}]}}]`, "<nil>", ""},
-		{"hostname, the default status", `[{type: RequestRedirect, requestRedirect: {hostname: example.org}}]`, "&{302  example.org 0 }", ""},
+		{"hostname, the default status", `[{type: RequestRedirect, requestRedirect: {hostname: example.org}}]`, "&{302  example.org 0  false}", ""},
 		{"everything", `[{type: RequestRedirect, requestRedirect: {scheme: HTTPS, hostname: example.org, port: 8443, statusCode: 301, path: {type: ReplaceFullPath, replaceFullPath: /new}}}]`,
-			"&{301 https example.org 8443 /new}", ""},
+			"&{301 https example.org 8443 /new false}", ""},
 		{"a status that is not a redirect", `[{type: RequestRedirect, requestRedirect: {statusCode: 200}}]`, "<nil>", "status code 200"},
-		{"a prefix replaced", `[{type: RequestRedirect, requestRedirect: {path: {type: ReplacePrefixMatch, replacePrefixMatch: /p}}}]`, "<nil>", "ReplacePrefixMatch are not served"},
+		{"a prefix replaced", `[{type: RequestRedirect, requestRedirect: {path: {type: ReplacePrefixMatch, replacePrefixMatch: /p}}}]`, "&{302   0 /p true}", ""},
+		{"a prefix replaced by nothing: by /", `[{type: RequestRedirect, requestRedirect: {path: {type: ReplacePrefixMatch, replacePrefixMatch: ""}}}]`, "&{302   0 / true}", ""},
+		{"a path modifier without its value", `[{type: RequestRedirect, requestRedirect: {path: {type: ReplacePrefixMatch}}}]`, "<nil>", "without its value"},
 		{"a path the Location cannot take as it is", `[{type: RequestRedirect, requestRedirect: {path: {type: ReplaceFullPath, replaceFullPath: "/a|b"}}}]`, "<nil>", "is not served"},
 		{"two", `[{type: RequestRedirect, requestRedirect: {}}, {type: RequestRedirect, requestRedirect: {}}]`, "<nil>", "more than one"},
 	}
