@@ -101,7 +101,7 @@ CORE_E2E_TESTS = \
   TestHTTPRouteServedNextToRoutes TestHTTPRouteChangesNeedNoReload TestKubeHTTPRouteServedWithStatus \
   TestHTTPSListenerServesTheGatewaysCertificate TestKubeHTTPSListenerSecretNeedsTheRoutersAccess \
   TestHTTPRouteHeaderModifiersReachBackendAndClient TestHTTPRouteWithoutHostnameServesEveryHost \
-  TestHTTPRouteRewritesAndTimeouts
+  TestHTTPRouteRewritesAndTimeouts TestTLSRoutePassesTLSThrough TestKubeTLSRouteServedWithStatus
 empty :=
 space := $(empty) $(empty)
 CORE_E2E = ^($(subst $(space),|,$(strip $(CORE_E2E_TESTS))))$$

@@ -378,21 +378,29 @@ func hostResponseKeys(td model.TemplateData, https bool) map[string]bool {
 }
 
 // RouteSNIPassthroughMap is route_sni_passthrough.map: SNI host ("*.domain"
-// for a wildcard route) → a passthrough route's backend; an edge or
-// re-encrypt host of a domain that has a wildcard passthrough route (and
-// no passthrough route of its own) → be_sni, so that it is terminated
-// here, once per host.
+// for a wildcard route, "+.domain" for the Gateway API's wildcard
+// hostnames, subdomains at any depth) → a passthrough route's backend; an
+// edge or re-encrypt host of a domain that has a wildcard passthrough route
+// (and no passthrough route of its own), or a terminated route's key that
+// a Gateway API passthrough wildcard above it would take → be_sni, so that
+// it is terminated here, once per key.
 func RouteSNIPassthroughMap(td model.TemplateData) string {
 	keys := td.SortedStateKeys()
-	wildcard, passthrough := map[string]bool{}, map[string]bool{}
+	wildcard, passthrough, keyed := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	anyDepth := map[string]bool{}
 	for _, k := range keys {
 		cfg := td.State[k]
 		if cfg.TLSTermination != routev1.TLSTerminationPassthrough {
 			continue
 		}
-		if cfg.IsWildcard {
+		key := mapHost(cfg.Host, cfg.IsWildcard)
+		keyed[key] = true
+		switch {
+		case strings.HasPrefix(key, "+."):
+			anyDepth[key[2:]] = true
+		case cfg.IsWildcard:
 			wildcard[GenCertificateHostName(cfg.Host, true)] = true
-		} else {
+		default:
 			passthrough[cfg.Host] = true
 		}
 	}
@@ -400,15 +408,68 @@ func RouteSNIPassthroughMap(td model.TemplateData) string {
 	done := map[string]bool{}
 	for _, k := range keys {
 		cfg := td.State[k]
+		key := mapHost(cfg.Host, cfg.IsWildcard)
 		switch {
 		case cfg.TLSTermination == routev1.TLSTerminationPassthrough:
-			m.line(GenCertificateHostName(cfg.Host, cfg.IsWildcard), "be_tcp:"+string(k))
-		case terminated(cfg.TLSTermination) && !cfg.IsWildcard && wildcard[GenCertificateHostName(cfg.Host, true)] && !passthrough[cfg.Host] && !done[cfg.Host]:
-			done[cfg.Host] = true
-			m.line(cfg.Host, "be_sni")
+			m.line(key, "be_tcp:"+string(k))
+		case !terminated(cfg.TLSTermination) || done[key]:
+		case !cfg.IsWildcard && wildcard[GenCertificateHostName(cfg.Host, true)] && !passthrough[cfg.Host],
+			len(anyDepth) > 0 && !keyed[key] && coveredAtAnyDepth(key, anyDepth):
+			done[key] = true
+			m.line(key, "be_sni")
 		}
 	}
 	return m.String()
+}
+
+// coveredAtAnyDepth reports whether a Gateway API passthrough wildcard
+// (anyDepth: their domains) would take the SNI names of a terminated
+// route's key (host, "*.domain", "+.domain"): one of the domain the key
+// takes names of (but for "+.domain" itself, the key's own) or of a domain
+// above it.
+func coveredAtAnyDepth(key string, anyDepth map[string]bool) bool {
+	var domain string // the domain whose names the key takes
+	switch {
+	case strings.HasPrefix(key, "*."):
+		// A Route's wildcard is looked up before the Gateway API's.
+		domain = key[2:]
+		if anyDepth[domain] {
+			return true
+		}
+	case strings.HasPrefix(key, "+."):
+		domain = key[2:]
+	default:
+		i := strings.IndexByte(key, '.')
+		if i < 0 {
+			return false
+		}
+		domain = key[i+1:]
+		if anyDepth[domain] {
+			return true
+		}
+	}
+	for d := domain; ; {
+		i := strings.IndexByte(d, '.')
+		if i < 0 {
+			return false
+		}
+		d = d[i+1:]
+		if anyDepth[d] {
+			return true
+		}
+	}
+}
+
+// HasSNIWildcardsOfAnyDepth reports whether a passthrough route has a
+// Gateway API wildcard hostname ("+.domain" keys in
+// route_sni_passthrough.map): the default template then looks them up.
+func HasSNIWildcardsOfAnyDepth(td model.TemplateData) bool {
+	for _, cfg := range td.State {
+		if cfg.TLSTermination == routev1.TLSTerminationPassthrough && strings.HasPrefix(mapHost(cfg.Host, cfg.IsWildcard), "+.") {
+			return true
+		}
+	}
+	return false
 }
 
 // RouteCertConfigMap is cert_config.map (a crt-list): the certificate file

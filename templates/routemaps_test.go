@@ -221,6 +221,36 @@ func TestRouteMapsAnswerRespondersAndHostResponses(t *testing.T) {
 	}
 }
 
+// TestSNIMapServesGatewayWildcardsAtAnyDepth: a passthrough route of a
+// Gateway API wildcard hostname has the key "+.domain" (looked up with one
+// to six labels replaced); terminated keys it would otherwise take — hosts
+// and wildcards below its domain — map to be_sni; others do not.
+func TestSNIMapServesGatewayWildcardsAtAnyDepth(t *testing.T) {
+	edge := routev1.TLSTerminationEdge
+	td := model.TemplateData{State: map[model.ServiceAliasConfigKey]model.ServiceAliasConfig{
+		"ns:tls":   {Host: "*.example.com", IsWildcard: true, TLSTermination: routev1.TLSTerminationPassthrough, Made: true},
+		"ns:exact": {Host: "abc.example.com", TLSTermination: routev1.TLSTerminationPassthrough, Made: true},
+		"ns:deep":  {Host: "a.b.example.com", TLSTermination: edge},
+		"ns:wild":  {Host: "*.x.example.com", IsWildcard: true, TLSTermination: edge, Made: true},
+		"ns:own":   {Host: "*.example.com", IsWildcard: true, TLSTermination: edge, Made: true},
+		"ns:else":  {Host: "a.example.org", TLSTermination: edge},
+		"ns:plain": {Host: "p.example.com"},
+	}}
+	got := strings.Split(strings.TrimSpace(RouteSNIPassthroughMap(td)), "\n")
+	slices.Sort(got)
+	want := []string{"+.example.com be_tcp:ns:tls", "+.x.example.com be_sni", "a.b.example.com be_sni", "abc.example.com be_tcp:ns:exact"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("route_sni_passthrough.map %q, want %q", got, want)
+	}
+	if !HasSNIWildcardsOfAnyDepth(td) {
+		t.Error("no wildcards of any depth found")
+	}
+	delete(td.State, "ns:tls")
+	if HasSNIWildcardsOfAnyDepth(td) {
+		t.Error("wildcards of any depth found without one")
+	}
+}
+
 // TestHeaderChainsFallBackToTheNextMatch: routes with header matches of one
 // key become a chain ("@hmID" in the map): a method first, then the most
 // headers, the most query parameters, then by MatchOrder; a

@@ -52,6 +52,7 @@ type View interface {
 	GatewayClasses() []*gatewayv1.GatewayClass
 	Gateways() []*gatewayv1.Gateway
 	HTTPRoutes() []*gatewayv1.HTTPRoute
+	TLSRoutes() []*gatewayv1.TLSRoute
 	ReferenceGrants() []*gatewayv1.ReferenceGrant
 	Namespace(name string) *corev1.Namespace
 	Service(namespace, name string) *corev1.Service
@@ -105,6 +106,9 @@ type Result struct {
 	// HTTPRoutes are this router's entries (status.parents) of the
 	// HTTPRoutes attached to its Gateways.
 	HTTPRoutes map[store.Key]*RouteStatus
+	// TLSRoutes are this router's entries of the TLSRoutes attached to
+	// its Gateways.
+	TLSRoutes map[store.Key]*RouteStatus
 	// Secrets are the Secrets the served HTTPS listeners name (in cluster
 	// mode: to watch).
 	Secrets []store.Key
@@ -121,6 +125,10 @@ type Result struct {
 	// certificate loads (nil otherwise).
 	DefaultCertificate []byte
 
+	// tlsDigest is a digest of the routes made from TLSRoutes
+	// (TLSRoutesChanged).
+	tlsDigest string
+
 	// controller is Options.ControllerName.
 	controller string
 	// memo and memoAt are Options.Memo and its position after this
@@ -133,7 +141,10 @@ type Result struct {
 // parents (indexes of RouteStatus.Parents) it serves, and what it has
 // beyond the Route API.
 type Origin struct {
+	// HTTPRoute is the HTTPRoute, or with Kind "TLSRoute" the TLSRoute,
+	// the route is made from.
 	HTTPRoute   store.Key
+	Kind        gatewayv1.Kind
 	Rule, Match int
 	Parents     []int
 	// Made is how the route's requests are matched and answered beyond
@@ -196,6 +207,9 @@ type RouteStatus struct {
 	// unserved describes the parts of the HTTPRoute not served (rules,
 	// matches, hostnames), for PartiallyInvalid.
 	unserved []unserved
+	// noValidBackend: a TLSRoute none of whose backends is valid (its
+	// connections are refused; Accepted, with ResolvedRefs=False).
+	noValidBackend bool
 }
 
 // listenerRef is a listener of a Gateway of Result.Gateways, by index.
@@ -262,6 +276,13 @@ func (res *Result) HeaderMatched(k admission.Key) bool {
 	return m.Conditional()
 }
 
+// TLSRoutesChanged reports whether the routes made from TLSRoutes differ
+// from old's (TLSRoutes are translated afresh each pass, not memoized: a
+// change of theirs, or of what they look up, makes a full pass).
+func (res *Result) TLSRoutesChanged(old *Result) bool {
+	return old == nil || res.tlsDigest != old.tlsDigest
+}
+
 // RetranslatedSince returns the HTTPRoutes whose translation res made
 // afresh since the translation old (the HTTPRoute, or what it looked up,
 // changed: its routes may differ though the HTTPRoute did not, a Service
@@ -285,6 +306,7 @@ func Translate(v View, o Options) *Result {
 		Classes:    map[string]ClassStatus{},
 		Gateways:   map[store.Key]*GatewayStatus{},
 		HTTPRoutes: map[store.Key]*RouteStatus{},
+		TLSRoutes:  map[store.Key]*RouteStatus{},
 		controller: o.ControllerName,
 	}
 	for _, c := range v.GatewayClasses() {
@@ -322,7 +344,11 @@ func Translate(v View, o Options) *Result {
 	for _, hr := range v.HTTPRoutes() {
 		res.add(o.Memo.translate(v, hr, res))
 	}
+	for _, tr := range v.TLSRoutes() {
+		res.add(translateTLSRoute(v, tr, res))
+	}
 	res.memo, res.memoAt = o.Memo, o.Memo.position()
+	res.tlsDigest = tlsDigest(res)
 	slices.SortFunc(res.Routes, func(a, b *routev1.Route) int {
 		return strings.Compare(string(admission.KeyOf(a)), string(admission.KeyOf(b)))
 	})
@@ -354,7 +380,8 @@ func hostResponses(gateways map[store.Key]*GatewayStatus) []model.HostResponse {
 	byHost := map[string]*model.HostResponse{}
 	for _, gs := range gateways {
 		for _, l := range gs.Listeners {
-			if !l.served {
+			if !l.served || l.passthrough() {
+				// (TLS passed through: no HTTP answers.)
 				continue
 			}
 			hosts := []string{strings.ToLower(hostnameOf(l.spec.Hostname))}

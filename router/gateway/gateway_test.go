@@ -28,6 +28,7 @@ type objects struct {
 	classes    []*gatewayv1.GatewayClass
 	gateways   []*gatewayv1.Gateway
 	httpRoutes []*gatewayv1.HTTPRoute
+	tlsRoutes  []*gatewayv1.TLSRoute
 	grants     []*gatewayv1.ReferenceGrant
 	namespaces map[string]*corev1.Namespace
 	services   map[string]*corev1.Service
@@ -38,6 +39,7 @@ type objects struct {
 func (o *objects) GatewayClasses() []*gatewayv1.GatewayClass    { return o.classes }
 func (o *objects) Gateways() []*gatewayv1.Gateway               { return o.gateways }
 func (o *objects) HTTPRoutes() []*gatewayv1.HTTPRoute           { return o.httpRoutes }
+func (o *objects) TLSRoutes() []*gatewayv1.TLSRoute             { return o.tlsRoutes }
 func (o *objects) ReferenceGrants() []*gatewayv1.ReferenceGrant { return o.grants }
 func (o *objects) Namespace(name string) *corev1.Namespace      { return o.namespaces[name] }
 func (o *objects) Service(ns, name string) *corev1.Service      { return o.services[ns+"/"+name] }
@@ -65,6 +67,9 @@ func view(t *testing.T, docs string) *objects {
 		case "HTTPRoute":
 			r := &gatewayv1.HTTPRoute{}
 			o.httpRoutes, obj = append(o.httpRoutes, r), r
+		case "TLSRoute":
+			r := &gatewayv1.TLSRoute{}
+			o.tlsRoutes, obj = append(o.tlsRoutes, r), r
 		case "ReferenceGrant":
 			g := &gatewayv1.ReferenceGrant{}
 			o.grants, obj = append(o.grants, g), g
@@ -1200,5 +1205,108 @@ func TestURLRewritesAndTimeoutsAreTheRoutesAnnotationsAndHostHeader(t *testing.T
 	}
 	if m := res.MadeRoute(byPath["/prefix"]); m == nil || m.RewritePath != "" {
 		t.Errorf("/prefix: made route %+v, want no RewritePath", m)
+	}
+}
+
+// TestTLSListenersPassTLSThroughToTLSRoutes: a TLS listener on 443 with
+// tls.mode Passthrough takes TLSRoutes (only); Terminate or another port
+// gets the spec's conditions; a TLSRoute is a passthrough route for each
+// hostname it shares with the listener (a wildcard: its subdomains), to its
+// backends by weight; an HTTPRoute does not attach to a TLS listener, nor a
+// TLSRoute to an HTTP one; a TLS listener's hostname answers no 404.
+func TestTLSListenersPassTLSThroughToTLSRoutes(t *testing.T) {
+	docs := class + "\n---\n" + web + "\n---\n" + gatewayDoc(
+		`{name: tls, port: 443, protocol: TLS, hostname: "*.example.com", tls: {mode: Passthrough}}`,
+		`{name: terminate, port: 443, protocol: TLS, hostname: t.example.com, tls: {mode: Terminate, certificateRefs: [{name: c}]}}`,
+		`{name: other-port, port: 8443, protocol: TLS, hostname: o.example.com, tls: {mode: Passthrough}}`,
+		`{name: kinds, port: 443, protocol: TLS, hostname: k.example.org, tls: {mode: Passthrough}, allowedRoutes: {kinds: [{kind: TCPRoute}, {kind: TLSRoute}]}}`,
+		`{name: http, port: 80, protocol: HTTP, hostname: h.example.net}`) + `---
+apiVersion: gateway.networking.k8s.io/v1
+kind: TLSRoute
+metadata: {name: db}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [abc.example.com, "*.example.com", nothing.example.net]
+  rules: [{backendRefs: [{name: web, port: 8080, weight: 3}, {name: canary, port: 8080}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: TLSRoute
+metadata: {name: http-only}
+spec:
+  parentRefs: [{name: gw, sectionName: http}]
+  hostnames: [h.example.net]
+  rules: [{backendRefs: [{name: web, port: 8080}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: TLSRoute
+metadata: {name: missing}
+spec:
+  parentRefs: [{name: gw, sectionName: tls}]
+  hostnames: [m.example.com]
+  rules: [{backendRefs: [{name: nosuch, port: 8080}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: web-on-tls}
+spec:
+  parentRefs: [{name: gw, sectionName: tls}]
+  hostnames: [w.example.com]
+  rules: [{backendRefs: [{name: web, port: 8080}]}]`
+	res := Translate(view(t, docs), Options{})
+	ls := res.Gateways["default/gw"].Listeners
+	for i, want := range []string{
+		"Accepted=True/Accepted Programmed=True/Programmed ResolvedRefs=True/ResolvedRefs Conflicted=False/NoConflicts",
+		"Accepted=False/UnsupportedValue Programmed=False/Invalid ResolvedRefs=True/ResolvedRefs Conflicted=False/NoConflicts",
+		"Accepted=False/PortUnavailable Programmed=False/Invalid ResolvedRefs=True/ResolvedRefs Conflicted=False/NoConflicts",
+		"Accepted=True/Accepted Programmed=True/Programmed ResolvedRefs=False/InvalidRouteKinds Conflicted=False/NoConflicts",
+	} {
+		if got := conditions(ls[i].Conditions); got != want {
+			t.Errorf("listener %s: %s, want %s", ls[i].Name, got, want)
+		}
+	}
+	if k := ls[3].SupportedKinds; len(k) != 1 || k[0].Kind != "TLSRoute" {
+		t.Errorf("listener kinds: supported %v, want TLSRoute alone", k)
+	}
+	if k := ls[0].SupportedKinds; len(k) != 1 || k[0].Kind != "TLSRoute" {
+		t.Errorf("listener tls: supported %v, want TLSRoute", k)
+	}
+	var got []string
+	for _, r := range res.Routes {
+		if res.Origins[admission.KeyOf(r)].Kind != "TLSRoute" {
+			continue
+		}
+		if r.Spec.TLS == nil || r.Spec.TLS.Termination != routev1.TLSTerminationPassthrough {
+			t.Errorf("%s: %+v, want a passthrough route", r.Name, r.Spec.TLS)
+		}
+		got = append(got, fmt.Sprintf("%s %s %s:%d+%d", r.Spec.Host, r.Spec.WildcardPolicy, r.Spec.To.Name, *r.Spec.To.Weight, len(r.Spec.AlternateBackends)))
+	}
+	slices.Sort(got)
+	if want := []string{"*.example.com Subdomain web:3+1", "abc.example.com None web:3+1"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("TLSRoute routes %q, want %q", got, want)
+	}
+	res.Finish(admitAll(res.Routes))
+	for name, want := range map[string]string{
+		"default/db":        "Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs",
+		"default/http-only": "Accepted=False/NotAllowedByListeners ResolvedRefs=True/ResolvedRefs",
+		"default/missing":   "Accepted=True/Accepted ResolvedRefs=False/BackendNotFound",
+	} {
+		rs := res.TLSRoutes[store.Key(name)]
+		if rs == nil {
+			t.Fatalf("%s: no status", name)
+		}
+		if got := conditions(rs.Parents[0].Conditions); got != want {
+			t.Errorf("%s: %s, want %s", name, got, want)
+		}
+	}
+	if got := conditions(res.HTTPRoutes["default/web-on-tls"].Parents[0].Conditions); !strings.HasPrefix(got, "Accepted=False/NotAllowedByListeners") {
+		t.Errorf("an HTTPRoute on a TLS listener: %s", got)
+	}
+	if ls[0].AttachedRoutes != 2 {
+		t.Errorf("the TLS listener's attachedRoutes %d, want 2 (db, missing)", ls[0].AttachedRoutes)
+	}
+	for _, h := range res.HostResponses {
+		if strings.HasSuffix(h.Host, "example.com") {
+			t.Errorf("a TLS listener's hostname answers HTTP: %+v", h)
+		}
 	}
 }

@@ -26,6 +26,8 @@ type translation struct {
 	rs      *RouteStatus
 	routes  []*routev1.Route
 	origins []Origin
+	// kind is "TLSRoute" for a TLSRoute's ("": an HTTPRoute's).
+	kind gatewayv1.Kind
 }
 
 // add adds a translation to res.
@@ -33,7 +35,11 @@ func (res *Result) add(t *translation) {
 	if t == nil {
 		return
 	}
-	res.HTTPRoutes[t.key] = t.rs
+	if t.kind == "TLSRoute" {
+		res.TLSRoutes[t.key] = t.rs
+	} else {
+		res.HTTPRoutes[t.key] = t.rs
+	}
 	res.Routes = append(res.Routes, t.routes...)
 	for i, r := range t.routes {
 		k := admission.KeyOf(r)
@@ -52,13 +58,13 @@ func translateHTTPRoute(v View, hr *gatewayv1.HTTPRoute, res *Result) *translati
 	// rs.Parents) that serve it.
 	hosts := map[string]*hostInfo{}
 	for _, ref := range hr.Spec.ParentRefs {
-		gw, key, ok := parentGateway(hr, ref, res)
+		gw, key, ok := parentGateway(hr.Namespace, ref, res)
 		if !ok {
 			continue
 		}
 		i := len(rs.Parents)
 		gwNamespace, _ := key.Split()
-		served, attached, cond := attach(v, hr, ref, gwNamespace, gw)
+		served, attached, cond := attach(v, routeRef{kind: "HTTPRoute", namespace: hr.Namespace, generation: hr.Generation, hostnames: hr.Spec.Hostnames}, ref, gwNamespace, gw)
 		refs := make([]listenerRef, 0, len(attached))
 		for _, l := range attached {
 			refs = append(refs, listenerRef{gateway: key, index: l})
@@ -164,12 +170,13 @@ const MaxRoutesPerHTTPRoute = 512
 // controllerOf returns the controller name the translation ran with.
 func controllerOf(res *Result) string { return res.controller }
 
-// parentGateway returns the Gateway of this router a parentRef names.
-func parentGateway(hr *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference, res *Result) (*GatewayStatus, store.Key, bool) {
+// parentGateway returns the Gateway of this router a parentRef of a route
+// of routeNamespace names.
+func parentGateway(routeNamespace string, ref gatewayv1.ParentReference, res *Result) (*GatewayStatus, store.Key, bool) {
 	if ref.Group != nil && *ref.Group != gatewayv1.GroupName || ref.Kind != nil && *ref.Kind != "Gateway" {
 		return nil, "", false
 	}
-	ns := hr.Namespace
+	ns := routeNamespace
 	if ref.Namespace != nil {
 		ns = string(*ref.Namespace)
 	}
@@ -219,12 +226,20 @@ func listenerRank(h *gatewayv1.Hostname) int {
 	}
 }
 
-// attach attaches an HTTPRoute to the listeners of a Gateway its parentRef
+// routeRef is what attach reads of an HTTPRoute or a TLSRoute.
+type routeRef struct {
+	kind       gatewayv1.Kind
+	namespace  string
+	generation int64
+	hostnames  []gatewayv1.Hostname
+}
+
+// attach attaches an HTTPRoute (or TLSRoute) to the listeners of a Gateway its parentRef
 // selects (sectionName, port), as their allowedRoutes let it, and returns
 // the hostnames it is served for there (with the listeners of each), the
 // listeners it attaches to and its Accepted condition.
-func attach(v View, hr *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference, gwNamespace string, gw *GatewayStatus) (map[string][]*ListenerStatus, []int, metav1.Condition) {
-	gen := hr.Generation
+func attach(v View, rt routeRef, ref gatewayv1.ParentReference, gwNamespace string, gw *GatewayStatus) (map[string][]*ListenerStatus, []int, metav1.Condition) {
+	gen := rt.generation
 	named := 0
 	var allowed []int
 	for i := range gw.Listeners {
@@ -236,7 +251,7 @@ func attach(v View, hr *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference, gwNa
 		// A route attaches to a listener its allowedRoutes take,
 		// served or not (a listener whose certificate is missing
 		// counts its routes too, as the spec asks).
-		if len(l.SupportedKinds) > 0 && allowsNamespace(v, l.spec, gwNamespace, hr.Namespace) {
+		if l.takes(rt.kind) && allowsNamespace(v, l.spec, gwNamespace, rt.namespace) {
 			allowed = append(allowed, i)
 		}
 	}
@@ -252,7 +267,7 @@ func attach(v View, hr *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference, gwNa
 	var attached []int
 	for _, i := range allowed {
 		l := &gw.Listeners[i]
-		h := intersect(l.spec.Hostname, hr.Spec.Hostnames)
+		h := intersect(l.spec.Hostname, rt.hostnames)
 		if len(h) > 0 {
 			attached = append(attached, i)
 		}

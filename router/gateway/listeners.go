@@ -16,7 +16,12 @@ const (
 	httpsPort = 443
 )
 
-var httpRouteKind = gatewayv1.RouteGroupKind{Group: ptrTo(gatewayv1.Group(gatewayv1.GroupName)), Kind: "HTTPRoute"}
+// The route kinds a listener takes: HTTPRoutes on HTTP and HTTPS
+// listeners, TLSRoutes on TLS (passthrough) ones.
+var (
+	httpRouteKind = gatewayv1.RouteGroupKind{Group: ptrTo(gatewayv1.Group(gatewayv1.GroupName)), Kind: "HTTPRoute"}
+	tlsRouteKind  = gatewayv1.RouteGroupKind{Group: ptrTo(gatewayv1.Group(gatewayv1.GroupName)), Kind: "TLSRoute"}
+)
 
 func ptrTo[T any](v T) *T { return &v }
 
@@ -98,9 +103,13 @@ func listenerStatus(l gatewayv1.Listener, gen int64) ListenerStatus {
 	case l.Protocol == gatewayv1.HTTPSProtocolType:
 		accepted = condition(gatewayv1.ListenerConditionAccepted, false, gatewayv1.ListenerReasonPortUnavailable,
 			fmt.Sprintf("HTTPS listeners are served on port %d only (the router's HTTPS port)", httpsPort), gen)
+	case l.Protocol == gatewayv1.TLSProtocolType && (l.TLS == nil || l.TLS.Mode == nil || *l.TLS.Mode != gatewayv1.TLSModePassthrough):
+		accepted = condition(gatewayv1.ListenerConditionAccepted, false, gatewayv1.ListenerReasonUnsupportedValue,
+			"TLS listeners pass TLS through to the backends (tls.mode Passthrough); Terminate is not served by this router", gen)
+	case l.Protocol == gatewayv1.TLSProtocolType && l.Port == httpsPort:
 	case l.Protocol == gatewayv1.TLSProtocolType:
-		accepted = condition(gatewayv1.ListenerConditionAccepted, false, gatewayv1.ListenerReasonUnsupportedProtocol,
-			fmt.Sprintf("%s listeners are not served by this router yet", l.Protocol), gen)
+		accepted = condition(gatewayv1.ListenerConditionAccepted, false, gatewayv1.ListenerReasonPortUnavailable,
+			fmt.Sprintf("TLS listeners are served on port %d only (the router's HTTPS port)", httpsPort), gen)
 	default:
 		accepted = condition(gatewayv1.ListenerConditionAccepted, false, gatewayv1.ListenerReasonUnsupportedProtocol,
 			fmt.Sprintf("protocol %s is not supported", l.Protocol), gen)
@@ -124,12 +133,16 @@ func listenerStatus(l gatewayv1.Listener, gen int64) ListenerStatus {
 	return ls
 }
 
-// supportedKinds returns the route kinds a served HTTP listener allows
-// (allowedRoutes.kinds, HTTPRoute by default) and those it names that it
-// cannot take.
+// supportedKinds returns the route kinds a served listener allows
+// (allowedRoutes.kinds; by default the kind of its protocol: HTTPRoute on
+// HTTP and HTTPS, TLSRoute on TLS) and those it names that it cannot take.
 func supportedKinds(l gatewayv1.Listener) ([]gatewayv1.RouteGroupKind, []string) {
+	kind := httpRouteKind
+	if l.Protocol == gatewayv1.TLSProtocolType {
+		kind = tlsRouteKind
+	}
 	if l.AllowedRoutes == nil || len(l.AllowedRoutes.Kinds) == 0 {
-		return []gatewayv1.RouteGroupKind{httpRouteKind}, nil
+		return []gatewayv1.RouteGroupKind{kind}, nil
 	}
 	kinds := []gatewayv1.RouteGroupKind{}
 	var invalid []string
@@ -138,9 +151,9 @@ func supportedKinds(l gatewayv1.Listener) ([]gatewayv1.RouteGroupKind, []string)
 		if k.Group != nil {
 			group = string(*k.Group)
 		}
-		if group == gatewayv1.GroupName && k.Kind == "HTTPRoute" {
+		if group == gatewayv1.GroupName && k.Kind == kind.Kind {
 			if len(kinds) == 0 {
-				kinds = append(kinds, httpRouteKind)
+				kinds = append(kinds, kind)
 			}
 			continue
 		}
@@ -148,6 +161,19 @@ func supportedKinds(l gatewayv1.Listener) ([]gatewayv1.RouteGroupKind, []string)
 	}
 	return kinds, invalid
 }
+
+// takes reports whether a listener takes routes of kind.
+func (ls *ListenerStatus) takes(kind gatewayv1.Kind) bool {
+	for _, k := range ls.SupportedKinds {
+		if k.Kind == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// passthrough reports whether the listener passes TLS through (TLSRoutes).
+func (ls *ListenerStatus) passthrough() bool { return ls.spec.Protocol == gatewayv1.TLSProtocolType }
 
 // markConflicts marks the served listeners that share a port and hostname
 // with another as Conflicted, and no longer served.

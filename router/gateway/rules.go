@@ -171,7 +171,11 @@ func translateRules(v View, hr *gatewayv1.HTTPRoute, rs *RouteStatus) ([]rule, m
 			// (A redirect's backendRefs are not used.)
 			var refErr *metav1.Condition
 			var invalidRefs bool
-			backends, refErr, why, invalidRefs = backendsOf(v, hr, r.BackendRefs)
+			refs := make([]gatewayv1.BackendRef, len(r.BackendRefs))
+			for i, b := range r.BackendRefs {
+				refs[i] = b.BackendRef
+			}
+			backends, refErr, why, invalidRefs = backendsOf(v, routeRef{kind: "HTTPRoute", namespace: hr.Namespace, generation: hr.Generation}, refs)
 			if refErr != nil && resolved.Status == metav1.ConditionTrue {
 				resolved = *refErr
 			}
@@ -404,8 +408,8 @@ func printable(s string) bool {
 // ResolvedRefs condition of the first invalid one, why the rule cannot be
 // served with them, and whether that is for invalid references alone
 // (requests the spec answers with 500).
-func backendsOf(v View, hr *gatewayv1.HTTPRoute, refs []gatewayv1.HTTPBackendRef) ([]backend, *metav1.Condition, string, bool) {
-	gen := hr.Generation
+func backendsOf(v View, rt routeRef, refs []gatewayv1.BackendRef) ([]backend, *metav1.Condition, string, bool) {
+	gen := rt.generation
 	var out []backend
 	var refErr *metav1.Condition
 	fail := func(reason gatewayv1.RouteConditionReason, msg string) {
@@ -419,10 +423,10 @@ func backendsOf(v View, hr *gatewayv1.HTTPRoute, refs []gatewayv1.HTTPBackendRef
 			fail(gatewayv1.RouteReasonInvalidKind, fmt.Sprintf("backendRef %s: only Services are supported", ref.Name))
 			continue
 		}
-		ns := hr.Namespace
-		if ref.Namespace != nil && string(*ref.Namespace) != hr.Namespace {
+		ns := rt.namespace
+		if ref.Namespace != nil && string(*ref.Namespace) != rt.namespace {
 			ns = string(*ref.Namespace)
-			if !Granted(v, hr.Namespace, "HTTPRoute", ns, "Service", string(ref.Name)) {
+			if !Granted(v, rt.namespace, string(rt.kind), ns, "Service", string(ref.Name)) {
 				fail(gatewayv1.RouteReasonRefNotPermitted, fmt.Sprintf("backendRef %s/%s: no ReferenceGrant allows it", ns, ref.Name))
 				continue
 			}
@@ -442,7 +446,7 @@ func backendsOf(v View, hr *gatewayv1.HTTPRoute, refs []gatewayv1.HTTPBackendRef
 			w = *ref.Weight
 		}
 		b := backend{service: string(ref.Name), weight: w, targetPort: port}
-		if ns != hr.Namespace {
+		if ns != rt.namespace {
 			b.namespace = ns
 		}
 		out = append(out, b)

@@ -26,6 +26,9 @@ func (res *Result) Finish(results map[admission.Key]admission.Result) {
 	for _, k := range slices.Sorted(maps.Keys(res.HTTPRoutes)) {
 		res.HTTPRoutes[k].finish(res, results)
 	}
+	for _, k := range slices.Sorted(maps.Keys(res.TLSRoutes)) {
+		res.TLSRoutes[k].finish(res, results)
+	}
 }
 
 // finish completes one HTTPRoute's status (see Finish) and counts it in
@@ -75,7 +78,7 @@ type tally struct {
 }
 
 func (rs *RouteStatus) tally(res *Result, results map[admission.Key]admission.Result) tally {
-	t := tally{admitted: make([]int, len(rs.Parents)), refusal: make([]*admission.Result, len(rs.Parents)), backendOnly: len(rs.unserved) > 0}
+	t := tally{admitted: make([]int, len(rs.Parents)), refusal: make([]*admission.Result, len(rs.Parents)), backendOnly: len(rs.unserved) > 0 || rs.noValidBackend}
 	for _, u := range rs.unserved {
 		t.unserved = append(t.unserved, u.msg)
 		t.backendOnly = t.backendOnly && u.backend

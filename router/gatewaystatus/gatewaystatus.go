@@ -1,8 +1,8 @@
 // Package gatewaystatus writes the status of the Gateway API objects the
 // router serves, as router/gateway wants it: the conditions of its
 // GatewayClasses; the addresses, conditions and listeners of its Gateways;
-// its entries (status.parents with its controller name) of HTTPRoutes,
-// other controllers' entries untouched.
+// its entries (status.parents with its controller name) of HTTPRoutes and
+// TLSRoutes, other controllers' entries untouched.
 //
 // It works as the route status writer (router/status) does: an object is
 // looked at only when its wanted status changed or its cached status did
@@ -41,6 +41,9 @@ type Cache interface {
 	// HTTPRoutes lists the cached HTTPRoutes (once, at the first Update:
 	// entries of this router's Gateways left behind while it was down).
 	HTTPRoutes() []*gatewayv1.HTTPRoute
+	// TLSRoute and TLSRoutes: the same of TLSRoutes.
+	TLSRoute(namespace, name string) *gatewayv1.TLSRoute
+	TLSRoutes() []*gatewayv1.TLSRoute
 }
 
 // Options configure the writer.
@@ -60,7 +63,12 @@ const (
 	GatewayClasses = "gatewayclasses"
 	Gateways       = "gateways"
 	HTTPRoutes     = "httproutes"
+	TLSRoutes      = "tlsroutes"
 )
+
+// routeResources are the resources of the routes whose entries the writer
+// keeps.
+var routeResources = []string{HTTPRoutes, TLSRoutes}
 
 // item is an object to look at: its resource and key.
 type item struct {
@@ -76,10 +84,12 @@ type Writer struct {
 	mu       sync.Mutex
 	classes  map[store.Key]gateway.ClassStatus
 	gateways map[store.Key]*gateway.GatewayStatus
-	routes   map[store.Key]*gateway.RouteStatus
-	// dropped are HTTPRoutes no longer attached to the router's Gateways:
-	// their entries go.
-	dropped map[store.Key]bool
+	// routes are the wanted entries of the routes, by resource
+	// (HTTPRoutes, TLSRoutes) and key.
+	routes map[string]map[store.Key]*gateway.RouteStatus
+	// dropped are routes no longer attached to the router's Gateways
+	// (by resource): their entries go.
+	dropped map[string]map[store.Key]bool
 	// served are the Gateways this router serves: the HTTPRoute entries
 	// of its controller name it may change or remove are those naming
 	// them (another shard's are left alone).
@@ -103,8 +113,8 @@ func New(o Options) *Writer {
 			workqueue.TypedRateLimitingQueueConfig[item]{Name: "gateway-status"}),
 		classes:  map[store.Key]gateway.ClassStatus{},
 		gateways: map[store.Key]*gateway.GatewayStatus{},
-		routes:   map[store.Key]*gateway.RouteStatus{},
-		dropped:  map[store.Key]bool{},
+		routes:   map[string]map[store.Key]*gateway.RouteStatus{HTTPRoutes: {}, TLSRoutes: {}},
+		dropped:  map[string]map[store.Key]bool{HTTPRoutes: {}, TLSRoutes: {}},
 		served:   map[store.Key]bool{},
 	}
 }
@@ -134,32 +144,46 @@ func (w *Writer) Update(res *gateway.Result) {
 	for k := range res.Gateways {
 		w.served[k] = true
 	}
-	update(w.routes, res.HTTPRoutes, func(k store.Key) {
-		delete(w.dropped, k)
-		w.queue.Add(item{HTTPRoutes, k})
-	}, func(k store.Key) {
-		w.dropped[k] = true
-		w.queue.Add(item{HTTPRoutes, k})
-	})
+	for resource, want := range map[string]map[store.Key]*gateway.RouteStatus{HTTPRoutes: res.HTTPRoutes, TLSRoutes: res.TLSRoutes} {
+		dropped := w.dropped[resource]
+		update(w.routes[resource], want, func(k store.Key) {
+			delete(dropped, k)
+			w.queue.Add(item{resource, k})
+		}, func(k store.Key) {
+			dropped[k] = true
+			w.queue.Add(item{resource, k})
+		})
+	}
 	if !w.scanned {
 		w.scanned = true
 		w.scanLeftBehind()
 	}
 }
 
-// scanLeftBehind marks dropped the cached HTTPRoutes with entries of this
+// scanLeftBehind marks dropped the cached routes with entries of this
 // router's controller name for its Gateways that it no longer wants (w.mu
 // held).
 func (w *Writer) scanLeftBehind() {
+	type cachedRoute struct {
+		resource, ns, name string
+		parents            []gatewayv1.RouteParentStatus
+	}
+	var cached []cachedRoute
 	for _, hr := range w.o.Cache.HTTPRoutes() {
-		k := store.KeyOf(hr.Namespace, hr.Name)
-		if _, wanted := w.routes[k]; wanted {
+		cached = append(cached, cachedRoute{HTTPRoutes, hr.Namespace, hr.Name, hr.Status.Parents})
+	}
+	for _, tr := range w.o.Cache.TLSRoutes() {
+		cached = append(cached, cachedRoute{TLSRoutes, tr.Namespace, tr.Name, tr.Status.Parents})
+	}
+	for _, r := range cached {
+		k := store.KeyOf(r.ns, r.name)
+		if _, wanted := w.routes[r.resource][k]; wanted {
 			continue
 		}
-		for _, p := range hr.Status.Parents {
-			if string(p.ControllerName) == w.o.ControllerName && w.served[parentKey(hr, p.ParentRef)] {
-				w.dropped[k] = true
-				w.queue.Add(item{HTTPRoutes, k})
+		for _, p := range r.parents {
+			if string(p.ControllerName) == w.o.ControllerName && w.served[parentKey(r.ns, p.ParentRef)] {
+				w.dropped[r.resource][k] = true
+				w.queue.Add(item{r.resource, k})
 				break
 			}
 		}
@@ -197,9 +221,9 @@ func (w *Writer) Recheck(resource, namespace, name string) {
 		_, ok = w.classes[k]
 	case Gateways:
 		_, ok = w.gateways[k]
-	case HTTPRoutes:
-		_, ok = w.routes[k]
-		ok = ok || w.dropped[k]
+	case HTTPRoutes, TLSRoutes:
+		_, ok = w.routes[resource][k]
+		ok = ok || w.dropped[resource][k]
 	}
 	if ok {
 		w.queue.Add(item{resource, k})
@@ -274,8 +298,8 @@ func (w *Writer) write(ctx context.Context, it item, ns, name string, fresh bool
 			return nil
 		}
 		return w.sent(c.Gateways(ns).UpdateStatus(ctx, out, metav1.UpdateOptions{}))
-	case HTTPRoutes:
-		return w.writeRoute(ctx, ns, name, fresh, now)
+	case HTTPRoutes, TLSRoutes:
+		return w.writeRoute(ctx, it.resource, ns, name, fresh, now)
 	}
 	return nil
 }

@@ -100,6 +100,18 @@ func (f fakeCache) HTTPRoute(ns, name string) *gatewayv1.HTTPRoute {
 	o, _ := f.c.GatewayV1().HTTPRoutes(ns).Get(context.Background(), name, metav1.GetOptions{})
 	return o
 }
+func (f fakeCache) TLSRoutes() []*gatewayv1.TLSRoute {
+	l, _ := f.c.GatewayV1().TLSRoutes("").List(context.Background(), metav1.ListOptions{})
+	var out []*gatewayv1.TLSRoute
+	for i := range l.Items {
+		out = append(out, &l.Items[i])
+	}
+	return out
+}
+func (f fakeCache) TLSRoute(ns, name string) *gatewayv1.TLSRoute {
+	o, _ := f.c.GatewayV1().TLSRoutes(ns).Get(context.Background(), name, metav1.GetOptions{})
+	return o
+}
 
 // drain runs the queue's items synchronously.
 func (w *Writer) drain(t *testing.T) {
@@ -146,8 +158,37 @@ func TestWriterWritesWhatChangedAndForgetsRoutesThatLeave(t *testing.T) {
 	if r := (fakeCache{c}).HTTPRoute("app", "r"); len(r.Status.Parents) != 0 || w.Writes() != 3 {
 		t.Errorf("route that left: parents %+v, %d writes, want none and 3", r.Status.Parents, w.Writes())
 	}
-	if len(w.dropped) != 0 {
+	if len(w.dropped[HTTPRoutes]) != 0 {
 		t.Errorf("dropped %v kept after the entry went", w.dropped)
+	}
+}
+
+// TestTLSRouteEntriesAreWrittenAndRemoved: a TLSRoute's entry is written
+// as an HTTPRoute's is, taken out when the route leaves, and one left
+// behind while the router was down goes at the first update.
+func TestTLSRouteEntriesAreWrittenAndRemoved(t *testing.T) {
+	entry := gatewayv1.RouteParentStatus{ParentRef: gatewayv1.ParentReference{Name: "gw"}, ControllerName: gateway.DefaultControllerName,
+		Conditions: []metav1.Condition{cond("Accepted", metav1.ConditionTrue, "Accepted", metav1.Time{})}}
+	c := gatewayfake.NewSimpleClientset(
+		&gatewayv1.TLSRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "db", Generation: 1}},
+		&gatewayv1.TLSRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "old", Generation: 1},
+			Status: gatewayv1.TLSRouteStatus{RouteStatus: gatewayv1.RouteStatus{Parents: []gatewayv1.RouteParentStatus{entry}}}},
+	)
+	w := New(Options{Client: c, Cache: fakeCache{c}, Logger: logr.Discard(), Now: func() time.Time { return t1.Time }})
+	res := &gateway.Result{Gateways: map[store.Key]*gateway.GatewayStatus{"app/gw": {Generation: 1}},
+		TLSRoutes: map[store.Key]*gateway.RouteStatus{"app/db": {Generation: 1, Parents: []gatewayv1.RouteParentStatus{entry}}}}
+	w.Update(res)
+	w.drain(t)
+	if r := (fakeCache{c}).TLSRoute("app", "db"); len(r.Status.Parents) != 1 || r.Status.Parents[0].Conditions[0].LastTransitionTime.Time != t1.Time {
+		t.Errorf("the TLSRoute's entry: %+v", r.Status.Parents)
+	}
+	if r := (fakeCache{c}).TLSRoute("app", "old"); len(r.Status.Parents) != 0 {
+		t.Errorf("an entry left behind: %+v, want none", r.Status.Parents)
+	}
+	w.Update(&gateway.Result{Gateways: res.Gateways})
+	w.drain(t)
+	if r := (fakeCache{c}).TLSRoute("app", "db"); len(r.Status.Parents) != 0 || len(w.dropped[TLSRoutes]) != 0 {
+		t.Errorf("a TLSRoute that left: %+v, dropped %v", r.Status.Parents, w.dropped)
 	}
 }
 

@@ -11,72 +11,106 @@ import (
 	"github.com/openshift-router-go/router/router/store"
 )
 
-// writeRoute makes an HTTPRoute's entries the wanted ones. A route that
-// left (dropped) is read from the API, not the cache: the cache may not
-// have the router's last write yet, and entries it shows none of could
-// still be there.
-func (w *Writer) writeRoute(ctx context.Context, ns, name string, fresh bool, now metav1.Time) error {
+// writeRoute makes a route's entries (an HTTPRoute's or a TLSRoute's, by
+// resource) the wanted ones. A route that left (dropped) is read from the
+// API, not the cache: the cache may not have the router's last write yet,
+// and entries it shows none of could still be there.
+func (w *Writer) writeRoute(ctx context.Context, resource, ns, name string, fresh bool, now metav1.Time) error {
 	k := store.KeyOf(ns, name)
-	c := w.o.Client.GatewayV1().HTTPRoutes(ns)
 	w.mu.Lock()
-	rs, dropped := w.routes[k], w.dropped[k]
+	rs, dropped := w.routes[resource][k], w.dropped[resource][k]
 	served := w.served
 	w.mu.Unlock()
 	if rs == nil && !dropped {
 		return nil
 	}
-	obj, err := cached(fresh || rs == nil, w.o.Cache.HTTPRoute(ns, name), func() (*gatewayv1.HTTPRoute, error) {
-		return c.Get(ctx, name, metav1.GetOptions{})
-	})
+	obj, err := w.routeObject(ctx, resource, ns, name, fresh || rs == nil)
 	if obj == nil || apierrors.IsNotFound(err) {
-		w.forget(k)
+		w.forget(resource, k)
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	out := obj.DeepCopy()
 	var want []gatewayv1.RouteParentStatus
 	if rs != nil {
 		want = rs.Parents
 	}
-	mine := func(ref gatewayv1.ParentReference) bool { return served[parentKey(obj, ref)] || !inSpec(obj, ref) }
-	if !routeParents(&out.Status.Parents, want, w.o.ControllerName, mine, now) {
+	mine := func(ref gatewayv1.ParentReference) bool { return served[parentKey(ns, ref)] || !inSpec(obj.refs, ref) }
+	if !routeParents(obj.parents, want, w.o.ControllerName, mine, now) {
 		if rs == nil {
-			w.forget(k)
+			w.forget(resource, k)
 		}
 		return nil
 	}
-	_, err = c.UpdateStatus(ctx, out, metav1.UpdateOptions{})
+	err = obj.update(ctx)
 	if err == nil && rs == nil {
-		w.forget(k)
+		w.forget(resource, k)
 	}
 	return w.sent(nil, err)
 }
 
+// routeObject is a copy of a route to write: its parentRefs, its status
+// entries (to change) and how to write its status.
+type routeObject struct {
+	refs    []gatewayv1.ParentReference
+	parents *[]gatewayv1.RouteParentStatus
+	update  func(context.Context) error
+}
+
+// routeObject reads an HTTPRoute or a TLSRoute (by resource): from the
+// cache, or (fresh) from the API; nil when there is none.
+func (w *Writer) routeObject(ctx context.Context, resource, ns, name string, fresh bool) (*routeObject, error) {
+	opts := metav1.UpdateOptions{}
+	switch resource {
+	case HTTPRoutes:
+		c := w.o.Client.GatewayV1().HTTPRoutes(ns)
+		obj, err := cached(fresh, w.o.Cache.HTTPRoute(ns, name), func() (*gatewayv1.HTTPRoute, error) {
+			return c.Get(ctx, name, metav1.GetOptions{})
+		})
+		if obj == nil || err != nil {
+			return nil, err
+		}
+		out := obj.DeepCopy()
+		return &routeObject{refs: out.Spec.ParentRefs, parents: &out.Status.Parents,
+			update: func(ctx context.Context) error { _, err := c.UpdateStatus(ctx, out, opts); return err }}, nil
+	case TLSRoutes:
+		c := w.o.Client.GatewayV1().TLSRoutes(ns)
+		obj, err := cached(fresh, w.o.Cache.TLSRoute(ns, name), func() (*gatewayv1.TLSRoute, error) {
+			return c.Get(ctx, name, metav1.GetOptions{})
+		})
+		if obj == nil || err != nil {
+			return nil, err
+		}
+		out := obj.DeepCopy()
+		return &routeObject{refs: out.Spec.ParentRefs, parents: &out.Status.Parents,
+			update: func(ctx context.Context) error { _, err := c.UpdateStatus(ctx, out, opts); return err }}, nil
+	}
+	return nil, nil
+}
+
 // forget drops a route that left once its entries are gone (unless it
 // came back meanwhile).
-func (w *Writer) forget(k store.Key) {
+func (w *Writer) forget(resource string, k store.Key) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if _, back := w.routes[k]; !back {
-		delete(w.dropped, k)
+	if _, back := w.routes[resource][k]; !back {
+		delete(w.dropped[resource], k)
 	}
 }
 
-// parentKey is the Gateway key a parentRef of hr names (its namespace by
-// default).
-func parentKey(hr *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference) store.Key {
-	ns := hr.Namespace
+// parentKey is the Gateway key a parentRef of a route of namespace ns
+// names (the route's namespace by default).
+func parentKey(ns string, ref gatewayv1.ParentReference) store.Key {
 	if ref.Namespace != nil {
 		ns = string(*ref.Namespace)
 	}
 	return store.KeyOf(ns, string(ref.Name))
 }
 
-// inSpec reports whether hr still has the parentRef.
-func inSpec(hr *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference) bool {
-	for _, r := range hr.Spec.ParentRefs {
+// inSpec reports whether a route's parentRefs still have ref.
+func inSpec(refs []gatewayv1.ParentReference, ref gatewayv1.ParentReference) bool {
+	for _, r := range refs {
 		if equality.Semantic.DeepEqual(r, ref) {
 			return true
 		}

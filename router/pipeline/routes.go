@@ -207,9 +207,10 @@ func readRouteChanges(src Source, in Inputs, st State, out, next *Output, mode r
 		}
 		next.Decision, next.Exclusions, next.Gateway = admit(v, in, st)
 		if next.Gateway != nil && (!slices.Equal(next.Gateway.HostResponses, out.Model.HostResponses) ||
-			out.Gateway == nil || !bytes.Equal(next.Gateway.DefaultCertificate, out.Gateway.DefaultCertificate)) {
-			// The Gateways' hostnames or the default certificate
-			// changed: a full pass.
+			out.Gateway == nil || !bytes.Equal(next.Gateway.DefaultCertificate, out.Gateway.DefaultCertificate) ||
+			next.Gateway.TLSRoutesChanged(out.Gateway)) {
+			// The Gateways' hostnames, the default certificate or the
+			// routes of TLSRoutes changed: a full pass.
 			full = FullOther
 			return nil
 		}
@@ -273,7 +274,7 @@ func madeFrom(httpRoutes []store.Key, old, next *gateway.Result) []store.Key {
 			continue
 		}
 		for k, o := range res.Origins {
-			if changed[o.HTTPRoute] {
+			if o.Kind != "TLSRoute" && changed[o.HTTPRoute] {
 				out = append(out, store.Key(k))
 			}
 		}

@@ -770,3 +770,83 @@ spec:
 		t.Errorf("timeout 0s, a backend taking 1.5 s: %d (%v), want 200", resp.Status, err)
 	}
 }
+
+// TestTLSRoutePassesTLSThrough: a TLSRoute on a TLS listener (tls.mode
+// Passthrough) takes the TLS connections of its hostnames to its backends
+// unterminated — a wildcard hostname its subdomains at any depth, an exact
+// one before it — while other names are terminated by the router as
+// before; a TLSRoute added later needs no reload (a spare backend of its
+// shape takes it, as a passthrough Route's).
+func TestTLSRoutePassesTLSThrough(t *testing.T) {
+	ca, err := testcerts.NewCA("tlsroute CA", time.Hour)
+	must(t, err)
+	wildCert, err := ca.Issue("wild backend", []string{"*.w.gtls.example.com"}, time.Hour)
+	must(t, err)
+	exactCert, err := ca.Issue("exact backend", []string{"a.w.gtls.example.com"}, time.Hour)
+	must(t, err)
+	wild := startTLSBackend(t, "gtls-wild", wildCert.CertPEM, wildCert.KeyPEM)
+	exact := startTLSBackend(t, "gtls-exact", exactCert.CertPEM, exactCert.KeyPEM)
+	m := newManifests(t)
+	m.Write("svc.yaml", serviceYAML("gtls", "wild", wild)+"---\n"+serviceYAML("gtls", "exact", exact))
+	m.Write("gateway.yaml", `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata:
+  name: haproxy
+spec:
+  controllerName: haproxy.router.openshift.io/gateway-controller
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata:
+  name: gw
+  namespace: gtls
+spec:
+  gatewayClassName: haproxy
+  listeners:
+  - name: tls
+    port: 443
+    protocol: TLS
+    hostname: "*.gtls.example.com"
+    tls:
+      mode: Passthrough
+`)
+	tlsRoute := func(name, host, svc string) string {
+		return fmt.Sprintf(`apiVersion: gateway.networking.k8s.io/v1
+kind: TLSRoute
+metadata:
+  name: %s
+  namespace: gtls
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [%q]
+  rules: [{backendRefs: [{name: %s, port: 80}]}]
+`, name, host, svc)
+	}
+	m.Write("wild.yaml", tlsRoute("wild", "*.w.gtls.example.com", "wild"))
+	// Two passthrough routes of one shape: spare backends of it are
+	// loaded (ROUTER_SPARE_BACKENDS), for those added later.
+	m.Write("other.yaml", tlsRoute("other", "o.w.gtls.example.com", "exact"))
+	env, ms := metricsEnv(t)
+	env["RELOAD_INTERVAL"] = "1s"
+	r := startRouter(t, m.Dir, env)
+	https := func(host string) func() (response, error) {
+		return func() (response, error) { return r.httpsGet(host, "/") }
+	}
+	expectBackend(t, loadTimeout, https("o.w.gtls.example.com"), "gtls-exact")
+	for _, host := range []string{"a.w.gtls.example.com", "x.y.w.gtls.example.com"} {
+		resp := expectBackend(t, loadTimeout, https(host), "gtls-wild")
+		if resp.PeerCert == nil || resp.PeerCert.Subject.CommonName != "wild backend" {
+			t.Errorf("%s: the client saw %v, want the backend's own certificate", host, subject(resp))
+		}
+	}
+	// Not the TLSRoute's: terminated by the router (no route: 503).
+	if resp := expectStatus(t, loadTimeout, https("other.gtls.example.com"), 503); resp.PeerCert == nil || resp.PeerCert.Subject.CommonName == "wild backend" {
+		t.Errorf("a name of no TLSRoute: the client saw %v", subject(resp))
+	}
+	waitReady(t, ms)
+	noReload := noReloadSince(t, ms, r)
+	m.Write("exact.yaml", tlsRoute("exact", "a.w.gtls.example.com", "exact"))
+	expectBackend(t, 30*time.Second, https("a.w.gtls.example.com"), "gtls-exact")
+	expectBackend(t, 5*time.Second, https("b.w.gtls.example.com"), "gtls-wild")
+	noReload("a TLSRoute added")
+}

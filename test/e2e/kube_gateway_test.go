@@ -247,3 +247,95 @@ func TestKubeHTTPSListenerSecretNeedsTheRoutersAccess(t *testing.T) {
 	expectLogLine(t, r, "the router may not read a Secret", `secret="`+infra+`/refused"`)
 	expectStatus(t, 5*time.Second, func() (response, error) { return r.httpGet("no.example.com", "/") }, 503)
 }
+
+// TestKubeTLSRouteServedWithStatus: against a real API server, a TLSRoute
+// on a TLS listener (Passthrough) of the router's Gateway takes the TLS
+// connections of its hostname to its backend unterminated, and the router
+// writes its parent entry — Accepted and ResolvedRefs; NotAllowedByListeners
+// for a TLSRoute on an HTTP listener; ResolvedRefs=False, BackendNotFound
+// for one whose Service is missing — and counts the TLS listener's attached
+// routes.
+func TestKubeTLSRouteServedWithStatus(t *testing.T) {
+	c := kubetest.Start(t, kubetest.WithGatewayCRDs("standard"))
+	gc := gatewayclient.NewForConfigOrDie(c.RESTConfig)
+	net := kubetest.NewNetNS(t)
+	ca, err := testcerts.NewCA("tlsroute CA", time.Hour)
+	must(t, err)
+	pair, err := ca.Issue("db backend", []string{"db.tls.example.com"}, time.Hour)
+	must(t, err)
+	b := net.StartTLSBackend(t, net.IP(), 8443, "pod-tls", pair.CertPEM, pair.KeyPEM)
+	app := c.CreateNamespace(t, "app", nil).Name
+	kubeService(t, c, app, "db", b)
+	_, err = gc.GatewayV1().GatewayClasses().Create(kctx(t), &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "haproxy"},
+		Spec: gatewayv1.GatewayClassSpec{ControllerName: "haproxy.router.openshift.io/gateway-controller"}}, metav1.CreateOptions{})
+	must(t, err)
+	passthrough := gatewayv1.TLSModePassthrough
+	gw, err := gc.GatewayV1().Gateways(app).Create(kctx(t), &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "gw"},
+		Spec: gatewayv1.GatewaySpec{GatewayClassName: "haproxy", Listeners: []gatewayv1.Listener{
+			{Name: "tls", Port: 443, Protocol: gatewayv1.TLSProtocolType, Hostname: ptr.To[gatewayv1.Hostname]("*.tls.example.com"),
+				TLS: &gatewayv1.ListenerTLSConfig{Mode: &passthrough}},
+			{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType},
+		}}}, metav1.CreateOptions{})
+	must(t, err)
+	tlsRoute := func(name, section, svc string) *gatewayv1.TLSRoute {
+		ref := gatewayv1.ParentReference{Name: "gw"}
+		if section != "" {
+			ref.SectionName = ptr.To(gatewayv1.SectionName(section))
+		}
+		tr, err := gc.GatewayV1().TLSRoutes(app).Create(kctx(t), &gatewayv1.TLSRoute{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: gatewayv1.TLSRouteSpec{CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{ref}},
+				Hostnames: []gatewayv1.Hostname{gatewayv1.Hostname(name + ".tls.example.com")},
+				Rules: []gatewayv1.TLSRouteRule{{BackendRefs: []gatewayv1.BackendRef{{
+					BackendObjectReference: gatewayv1.BackendObjectReference{Name: gatewayv1.ObjectName(svc), Port: ptr.To[gatewayv1.PortNumber](80)}}}}}},
+		}, metav1.CreateOptions{})
+		must(t, err)
+		return tr
+	}
+	routes := map[string]*gatewayv1.TLSRoute{"db": tlsRoute("db", "", "db"), "wrong": tlsRoute("wrong", "http", "db"), "missing": tlsRoute("missing", "tls", "nosuch")}
+
+	r := startKubeRouter(t, c.KubeconfigPath, nil)
+	resp := expectBackend(t, loadTimeout, func() (response, error) { return r.httpsGet("db.tls.example.com", "/") }, "pod-tls")
+	if resp.PeerCert == nil || resp.PeerCert.Subject.CommonName != "db backend" {
+		t.Errorf("the client saw %v, want the backend's own certificate", subject(resp))
+	}
+	for name, want := range map[string]string{
+		"db":      "Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs",
+		"wrong":   "Accepted=False/NotAllowedByListeners ResolvedRefs=True/ResolvedRefs",
+		"missing": "Accepted=True/Accepted ResolvedRefs=False/BackendNotFound",
+	} {
+		eventually(t, 30*time.Second, "TLSRoute "+name+" status", func() error {
+			got, err := gc.GatewayV1().TLSRoutes(app).Get(kctx(t), name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			var ours []string
+			for _, p := range got.Status.Parents {
+				if p.ControllerName == "haproxy.router.openshift.io/gateway-controller" {
+					ours = append(ours, conditionsOf(p.Conditions, routes[name].Generation))
+				}
+			}
+			if strings.Join(ours, "|") != want {
+				return fmt.Errorf("entries %q, want %q", ours, want)
+			}
+			return nil
+		})
+	}
+	eventually(t, 30*time.Second, "the TLS listener's status", func() error {
+		got, err := gc.GatewayV1().Gateways(app).Get(kctx(t), "gw", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		for _, l := range got.Status.Listeners {
+			if l.Name != "tls" {
+				continue
+			}
+			s := conditionsOf(l.Conditions, gw.Generation)
+			if l.AttachedRoutes != 2 || s != "Accepted=True/Accepted Programmed=True/Programmed ResolvedRefs=True/ResolvedRefs Conflicted=False/NoConflicts" ||
+				len(l.SupportedKinds) != 1 || l.SupportedKinds[0].Kind != "TLSRoute" {
+				return fmt.Errorf("attached %d, %s, kinds %v", l.AttachedRoutes, s, l.SupportedKinds)
+			}
+			return nil
+		}
+		return fmt.Errorf("no status of listener tls: %+v", got.Status.Listeners)
+	})
+}

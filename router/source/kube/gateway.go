@@ -352,25 +352,41 @@ func (s *Source) Gateway(namespace, name string) *gatewayv1.Gateway {
 
 // HTTPRoutes lists the informer's HTTPRoutes.
 func (s *Source) HTTPRoutes() []*gatewayv1.HTTPRoute {
-	s.mu.Lock()
-	idx := s.gatewayCaches["httproutes"]
-	s.mu.Unlock()
-	if idx == nil {
-		return nil
-	}
-	var out []*gatewayv1.HTTPRoute
-	for _, o := range idx.List() {
-		if r, ok := o.(*gatewayv1.HTTPRoute); ok {
-			out = append(out, r)
-		}
-	}
-	return out
+	return cachedList[gatewayv1.HTTPRoute](s, "httproutes")
 }
 
 // HTTPRoute returns the informer's copy of an HTTPRoute, or nil.
 func (s *Source) HTTPRoute(namespace, name string) *gatewayv1.HTTPRoute {
 	r, _ := s.gatewayCached("httproutes", namespace, name).(*gatewayv1.HTTPRoute)
 	return r
+}
+
+// TLSRoutes lists the informer's TLSRoutes.
+func (s *Source) TLSRoutes() []*gatewayv1.TLSRoute {
+	return cachedList[gatewayv1.TLSRoute](s, "tlsroutes")
+}
+
+// TLSRoute returns the informer's copy of a TLSRoute, or nil.
+func (s *Source) TLSRoute(namespace, name string) *gatewayv1.TLSRoute {
+	r, _ := s.gatewayCached("tlsroutes", namespace, name).(*gatewayv1.TLSRoute)
+	return r
+}
+
+// cachedList lists the informer's objects of a resource ("httproutes", ...).
+func cachedList[T any](s *Source, resource string) []*T {
+	s.mu.Lock()
+	idx := s.gatewayCaches[resource]
+	s.mu.Unlock()
+	if idx == nil {
+		return nil
+	}
+	var out []*T
+	for _, o := range idx.List() {
+		if r, ok := o.(*T); ok {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // gatewayInputsEqual reports whether two versions of a Gateway API object

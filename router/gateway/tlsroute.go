@@ -1,0 +1,149 @@
+package gateway
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	routev1 "github.com/openshift/api/route/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/openshift-router-go/router/router/admission"
+	"github.com/openshift-router-go/router/router/model"
+	"github.com/openshift-router-go/router/router/store"
+)
+
+// translateTLSRoute attaches a TLSRoute to this router's Gateways' TLS
+// listeners (of res) and makes its routes: for each hostname it is served
+// for, a passthrough route to its rule's backends, chosen by the TLS
+// client's server name (SNI); a wildcard hostname serves its subdomains at
+// any depth, as an HTTPRoute's does.
+func translateTLSRoute(v View, tr *gatewayv1.TLSRoute, res *Result) *translation {
+	rt := routeRef{kind: "TLSRoute", namespace: tr.Namespace, generation: tr.Generation, hostnames: tr.Spec.Hostnames}
+	rs := &RouteStatus{Generation: tr.Generation}
+	hosts := map[string][]int{}
+	for _, ref := range tr.Spec.ParentRefs {
+		gw, key, ok := parentGateway(tr.Namespace, ref, res)
+		if !ok {
+			continue
+		}
+		i := len(rs.Parents)
+		gwNamespace, _ := key.Split()
+		served, attached, cond := attach(v, rt, ref, gwNamespace, gw)
+		refs := make([]listenerRef, 0, len(attached))
+		for _, l := range attached {
+			refs = append(refs, listenerRef{gateway: key, index: l})
+		}
+		for h := range served {
+			if h != "" && !slices.Contains(hosts[h], i) {
+				hosts[h] = append(hosts[h], i)
+			}
+		}
+		rs.Parents = append(rs.Parents, gatewayv1.RouteParentStatus{ParentRef: ref,
+			ControllerName: gatewayv1.GatewayController(controllerOf(res)), Conditions: []metav1.Condition{cond}})
+		rs.listeners = append(rs.listeners, refs)
+	}
+	if len(rs.Parents) == 0 {
+		return nil
+	}
+	k := store.KeyOf(tr.Namespace, tr.Name)
+	t := &translation{key: k, rs: rs, kind: rt.kind}
+	backends, resolved := tlsBackends(v, rt, tr, rs)
+	for i := range rs.Parents {
+		rs.Parents[i].Conditions = append(rs.Parents[i].Conditions, resolved)
+	}
+	if backends == nil {
+		return t
+	}
+	for _, host := range slices.Sorted(maps.Keys(hosts)) {
+		name := routeName(tr.Name, host, "tls")
+		switch {
+		case len(t.routes) >= MaxRoutesPerHTTPRoute:
+			rs.unserved = append(rs.unserved, unserved{msg: fmt.Sprintf("hostname %s: beyond the %d hostnames served per TLSRoute", host, MaxRoutesPerHTTPRoute)})
+			continue
+		case v.Route(tr.Namespace, name) != nil:
+			rs.unserved = append(rs.unserved, unserved{msg: fmt.Sprintf("hostname %s: a Route of the namespace has its name, %s", host, name)})
+			continue
+		}
+		r := passthroughRoute(tr, host, backends)
+		r.Name = name
+		parents := hosts[host]
+		t.routes = append(t.routes, r)
+		t.origins = append(t.origins, Origin{HTTPRoute: k, Kind: rt.kind, Parents: parents,
+			Made:       model.MadeRoute{BackendNamespaces: rule{backends: backends}.backendNamespaces(), BackendPorts: rule{backends: backends}.backendPorts()},
+			ClaimGroup: claimGroup(rs, parents)})
+		rs.routes = append(rs.routes, admission.KeyOf(r))
+	}
+	return t
+}
+
+// tlsBackends resolves a TLSRoute's backends (its one rule's) and its
+// ResolvedRefs condition; nil when none can be served (what is wrong is
+// in rs.unserved): connections to its hostnames are then refused, as the
+// spec asks when no backend is valid.
+func tlsBackends(v View, rt routeRef, tr *gatewayv1.TLSRoute, rs *RouteStatus) ([]backend, metav1.Condition) {
+	resolved := condition(gatewayv1.RouteConditionResolvedRefs, true, gatewayv1.RouteReasonResolvedRefs, "", tr.Generation)
+	if len(tr.Spec.Rules) != 1 {
+		rs.unserved = append(rs.unserved, unserved{msg: fmt.Sprintf("a TLSRoute has one rule, not %d", len(tr.Spec.Rules))})
+		return nil, resolved
+	}
+	backends, refErr, why, invalid := backendsOf(v, rt, tr.Spec.Rules[0].BackendRefs)
+	if refErr != nil {
+		resolved = *refErr
+	}
+	switch {
+	case len(backends) > 0:
+		return backends, resolved
+	case invalid && why == "":
+		// Connections to its hostnames are refused.
+		rs.noValidBackend = true
+	case invalid:
+		rs.unserved = append(rs.unserved, unserved{msg: "rule 0: some backends are invalid (their share of connections is not refused by this router yet)", backend: true})
+	default:
+		rs.unserved = append(rs.unserved, unserved{msg: "rule 0: " + why})
+	}
+	return nil, resolved
+}
+
+// passthroughRoute is the route of a TLSRoute's hostname ("*.domain": its
+// subdomains): TLS passed through to the backends.
+func passthroughRoute(tr *gatewayv1.TLSRoute, host string, backends []backend) *routev1.Route {
+	r := &routev1.Route{
+		ObjectMeta: metav1.ObjectMeta{Namespace: tr.Namespace, UID: tr.UID, Generation: tr.Generation,
+			ResourceVersion: tr.ResourceVersion, CreationTimestamp: tr.CreationTimestamp},
+		Spec: routev1.RouteSpec{Host: host, WildcardPolicy: routev1.WildcardPolicyNone,
+			TLS: &routev1.TLSConfig{Termination: routev1.TLSTerminationPassthrough}},
+	}
+	if strings.HasPrefix(host, "*.") {
+		r.Spec.WildcardPolicy = routev1.WildcardPolicySubdomain
+	}
+	for i, b := range backends {
+		ref := routev1.RouteTargetReference{Kind: "Service", Name: b.service, Weight: ptrTo(b.weight)}
+		if i == 0 {
+			r.Spec.To = ref
+		} else {
+			r.Spec.AlternateBackends = append(r.Spec.AlternateBackends, ref)
+		}
+	}
+	if backends[0].targetPort != nil {
+		r.Spec.Port = &routev1.RoutePort{TargetPort: *backends[0].targetPort}
+	}
+	return r
+}
+
+// tlsDigest is a digest of the routes made from TLSRoutes and their
+// parents: the incremental pass compares it (Result.TLSRoutesChanged).
+func tlsDigest(res *Result) string {
+	h := sha256.New()
+	for _, r := range res.Routes {
+		k := admission.KeyOf(r)
+		if o := res.Origins[k]; o.Kind == "TLSRoute" {
+			fmt.Fprintf(h, "%s %s %s %v %v %v %v\n", k, r.ResourceVersion, r.Spec.Host, r.Spec.To, r.Spec.AlternateBackends, r.Spec.Port, o.Made)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
