@@ -101,7 +101,8 @@ CORE_E2E_TESTS = \
   TestHTTPRouteServedNextToRoutes TestHTTPRouteChangesNeedNoReload TestKubeHTTPRouteServedWithStatus \
   TestHTTPSListenerServesTheGatewaysCertificate TestKubeHTTPSListenerSecretNeedsTheRoutersAccess \
   TestHTTPRouteHeaderModifiersReachBackendAndClient TestHTTPRouteWithoutHostnameServesEveryHost \
-  TestHTTPRouteRewritesAndTimeouts TestTLSRoutePassesTLSThrough TestKubeTLSRouteServedWithStatus
+  TestHTTPRouteRewritesAndTimeouts TestTLSRoutePassesTLSThrough TestKubeTLSRouteServedWithStatus \
+  TestHTTPRouteRedirectsHTTPToHTTPS
 empty :=
 space := $(empty) $(empty)
 CORE_E2E = ^($(subst $(space),|,$(strip $(CORE_E2E_TESTS))))$$

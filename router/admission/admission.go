@@ -125,6 +125,12 @@ type Options struct {
 	// Gateway API's routes on the same Gateways: their owner lets those
 	// namespaces attach), one route per path (the oldest).
 	ClaimGroup func(Key) string
+	// ClaimSide, if set, returns the one port a made route is served on,
+	// SideHTTP or SideHTTPS ("": both): routes of one host and path on
+	// different sides do not conflict (the Gateway API's HTTPRoutes on an
+	// HTTP and an HTTPS listener, e.g. a redirect to HTTPS and the
+	// backends); a route on both sides conflicts with either.
+	ClaimSide func(Key) string
 	// HeaderMatched, if set, says which made routes have header matches
 	// (at most MaxHeaderMatchRoutes a namespace are admitted).
 	HeaderMatched func(Key) bool
@@ -177,7 +183,7 @@ routes:
 	}
 
 	sort.Slice(candidates, func(i, j int) bool { return Older(candidates[i], candidates[j]) })
-	rules := claimRules{path: opts.ClaimPath, group: opts.ClaimGroup}
+	rules := claimRules{path: opts.ClaimPath, group: opts.ClaimGroup, side: opts.ClaimSide}
 	candidates = claimSubdomains(candidates, opts.DisableNamespaceOwnershipCheck, rules, d.Results)
 	candidates = claimHosts(candidates, opts.DisableNamespaceOwnershipCheck, rules, d.Results)
 	candidates = limitHeaderMatches(candidates, opts.HeaderMatched, d.Results)

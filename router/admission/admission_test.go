@@ -779,6 +779,37 @@ func TestMadeRoutesOfOneClaimGroupShareAHost(t *testing.T) {
 	expectRejected(t, d, "e/route", ReasonHostAlreadyClaimed, "holds h.example.com")
 }
 
+// TestMadeRoutesOnOneSideEachShareAHostAndPath: made routes of one host
+// and path served on different ports alone (Options.ClaimSide: an HTTP
+// redirect and the HTTPS backends) are both admitted; a third on either
+// side, or one on both sides, is refused, and so are Routes of the path
+// (they are on both sides, as OpenShift claims them).
+func TestMadeRoutesOnOneSideEachShareAHostAndPath(t *testing.T) {
+	routes := []*routev1.Route{
+		route("a", "http-redirect", "h.example.com", "/app", 1),
+		route("a", "https-backends", "h.example.com", "/app", 2),
+		route("a", "http-late", "h.example.com", "/app", 3),
+		route("a", "both-late", "h.example.com", "/app", 4),
+		route("a", "route-late", "h.example.com", "/app", 5),
+		route("a", "both-early", "b.example.com", "/", 6),
+		route("a", "https-late", "b.example.com", "/", 7),
+	}
+	side := func(k Key) string {
+		switch {
+		case strings.Contains(string(k), "/http-"):
+			return SideHTTP
+		case strings.Contains(string(k), "/https-"):
+			return SideHTTPS
+		}
+		return ""
+	}
+	d := Admit(routes, Options{ClaimSide: side})
+	expectAdmitted(t, d, "a/http-redirect", "a/https-backends", "a/both-early")
+	for _, k := range []string{"a/http-late", "a/both-late", "a/route-late", "a/https-late"} {
+		expectRejected(t, d, k, ReasonHostAlreadyClaimed, "already exposes")
+	}
+}
+
 // TestANamespaceGetsAtMostMaxHeaderMatchRoutes: routes with header matches
 // beyond MaxHeaderMatchRoutes in a namespace are refused, the oldest kept;
 // other namespaces and routes without header matches are not affected.

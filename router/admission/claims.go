@@ -139,6 +139,29 @@ func newClaim(owner *routev1.Route, rules claimRules) *claim {
 type claimRules struct {
 	path  func(Key) string
 	group func(Key) string
+	side  func(Key) string
+}
+
+// The sides a made route may be served on alone (Options.ClaimSide).
+const (
+	SideHTTP  = "http"
+	SideHTTPS = "https"
+)
+
+// pathKeys are the key of c.paths r holds and those of routes it
+// conflicts with besides: without Options.ClaimSide, its path alone; with
+// it, a route on both sides conflicts with the path's keys of either side,
+// a route on one side (key "path#side") with the path's key of both.
+func (c *claim) pathKeys(r *routev1.Route) (own string, others []string) {
+	path := c.pathOf(r)
+	if c.rules.side == nil {
+		return path, nil
+	}
+	side := c.rules.side(KeyOf(r))
+	if side == "" {
+		return path, []string{path + "#" + SideHTTP, path + "#" + SideHTTPS}
+	}
+	return path + "#" + side, []string{path}
 }
 
 // pathOf is the path r claims: its normalised path, or the one
@@ -169,8 +192,14 @@ func (c *claim) conflict(r *routev1.Route, disableNS bool) *routev1.Route {
 	if !disableNS && c.owner.Namespace != r.Namespace && !c.sameGroup(c.owner, r) {
 		return c.owner
 	}
-	if holder, ok := c.paths[c.pathOf(r)]; ok {
+	own, others := c.pathKeys(r)
+	if holder, ok := c.paths[own]; ok {
 		return holder
+	}
+	for _, k := range others {
+		if holder, ok := c.paths[k]; ok {
+			return holder
+		}
 	}
 	if r.Spec.TLS != nil {
 		if c.passthrough != nil {
@@ -187,7 +216,8 @@ func (c *claim) conflict(r *routev1.Route, disableNS bool) *routev1.Route {
 // routes keep each other out of c (OpenShift applies this to hosts, not
 // to subdomains).
 func (c *claim) add(r *routev1.Route, passthroughBlocks bool) {
-	c.paths[c.pathOf(r)] = r
+	own, _ := c.pathKeys(r)
+	c.paths[own] = r
 	if !passthroughBlocks || r.Spec.TLS == nil {
 		return
 	}

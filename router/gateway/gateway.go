@@ -155,6 +155,10 @@ type Origin struct {
 	// admission ("": its path; admission.Options.ClaimPath).
 	ClaimGroup string
 	ClaimPath  string
+	// ClaimSide is the one port the route is served on
+	// (admission.SideHTTP: no HTTPS listener takes its hostname;
+	// admission.SideHTTPS: no HTTP listener does), "" for both.
+	ClaimSide string
 }
 
 // ClassStatus is a GatewayClass's status as this router wants it.
@@ -264,6 +268,15 @@ func (res *Result) ClaimPath(k admission.Key) string {
 		return ""
 	}
 	return res.Origins[k].ClaimPath
+}
+
+// ClaimSide returns the one port route k (made here) is served on, ""
+// for both (admission.Options.ClaimSide).
+func (res *Result) ClaimSide(k admission.Key) string {
+	if res == nil {
+		return ""
+	}
+	return res.Origins[k].ClaimSide
 }
 
 // HeaderMatched reports whether route k (made here) matches more than its

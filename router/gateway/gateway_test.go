@@ -1310,3 +1310,55 @@ spec:
 		}
 	}
 }
+
+// TestAnHTTPRedirectAndHTTPSBackendsShareAHostnameAndPath: an HTTPRoute on
+// the HTTP listener redirecting to HTTPS and one on the HTTPS listener with
+// the backends, for one hostname and path, are both served — each on its
+// own port (ClaimSide) — and both Accepted without a part left out.
+func TestAnHTTPRedirectAndHTTPSBackendsShareAHostnameAndPath(t *testing.T) {
+	docs := class + "\n---\n" + web + "\n---\n" + gatewayDoc(`{name: http, port: 80, protocol: HTTP}`,
+		`{name: https, port: 443, protocol: HTTPS, tls: {certificateRefs: [{name: tls}]}}`) + `---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: redirect}
+spec:
+  parentRefs: [{name: gw, sectionName: http}]
+  hostnames: [a.example.com]
+  rules: [{filters: [{type: RequestRedirect, requestRedirect: {scheme: https, statusCode: 301}}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: app}
+spec:
+  parentRefs: [{name: gw, sectionName: https}]
+  hostnames: [a.example.com]
+  rules: [{backendRefs: [{name: web, port: 8080}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: both}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [b.example.com]
+  rules: [{backendRefs: [{name: web, port: 8080}]}]`
+	v := view(t, docs)
+	v.secrets["default/tls"] = tlsSecret(t, "default", "tls", "a.example.com")
+	res := Translate(v, Options{})
+	sides := map[string]string{}
+	for _, r := range res.Routes {
+		sides[r.Name[:strings.Index(r.Name, ".")]] = res.ClaimSide(admission.KeyOf(r))
+	}
+	if want := map[string]string{"redirect": admission.SideHTTP, "app": admission.SideHTTPS, "both": ""}; fmt.Sprint(sides) != fmt.Sprint(want) {
+		t.Errorf("sides %v, want %v", sides, want)
+	}
+	d := admission.Admit(res.Routes, admission.Options{Made: res.Made, ClaimPath: res.ClaimPath, ClaimGroup: res.ClaimGroup, ClaimSide: res.ClaimSide})
+	if len(d.Admitted) != 3 {
+		t.Errorf("admitted %d of 3: %+v", len(d.Admitted), d.Results)
+	}
+	res.Finish(d.Results)
+	for _, name := range []string{"default/redirect", "default/app"} {
+		if got := conditions(res.HTTPRoutes[store.Key(name)].Parents[0].Conditions); got != "Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs" {
+			t.Errorf("%s: %s", name, got)
+		}
+	}
+}

@@ -127,7 +127,7 @@ func translateHTTPRoute(v View, hr *gatewayv1.HTTPRoute, res *Result) *translati
 						BackendNamespaces: rule.backendNamespaces(), BackendPorts: rule.backendPorts(),
 						RequestHeaderAdds: rule.adds.request, ResponseHeaderAdds: rule.adds.response,
 						RewritePath: rule.rewrite.fullPath},
-					ClaimGroup: group, ClaimPath: m.claimPath()})
+					ClaimGroup: group, ClaimPath: m.claimPath(), ClaimSide: how.side()})
 				rs.routes = append(rs.routes, admission.KeyOf(r))
 			}
 		}
@@ -194,6 +194,17 @@ type hostInfo struct {
 	cert    *certificate
 	// certRank ranks the listener cert is from (listenerRank).
 	certRank int
+}
+
+// side is the one port the hostname is served on ("": both).
+func (h *hostInfo) side() string {
+	switch {
+	case h.cert == nil:
+		return admission.SideHTTP
+	case !h.http:
+		return admission.SideHTTPS
+	}
+	return ""
 }
 
 // add records that parent i serves the hostname on listeners ls. Of the

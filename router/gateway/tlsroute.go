@@ -75,7 +75,7 @@ func translateTLSRoute(v View, tr *gatewayv1.TLSRoute, res *Result) *translation
 		t.routes = append(t.routes, r)
 		t.origins = append(t.origins, Origin{HTTPRoute: k, Kind: rt.kind, Parents: parents,
 			Made:       model.MadeRoute{BackendNamespaces: rule{backends: backends}.backendNamespaces(), BackendPorts: rule{backends: backends}.backendPorts()},
-			ClaimGroup: claimGroup(rs, parents)})
+			ClaimGroup: claimGroup(rs, parents), ClaimSide: admission.SideHTTPS})
 		rs.routes = append(rs.routes, admission.KeyOf(r))
 	}
 	return t

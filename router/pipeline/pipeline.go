@@ -227,6 +227,7 @@ func admit(v store.View, in Inputs, st State) (admission.Decision, map[admission
 	opts := in.Admission
 	if gw != nil {
 		opts.Made, opts.ClaimPath, opts.ClaimGroup, opts.HeaderMatched = gw.Made, gw.ClaimPath, gw.ClaimGroup, gw.HeaderMatched
+		opts.ClaimSide = gw.ClaimSide
 	}
 	exclusions := CurrentExclusions(st.Exclusions, routes)
 	if len(exclusions) > 0 {

@@ -850,3 +850,67 @@ spec:
 	expectBackend(t, 5*time.Second, https("b.w.gtls.example.com"), "gtls-wild")
 	noReload("a TLSRoute added")
 }
+
+// TestHTTPRouteRedirectsHTTPToHTTPS: the usual pair — an HTTPRoute on the
+// HTTP listener redirecting to HTTPS, one on the HTTPS listener with the
+// backends, for the same hostname — serves each port its own: HTTP
+// requests are redirected, HTTPS ones reach the backend.
+func TestHTTPRouteRedirectsHTTPToHTTPS(t *testing.T) {
+	ca, err := testcerts.NewCA("gateway CA", time.Hour)
+	must(t, err)
+	cert, err := ca.Issue("app.gwhs.example.com", []string{"app.gwhs.example.com"}, time.Hour)
+	must(t, err)
+	web := startBackend(t, "gwhs-web")
+	m := newManifests(t)
+	m.Write("svc.yaml", serviceYAML("gwhs", "web", web))
+	m.Write("secret.yaml", tlsSecretYAML("gwhs", "tls", cert.CertPEM, cert.KeyPEM))
+	m.Write("gateway.yaml", `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata:
+  name: haproxy
+spec:
+  controllerName: haproxy.router.openshift.io/gateway-controller
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata:
+  name: gw
+  namespace: gwhs
+spec:
+  gatewayClassName: haproxy
+  listeners:
+  - {name: http, port: 80, protocol: HTTP}
+  - {name: https, port: 443, protocol: HTTPS, tls: {certificateRefs: [{name: tls}]}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: to-https
+  namespace: gwhs
+spec:
+  parentRefs: [{name: gw, sectionName: http}]
+  hostnames: [app.gwhs.example.com]
+  rules:
+  - filters: [{type: RequestRedirect, requestRedirect: {scheme: https, statusCode: 301}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: app
+  namespace: gwhs
+spec:
+  parentRefs: [{name: gw, sectionName: https}]
+  hostnames: [app.gwhs.example.com]
+  rules:
+  - backendRefs: [{name: web, port: 80}]
+`)
+	r := startRouter(t, m.Dir, nil)
+	resp := expectBackend(t, loadTimeout, func() (response, error) { return r.httpsGet("app.gwhs.example.com", "/a?q=1") }, "gwhs-web")
+	if resp.PeerCert == nil || resp.PeerCert.Subject.CommonName != "app.gwhs.example.com" {
+		t.Errorf("the client saw %v, want the listener's certificate", subject(resp))
+	}
+	resp = expectStatus(t, loadTimeout, func() (response, error) { return r.httpGet("app.gwhs.example.com", "/a?q=1") }, 301)
+	if loc := resp.Header.Get("Location"); loc != "https://app.gwhs.example.com/a?q=1" {
+		t.Errorf("Location %q, want https://app.gwhs.example.com/a?q=1", loc)
+	}
+}
