@@ -165,6 +165,9 @@ type Origin struct {
 type ClassStatus struct {
 	Generation int64
 	Conditions []metav1.Condition
+	// SupportedFeatures are the features its Gateways are served with
+	// (none while it is not Accepted).
+	SupportedFeatures []gatewayv1.SupportedFeature
 }
 
 // GatewayStatus is a Gateway's status as this router wants it.
@@ -332,7 +335,11 @@ func Translate(v View, o Options) *Result {
 			accepted = condition(gatewayv1.GatewayClassConditionStatusAccepted, false, gatewayv1.GatewayClassReasonInvalidParameters,
 				"parametersRef is not supported by this router: its Gateways are not served", c.Generation)
 		}
-		res.Classes[c.Name] = ClassStatus{Generation: c.Generation, Conditions: []metav1.Condition{accepted}}
+		cs := ClassStatus{Generation: c.Generation, Conditions: []metav1.Condition{accepted}}
+		if accepted.Status == metav1.ConditionTrue {
+			cs.SupportedFeatures = supportedFeatures()
+		}
+		res.Classes[c.Name] = cs
 	}
 	for _, g := range v.Gateways() {
 		class, ok := res.Classes[string(g.Spec.GatewayClassName)]

@@ -216,6 +216,10 @@ spec:
 	if len(res.Classes) != 1 || conditions(res.Classes["haproxy"].Conditions) != "Accepted=True/Accepted" {
 		t.Errorf("classes %+v, want haproxy alone, Accepted", res.Classes)
 	}
+	if f := res.Classes["haproxy"].SupportedFeatures; len(f) != len(SupportedFeatures) || f[0].Name != SupportedFeatures[0] ||
+		!slices.IsSortedFunc(f, func(a, b gatewayv1.SupportedFeature) int { return strings.Compare(string(a.Name), string(b.Name)) }) {
+		t.Errorf("supported features %v, want SupportedFeatures, sorted (as the spec asks)", f)
+	}
 	if len(res.Gateways) != 1 || res.Gateways["default/gw"] == nil {
 		t.Errorf("gateways %v, want default/gw alone", res.Gateways)
 	}
@@ -782,8 +786,8 @@ spec:
 ---
 `+gw)
 	res := Translate(v, Options{})
-	if c := conditions(res.Classes["haproxy"].Conditions); c != "Accepted=False/InvalidParameters" || len(res.Gateways) != 0 {
-		t.Errorf("class %s, gateways %v", c, res.Gateways)
+	if c := conditions(res.Classes["haproxy"].Conditions); c != "Accepted=False/InvalidParameters" || len(res.Gateways) != 0 || res.Classes["haproxy"].SupportedFeatures != nil {
+		t.Errorf("class %s, gateways %v, features %v", c, res.Gateways, res.Classes["haproxy"].SupportedFeatures)
 	}
 }
 

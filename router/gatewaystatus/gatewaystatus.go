@@ -282,7 +282,12 @@ func (w *Writer) write(ctx context.Context, it item, ns, name string, fresh bool
 			return err
 		}
 		out := obj.DeepCopy()
-		if !setConditions(&out.Status.Conditions, class.Conditions, now) {
+		changed := setConditions(&out.Status.Conditions, class.Conditions, now)
+		if !equality.Semantic.DeepEqual(out.Status.SupportedFeatures, class.SupportedFeatures) &&
+			(len(out.Status.SupportedFeatures) > 0 || len(class.SupportedFeatures) > 0) {
+			out.Status.SupportedFeatures, changed = class.SupportedFeatures, true
+		}
+		if !changed {
 			return nil
 		}
 		return w.sent(c.GatewayClasses().UpdateStatus(ctx, out, metav1.UpdateOptions{}))

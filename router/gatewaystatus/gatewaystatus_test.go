@@ -133,7 +133,8 @@ func TestWriterWritesWhatChangedAndForgetsRoutesThatLeave(t *testing.T) {
 	)
 	w := New(Options{Client: c, Cache: fakeCache{c}, Logger: logr.Discard(), Now: func() time.Time { return t1.Time }})
 	res := &gateway.Result{
-		Classes: map[string]gateway.ClassStatus{"haproxy": {Generation: 1, Conditions: []metav1.Condition{cond("Accepted", metav1.ConditionTrue, "Accepted", metav1.Time{})}}},
+		Classes: map[string]gateway.ClassStatus{"haproxy": {Generation: 1, Conditions: []metav1.Condition{cond("Accepted", metav1.ConditionTrue, "Accepted", metav1.Time{})},
+			SupportedFeatures: []gatewayv1.SupportedFeature{{Name: "Gateway"}, {Name: "HTTPRoute"}}}},
 		HTTPRoutes: map[store.Key]*gateway.RouteStatus{"app/r": {Generation: 1, Parents: []gatewayv1.RouteParentStatus{{
 			ParentRef: gatewayv1.ParentReference{Name: "gw"}, ControllerName: gateway.DefaultControllerName,
 			Conditions: []metav1.Condition{cond("Accepted", metav1.ConditionTrue, "Accepted", metav1.Time{})}}}}},
@@ -144,7 +145,7 @@ func TestWriterWritesWhatChangedAndForgetsRoutesThatLeave(t *testing.T) {
 		t.Fatalf("%d writes, want 2 (class, route)", w.Writes())
 	}
 	class := fakeCache{c}.GatewayClass("haproxy")
-	if len(class.Status.Conditions) != 1 || class.Status.Conditions[0].LastTransitionTime.Time != t1.Time {
+	if len(class.Status.Conditions) != 1 || class.Status.Conditions[0].LastTransitionTime.Time != t1.Time || len(class.Status.SupportedFeatures) != 2 {
 		t.Errorf("class status %+v", class.Status)
 	}
 	w.Update(res)

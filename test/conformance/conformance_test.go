@@ -71,6 +71,7 @@ import (
 	gatewayinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
 	"sigs.k8s.io/gateway-api/pkg/features"
 
+	"github.com/openshift-router-go/router/router/gateway"
 	"github.com/openshift-router-go/router/test/freeport"
 	"github.com/openshift-router-go/router/test/kubetest"
 	"github.com/openshift-router-go/router/test/prereq"
@@ -113,23 +114,19 @@ func TestGatewayAPIConformance(t *testing.T) {
 	conformance.RunConformanceWithOptions(t, opts)
 }
 
-// extendedFeatures are the extended features of GATEWAY-HTTP the router
-// claims: their tests run with the core ones. (Not yet: backendRef
-// filters, port 8080, mirrors, ...)
-var extendedFeatures = []features.FeatureName{
-	features.SupportHTTPRouteMethodMatching,
-	features.SupportHTTPRouteQueryParamMatching,
-	features.SupportHTTPRouteResponseHeaderModification,
-	features.SupportHTTPRouteSchemeRedirect,
-	features.SupportHTTPRoutePortRedirect,
-	features.SupportHTTPRoute303RedirectStatusCode,
-	features.SupportHTTPRoute307RedirectStatusCode,
-	features.SupportHTTPRoute308RedirectStatusCode,
-	features.SupportHTTPRouteHostRewrite,
-	features.SupportHTTPRoutePathRewrite,
-	features.SupportHTTPRouteRequestTimeout,
-	features.SupportHTTPRouteBackendTimeout,
-	features.SupportHTTPRoutePathRedirect,
+// claimedFeatures are the features of GATEWAY-HTTP the router claims —
+// those of gateway.SupportedFeatures (its GatewayClasses' status lists
+// them) in the profile: the tests of the core ones and of the extended
+// ones claimed run.
+func claimedFeatures() []features.FeatureName {
+	profile := suite.GatewayHTTPConformanceProfile
+	var out []features.FeatureName
+	for _, f := range gateway.SupportedFeatures {
+		if name := features.FeatureName(f); profile.CoreFeatures.Has(name) || profile.ExtendedFeatures.Has(name) {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // knownFailures are the core tests the router fails, and why. With
@@ -157,8 +154,7 @@ func suiteOptions(t *testing.T, kubeconfig string, r *router, root, report strin
 	})
 	opts := conformance.DefaultOptions(t)
 	opts.GatewayClassName = gatewayClassName
-	opts.SupportedFeatures = append([]features.FeatureName{features.SupportGateway, features.SupportHTTPRoute, features.SupportReferenceGrant},
-		extendedFeatures...)
+	opts.SupportedFeatures = claimedFeatures()
 	for _, f := range strings.Split(os.Getenv("CONFORMANCE_TRY_FEATURES"), ",") {
 		if f = strings.TrimSpace(f); f != "" {
 			opts.SupportedFeatures = append(opts.SupportedFeatures, features.FeatureName(f))

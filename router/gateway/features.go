@@ -1,0 +1,37 @@
+package gateway
+
+import gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+// SupportedFeatures are the Gateway API features this router serves, as
+// the conformance suite names them, sorted: its GatewayClasses' status
+// lists them (status.supportedFeatures), and the conformance run
+// (test/conformance) claims those of its profile from here.
+var SupportedFeatures = []gatewayv1.FeatureName{
+	"Gateway",
+	"HTTPRoute",
+	"HTTPRoute303RedirectStatusCode",
+	"HTTPRoute307RedirectStatusCode",
+	"HTTPRoute308RedirectStatusCode",
+	"HTTPRouteBackendTimeout",
+	"HTTPRouteHostRewrite",
+	"HTTPRouteMethodMatching",
+	"HTTPRoutePathRedirect",
+	"HTTPRoutePathRewrite",
+	"HTTPRoutePortRedirect",
+	"HTTPRouteQueryParamMatching",
+	"HTTPRouteRequestTimeout",
+	"HTTPRouteResponseHeaderModification",
+	"HTTPRouteSchemeRedirect",
+	"ReferenceGrant",
+	"TLSRoute",
+}
+
+// supportedFeatures is SupportedFeatures as a GatewayClass's status has
+// them.
+func supportedFeatures() []gatewayv1.SupportedFeature {
+	out := make([]gatewayv1.SupportedFeature, len(SupportedFeatures))
+	for i, f := range SupportedFeatures {
+		out[i] = gatewayv1.SupportedFeature{Name: f}
+	}
+	return out
+}
