@@ -410,6 +410,9 @@ func RouteSNIPassthroughMap(td model.TemplateData) string {
 		cfg := td.State[k]
 		key := mapHost(cfg.Host, cfg.IsWildcard)
 		switch {
+		case cfg.TLSTermination == routev1.TLSTerminationPassthrough && cfg.Answered():
+			// A TLSRoute without a valid backend: refused.
+			m.line(key, "@reject")
 		case cfg.TLSTermination == routev1.TLSTerminationPassthrough:
 			m.line(key, "be_tcp:"+string(k))
 		case !terminated(cfg.TLSTermination) || done[key]:
@@ -460,12 +463,13 @@ func coveredAtAnyDepth(key string, anyDepth map[string]bool) bool {
 	}
 }
 
-// HasSNIWildcardsOfAnyDepth reports whether a passthrough route has a
-// Gateway API wildcard hostname ("+.domain" keys in
-// route_sni_passthrough.map): the default template then looks them up.
-func HasSNIWildcardsOfAnyDepth(td model.TemplateData) bool {
+// HasGatewayPassthrough reports whether a passthrough route is made from
+// the Gateway API's objects (a TLSRoute's): the default template then looks
+// the Gateway API's wildcard hostnames up ("+.domain" keys in
+// route_sni_passthrough.map) and refuses "@reject" ones.
+func HasGatewayPassthrough(td model.TemplateData) bool {
 	for _, cfg := range td.State {
-		if cfg.TLSTermination == routev1.TLSTerminationPassthrough && strings.HasPrefix(mapHost(cfg.Host, cfg.IsWildcard), "+.") {
+		if cfg.Made && cfg.TLSTermination == routev1.TLSTerminationPassthrough {
 			return true
 		}
 	}

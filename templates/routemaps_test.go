@@ -224,12 +224,14 @@ func TestRouteMapsAnswerRespondersAndHostResponses(t *testing.T) {
 // TestSNIMapServesGatewayWildcardsAtAnyDepth: a passthrough route of a
 // Gateway API wildcard hostname has the key "+.domain" (looked up with one
 // to six labels replaced); terminated keys it would otherwise take — hosts
-// and wildcards below its domain — map to be_sni; others do not.
+// and wildcards below its domain — map to be_sni; others do not; a
+// TLSRoute's host without a valid backend is "@reject".
 func TestSNIMapServesGatewayWildcardsAtAnyDepth(t *testing.T) {
 	edge := routev1.TLSTerminationEdge
 	td := model.TemplateData{State: map[model.ServiceAliasConfigKey]model.ServiceAliasConfig{
 		"ns:tls":   {Host: "*.example.com", IsWildcard: true, TLSTermination: routev1.TLSTerminationPassthrough, Made: true},
 		"ns:exact": {Host: "abc.example.com", TLSTermination: routev1.TLSTerminationPassthrough, Made: true},
+		"ns:none":  {Host: "none.example.com", TLSTermination: routev1.TLSTerminationPassthrough, Made: true, Respond: 503},
 		"ns:deep":  {Host: "a.b.example.com", TLSTermination: edge},
 		"ns:wild":  {Host: "*.x.example.com", IsWildcard: true, TLSTermination: edge, Made: true},
 		"ns:own":   {Host: "*.example.com", IsWildcard: true, TLSTermination: edge, Made: true},
@@ -238,16 +240,18 @@ func TestSNIMapServesGatewayWildcardsAtAnyDepth(t *testing.T) {
 	}}
 	got := strings.Split(strings.TrimSpace(RouteSNIPassthroughMap(td)), "\n")
 	slices.Sort(got)
-	want := []string{"+.example.com be_tcp:ns:tls", "+.x.example.com be_sni", "a.b.example.com be_sni", "abc.example.com be_tcp:ns:exact"}
+	want := []string{"+.example.com be_tcp:ns:tls", "+.x.example.com be_sni", "a.b.example.com be_sni", "abc.example.com be_tcp:ns:exact", "none.example.com @reject"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("route_sni_passthrough.map %q, want %q", got, want)
 	}
-	if !HasSNIWildcardsOfAnyDepth(td) {
-		t.Error("no wildcards of any depth found")
+	if !HasGatewayPassthrough(td) {
+		t.Error("no passthrough route of the Gateway API found")
 	}
 	delete(td.State, "ns:tls")
-	if HasSNIWildcardsOfAnyDepth(td) {
-		t.Error("wildcards of any depth found without one")
+	delete(td.State, "ns:exact")
+	delete(td.State, "ns:none")
+	if HasGatewayPassthrough(td) {
+		t.Error("a passthrough route of the Gateway API found without one")
 	}
 }
 

@@ -1282,10 +1282,15 @@ spec:
 		if r.Spec.TLS == nil || r.Spec.TLS.Termination != routev1.TLSTerminationPassthrough {
 			t.Errorf("%s: %+v, want a passthrough route", r.Name, r.Spec.TLS)
 		}
+		if m := res.MadeRoute(r); m.Answered() {
+			// No valid backend: connections refused.
+			got = append(got, r.Spec.Host+" refused")
+			continue
+		}
 		got = append(got, fmt.Sprintf("%s %s %s:%d+%d", r.Spec.Host, r.Spec.WildcardPolicy, r.Spec.To.Name, *r.Spec.To.Weight, len(r.Spec.AlternateBackends)))
 	}
 	slices.Sort(got)
-	if want := []string{"*.example.com Subdomain web:3+1", "abc.example.com None web:3+1"}; fmt.Sprint(got) != fmt.Sprint(want) {
+	if want := []string{"*.example.com Subdomain web:3+1", "abc.example.com None web:3+1", "m.example.com refused"}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("TLSRoute routes %q, want %q", got, want)
 	}
 	res.Finish(admitAll(res.Routes))
@@ -1364,5 +1369,32 @@ spec:
 		if got := conditions(res.HTTPRoutes[store.Key(name)].Parents[0].Conditions); got != "Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs" {
 			t.Errorf("%s: %s", name, got)
 		}
+	}
+}
+
+// TestOwnHostNamesAreNamesDNSResolves: a Gateway's own host name whose
+// label would be longer than 63 characters is shortened (its first 46 and
+// a hash: two such names stay apart); one that cannot be a host name is
+// none.
+func TestOwnHostNamesAreNamesDNSResolves(t *testing.T) {
+	gw := func(name, ns string) *gatewayv1.Gateway {
+		return &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
+	}
+	long := strings.Repeat("a", 40)
+	one, two := ownHost("${name}-${namespace}.gw.example.com", gw(long+"-one", "infra")), ownHost("${name}-${namespace}.gw.example.com", gw(long+"-two", "infra"))
+	for _, h := range []string{one, two} {
+		first, rest, _ := strings.Cut(h, ".")
+		if len(first) > 63 || len(validation.IsDNS1123Label(first)) > 0 || rest != "gw.example.com" || !strings.HasPrefix(first, long) {
+			t.Errorf("own host %q: want a label of at most 63 characters starting with the name, then gw.example.com", h)
+		}
+	}
+	if one == two {
+		t.Errorf("two long names made one host name %q", one)
+	}
+	if h := ownHost("${name}-${namespace}.gw.example.com", gw("short", "infra")); h != "short-infra.gw.example.com" {
+		t.Errorf("a short name: %q", h)
+	}
+	if h := ownHost("${name}-${namespace}.gw.example.com", gw("Upper_case", "infra")); h != "" {
+		t.Errorf("a name that cannot be a host name: %q", h)
 	}
 }

@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
 
@@ -73,14 +75,29 @@ func gatewayStatus(v View, g *gatewayv1.Gateway, o Options) *GatewayStatus {
 }
 
 // ownHost is Gateway g's own host name from template (Options.Subdomain),
-// or "" (no template, or a name that makes no valid host name).
+// or "" (no template, or a name that makes no valid host name). A label
+// longer than DNS takes (63 characters) is shortened to its first 46 and a
+// hash of it, so that the name resolves.
 func ownHost(template string, g *gatewayv1.Gateway) string {
 	if template == "" {
 		return ""
 	}
 	h := strings.ToLower(strings.NewReplacer("${name}", g.Name, "${namespace}", g.Namespace).Replace(template))
+	labels := strings.Split(h, ".")
+	for i, l := range labels {
+		if len(l) > validation.DNS1123LabelMaxLength {
+			sum := sha256.Sum256([]byte(l))
+			labels[i] = strings.TrimRight(l[:46], "-") + "-" + hex.EncodeToString(sum[:8])
+		}
+	}
+	h = strings.Join(labels, ".")
 	if len(validation.IsDNS1123Subdomain(h)) > 0 {
 		return ""
+	}
+	for _, l := range labels {
+		if len(validation.IsDNS1123Label(l)) > 0 {
+			return ""
+		}
 	}
 	return h
 }

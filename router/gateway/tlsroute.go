@@ -56,7 +56,7 @@ func translateTLSRoute(v View, tr *gatewayv1.TLSRoute, res *Result) *translation
 	for i := range rs.Parents {
 		rs.Parents[i].Conditions = append(rs.Parents[i].Conditions, resolved)
 	}
-	if backends == nil {
+	if backends == nil && !rs.noValidBackend {
 		return t
 	}
 	for _, host := range slices.Sorted(maps.Keys(hosts)) {
@@ -74,7 +74,7 @@ func translateTLSRoute(v View, tr *gatewayv1.TLSRoute, res *Result) *translation
 		parents := hosts[host]
 		t.routes = append(t.routes, r)
 		t.origins = append(t.origins, Origin{HTTPRoute: k, Kind: rt.kind, Parents: parents,
-			Made:       model.MadeRoute{BackendNamespaces: rule{backends: backends}.backendNamespaces(), BackendPorts: rule{backends: backends}.backendPorts()},
+			Made:       madeTLSRoute(backends),
 			ClaimGroup: claimGroup(rs, parents), ClaimSide: admission.SideHTTPS})
 		rs.routes = append(rs.routes, admission.KeyOf(r))
 	}
@@ -82,9 +82,9 @@ func translateTLSRoute(v View, tr *gatewayv1.TLSRoute, res *Result) *translation
 }
 
 // tlsBackends resolves a TLSRoute's backends (its one rule's) and its
-// ResolvedRefs condition; nil when none can be served (what is wrong is
-// in rs.unserved): connections to its hostnames are then refused, as the
-// spec asks when no backend is valid.
+// ResolvedRefs condition; nil when none can be served: connections to its
+// hostnames are then refused, as the spec asks, when no backend is valid
+// (rs.noValidBackend), else what is wrong is in rs.unserved.
 func tlsBackends(v View, rt routeRef, tr *gatewayv1.TLSRoute, rs *RouteStatus) ([]backend, metav1.Condition) {
 	resolved := condition(gatewayv1.RouteConditionResolvedRefs, true, gatewayv1.RouteReasonResolvedRefs, "", tr.Generation)
 	if len(tr.Spec.Rules) != 1 {
@@ -129,10 +129,24 @@ func passthroughRoute(tr *gatewayv1.TLSRoute, host string, backends []backend) *
 			r.Spec.AlternateBackends = append(r.Spec.AlternateBackends, ref)
 		}
 	}
-	if backends[0].targetPort != nil {
+	if len(backends) == 0 {
+		// Refused by the router (madeTLSRoute).
+		r.Spec.To = routev1.RouteTargetReference{Kind: "Service", Name: respondBackend}
+	} else if backends[0].targetPort != nil {
 		r.Spec.Port = &routev1.RoutePort{TargetPort: *backends[0].targetPort}
 	}
 	return r
+}
+
+// madeTLSRoute is what a TLSRoute's route has beyond the Route API: its
+// backends' namespaces and ports; without a valid backend, its connections
+// are refused (Respond: the default template maps it to "@reject").
+func madeTLSRoute(backends []backend) model.MadeRoute {
+	if len(backends) == 0 {
+		return model.MadeRoute{Respond: 503}
+	}
+	r := rule{backends: backends}
+	return model.MadeRoute{BackendNamespaces: r.backendNamespaces(), BackendPorts: r.backendPorts()}
 }
 
 // tlsDigest is a digest of the routes made from TLSRoutes and their

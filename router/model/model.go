@@ -292,7 +292,8 @@ const MaxRedirectPrefixSegments = 16
 // answered.
 type MadeRoute struct {
 	// Respond, Redirect, ExactPath, HeaderMatches: as in
-	// ServiceAliasConfig.
+	// ServiceAliasConfig (Respond on a passthrough route: its connections
+	// are refused).
 	Respond       int
 	Redirect      *Redirect
 	ExactPath     bool

@@ -774,8 +774,8 @@ spec:
 // TestTLSRoutePassesTLSThrough: a TLSRoute on a TLS listener (tls.mode
 // Passthrough) takes the TLS connections of its hostnames to its backends
 // unterminated — a wildcard hostname its subdomains at any depth, an exact
-// one before it — while other names are terminated by the router as
-// before; a TLSRoute added later needs no reload (a spare backend of its
+// one before it; one without a valid backend refused — while other names
+// are terminated by the router as before; a TLSRoute added later needs no reload (a spare backend of its
 // shape takes it, as a passthrough Route's).
 func TestTLSRoutePassesTLSThrough(t *testing.T) {
 	ca, err := testcerts.NewCA("tlsroute CA", time.Hour)
@@ -826,6 +826,9 @@ spec:
 	// Two passthrough routes of one shape: spare backends of it are
 	// loaded (ROUTER_SPARE_BACKENDS), for those added later.
 	m.Write("other.yaml", tlsRoute("other", "o.w.gtls.example.com", "exact"))
+	// Without a valid backend: its connections are refused (not passed
+	// to the wildcard's backend).
+	m.Write("broken.yaml", tlsRoute("broken", "broken.w.gtls.example.com", "nosuch"))
 	env, ms := metricsEnv(t)
 	env["RELOAD_INTERVAL"] = "1s"
 	r := startRouter(t, m.Dir, env)
@@ -839,6 +842,12 @@ spec:
 			t.Errorf("%s: the client saw %v, want the backend's own certificate", host, subject(resp))
 		}
 	}
+	eventually(t, loadTimeout, "the connection refused", func() error {
+		if resp, err := r.httpsGet("broken.w.gtls.example.com", "/"); err == nil {
+			return fmt.Errorf("answered %d by %q", resp.Status, resp.backend())
+		}
+		return nil
+	})
 	// Not the TLSRoute's: terminated by the router (no route: 503).
 	if resp := expectStatus(t, loadTimeout, https("other.gtls.example.com"), 503); resp.PeerCert == nil || resp.PeerCert.Subject.CommonName == "wild backend" {
 		t.Errorf("a name of no TLSRoute: the client saw %v", subject(resp))

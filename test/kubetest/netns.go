@@ -341,13 +341,21 @@ func (n *NetNS) StartTLSBackend(t testing.TB, ip string, port int, name, certPEM
 	return n.startBackend(t, ip, port, name, []string{certPEM, keyPEM})
 }
 
-func (n *NetNS) startBackend(t testing.TB, ip string, port int, name string, tlsPair []string) *Backend {
+// StartForwarder listens at ip:port in the namespace and passes each TCP
+// connection to target (e.g. a port of the host side, HostIP), ended in
+// t.Cleanup.
+func (n *NetNS) StartForwarder(t testing.TB, ip string, port int, name, target string) *Backend {
+	t.Helper()
+	return n.startBackend(t, ip, port, name, nil, "-forward", target)
+}
+
+func (n *NetNS) startBackend(t testing.TB, ip string, port int, name string, tlsPair []string, extra ...string) *Backend {
 	t.Helper()
 	if !n.hasIP(ip) {
 		t.Fatalf("StartBackend: %s is not an address of network namespace %s (%v)", ip, n.Name, n.IPs())
 	}
 	bin := n.backendBinary(t)
-	args := []string{"-listen", net.JoinHostPort(ip, strconv.Itoa(port)), "-name", name}
+	args := append([]string{"-listen", net.JoinHostPort(ip, strconv.Itoa(port)), "-name", name}, extra...)
 	scheme := "http"
 	if tlsPair != nil {
 		base := filepath.Join(n.dir, fmt.Sprintf("tls-%d", tlsFiles.Add(1)))

@@ -5,8 +5,10 @@
 //
 //	backend=NAME host=HOST path=PATH x-forwarded-proto=PROTO tls=BOOL
 //
-// With -cert and -key it serves TLS. It prints "listening ADDR" on stdout once
-// the socket is bound, and stops on SIGTERM or SIGINT.
+// With -cert and -key it serves TLS. With -forward TARGET it answers nothing
+// itself: it passes each TCP connection to TARGET (IP:PORT; the conformance
+// run's way to a Gateway's address on port 443). It prints "listening ADDR"
+// on stdout once the socket is bound, and stops on SIGTERM or SIGINT.
 package main
 
 import (
@@ -14,6 +16,7 @@ import (
 	"crypto/tls"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"net/http"
@@ -28,6 +31,7 @@ func main() {
 	name := flag.String("name", "", "backend name in the answer")
 	certFile := flag.String("cert", "", "TLS certificate (PEM); with -key, serve TLS")
 	keyFile := flag.String("key", "", "TLS key (PEM)")
+	forward := flag.String("forward", "", "pass each connection to this IP:PORT instead of answering")
 	flag.Parse()
 	if *listen == "" || *name == "" {
 		log.Fatal("-listen and -name are required")
@@ -35,6 +39,11 @@ func main() {
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		log.Fatal(err)
+	}
+	if *forward != "" {
+		fmt.Printf("listening %s\n", ln.Addr())
+		forwardAll(ln, *forward)
+		return
 	}
 	if *certFile != "" {
 		cert, err := tls.LoadX509KeyPair(*certFile, *keyFile)
@@ -64,4 +73,34 @@ func handler(name string) http.Handler {
 		fmt.Fprintf(w, "backend=%s host=%s path=%s x-forwarded-proto=%s tls=%v\n",
 			name, r.Host, r.URL.Path, r.Header.Get("X-Forwarded-Proto"), r.TLS != nil)
 	})
+}
+
+// forwardAll passes each connection of ln to target until SIGTERM or
+// SIGINT.
+func forwardAll(ln net.Listener, target string) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		ln.Close()
+	}()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			d := net.Dialer{Timeout: 5 * time.Second}
+			t, err := d.DialContext(ctx, "tcp", target)
+			if err != nil {
+				return
+			}
+			defer t.Close()
+			done := make(chan struct{}, 2)
+			go func() { _, _ = io.Copy(t, c); done <- struct{}{} }()
+			go func() { _, _ = io.Copy(c, t); done <- struct{}{} }()
+			<-done
+		}()
+	}
 }
