@@ -1,17 +1,21 @@
 // Package conformance runs the Gateway API project's own conformance suite
 // (sigs.k8s.io/gateway-api/conformance, the version go.mod requires) against
-// the router: profile GATEWAY-HTTP, core features only (Gateway, HTTPRoute,
-// ReferenceGrant), and writes the suite's report. `make conformance` runs it
-// (20-60 minutes); `make test` and `make unit` leave this package out.
+// the router: profiles GATEWAY-HTTP and GATEWAY-TLS, the features the router
+// claims (gateway.SupportedFeatures), and writes the suite's report. `make
+// conformance` runs it (about 5 minutes); `make test` runs it with the known
+// failures skipped (conformance-check); `make unit` leaves it out.
 //
 // The cluster is test/kubetest's: etcd and kube-apiserver on loopback with
 // the standard channel's Gateway CRDs, kube-controller-manager, and a test
 // node whose Pods run echo-basic-compatible servers at their Pod IPs in a
 // network namespace. The router runs in cluster mode with real HAProxy on
-// free loopback ports, and gives each Gateway a host name of its own under
+// free ports, and gives each Gateway a host name of its own under
 // ROUTER_CANONICAL_HOSTNAME (ROUTER_GATEWAY_SUBDOMAIN) as its address; the
-// suite's requests to those names' port 80 (443) are dialled to the
-// router's HTTP (HTTPS) port on 127.0.0.1, and nothing else is dialled.
+// suite's HTTP requests to those names' port 80 (443) are dialled to the
+// router's HTTP (HTTPS) port on 127.0.0.1; its TLS tests, which dial
+// themselves, get those names resolved (in-process, resolver_test.go) to an
+// address of the test network namespace whose port 443 a forwarder passes
+// to the router's HTTPS port on the host side. Nothing else is dialled.
 //
 // Environment:
 //
