@@ -110,7 +110,6 @@ func FuncMap(opts FuncOptions) template.FuncMap {
 		"headerChains":           HeaderChains,
 		"chainLevel":             ChainLevel,
 		"routeSNIPassthroughMap": RouteSNIPassthroughMap,
-		"hasGatewayPassthrough":  HasGatewayPassthrough,
 		"routeCertConfigMap":     RouteCertConfigMap,
 		"forwardedHeadersMap":    ForwardedHeadersMap,
 		"timeoutServerMap":       TimeoutServerMap,

@@ -357,7 +357,7 @@ func redirectTarget(rd *model.Redirect, routePath string, https bool) string {
 	}
 	segments := ""
 	if rd.ReplacePrefix {
-		segments = strconv.Itoa(strings.Count(strings.TrimSuffix(routePath, "/"), "/"))
+		segments = strconv.Itoa(model.PathSegments(routePath))
 	}
 	return "@rd" + strconv.Itoa(rd.Code) + "|" + scheme + "|" + rd.Host + "|" + port + "|" + rd.Path + "|" + segments
 }
@@ -379,11 +379,13 @@ func hostResponseKeys(td model.TemplateData, https bool) map[string]bool {
 
 // RouteSNIPassthroughMap is route_sni_passthrough.map: SNI host ("*.domain"
 // for a wildcard route, "+.domain" for the Gateway API's wildcard
-// hostnames, subdomains at any depth) → a passthrough route's backend; an
-// edge or re-encrypt host of a domain that has a wildcard passthrough route
-// (and no passthrough route of its own), or a terminated route's key that
-// a Gateway API passthrough wildcard above it would take → be_sni, so that
-// it is terminated here, once per key.
+// hostnames, subdomains at any depth) → a passthrough route's backend
+// ("@reject": refused); an edge or re-encrypt host of a domain that has a
+// wildcard passthrough route (and no passthrough route of its own), or any
+// other route's key or HTTPS listener hostname that a Gateway API
+// passthrough wildcard above it would take → be_sni, so that it is
+// terminated here, once per key (a tenant's TLSRoute "*.com" does not take
+// the TLS of other tenants' hosts).
 func RouteSNIPassthroughMap(td model.TemplateData) string {
 	keys := td.SortedStateKeys()
 	wildcard, passthrough, keyed := map[string]bool{}, map[string]bool{}, map[string]bool{}
@@ -415,11 +417,22 @@ func RouteSNIPassthroughMap(td model.TemplateData) string {
 			m.line(key, "@reject")
 		case cfg.TLSTermination == routev1.TLSTerminationPassthrough:
 			m.line(key, "be_tcp:"+string(k))
-		case !terminated(cfg.TLSTermination) || done[key]:
-		case !cfg.IsWildcard && wildcard[GenCertificateHostName(cfg.Host, true)] && !passthrough[cfg.Host],
+		case done[key]:
+		case terminated(cfg.TLSTermination) && !cfg.IsWildcard && wildcard[GenCertificateHostName(cfg.Host, true)] && !passthrough[cfg.Host],
+			// Any other route's host (another tenant's, perhaps): a
+			// Gateway API wildcard above it does not take its TLS.
 			len(anyDepth) > 0 && !keyed[key] && coveredAtAnyDepth(key, anyDepth):
 			done[key] = true
 			m.line(key, "be_sni")
+		}
+	}
+	if len(anyDepth) > 0 {
+		// The hostnames of the Gateways' HTTPS listeners, routes or not.
+		for _, h := range td.HostResponses {
+			if key := mapHost(h.Host, false); h.HTTPS && h.Host != model.AnyHost && !keyed[key] && !done[key] && coveredAtAnyDepth(key, anyDepth) {
+				done[key] = true
+				m.line(key, "be_sni")
+			}
 		}
 	}
 	return m.String()
@@ -463,9 +476,10 @@ func coveredAtAnyDepth(key string, anyDepth map[string]bool) bool {
 	}
 }
 
-// HasGatewayPassthrough reports whether a passthrough route is made from
-// the Gateway API's objects (a TLSRoute's): the default template then looks
-// the Gateway API's wildcard hostnames up ("+.domain" keys in
+// HasGatewayPassthrough reports whether a passthrough route of td is made
+// from the Gateway API's objects (a TLSRoute's): TemplateData's
+// GatewayPassthrough, with which the default template looks the Gateway
+// API's wildcard hostnames up ("+.domain" keys in
 // route_sni_passthrough.map) and refuses "@reject" ones.
 func HasGatewayPassthrough(td model.TemplateData) bool {
 	for _, cfg := range td.State {

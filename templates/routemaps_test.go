@@ -223,9 +223,10 @@ func TestRouteMapsAnswerRespondersAndHostResponses(t *testing.T) {
 
 // TestSNIMapServesGatewayWildcardsAtAnyDepth: a passthrough route of a
 // Gateway API wildcard hostname has the key "+.domain" (looked up with one
-// to six labels replaced); terminated keys it would otherwise take — hosts
-// and wildcards below its domain — map to be_sni; others do not; a
-// TLSRoute's host without a valid backend is "@reject".
+// to six labels replaced); other routes' keys it would otherwise take —
+// hosts and wildcards below its domain, of any termination — and HTTPS
+// listener hostnames map to be_sni; others do not; a TLSRoute's host
+// without a valid backend is "@reject".
 func TestSNIMapServesGatewayWildcardsAtAnyDepth(t *testing.T) {
 	edge := routev1.TLSTerminationEdge
 	td := model.TemplateData{State: map[model.ServiceAliasConfigKey]model.ServiceAliasConfig{
@@ -237,10 +238,11 @@ func TestSNIMapServesGatewayWildcardsAtAnyDepth(t *testing.T) {
 		"ns:own":   {Host: "*.example.com", IsWildcard: true, TLSTermination: edge, Made: true},
 		"ns:else":  {Host: "a.example.org", TLSTermination: edge},
 		"ns:plain": {Host: "p.example.com"},
-	}}
+	}, HostResponses: []model.HostResponse{{Host: "gw.example.com", Status: 404, HTTPS: true}, {Host: "http.example.com", Status: 404, HTTP: true}, {Host: model.AnyHost, Status: 404, HTTPS: true}}}
 	got := strings.Split(strings.TrimSpace(RouteSNIPassthroughMap(td)), "\n")
 	slices.Sort(got)
-	want := []string{"+.example.com be_tcp:ns:tls", "+.x.example.com be_sni", "a.b.example.com be_sni", "abc.example.com be_tcp:ns:exact", "none.example.com @reject"}
+	want := []string{"+.example.com be_tcp:ns:tls", "+.x.example.com be_sni", "a.b.example.com be_sni", "abc.example.com be_tcp:ns:exact",
+		"gw.example.com be_sni", "none.example.com @reject", "p.example.com be_sni"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("route_sni_passthrough.map %q, want %q", got, want)
 	}

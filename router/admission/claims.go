@@ -148,10 +148,15 @@ const (
 	SideHTTPS = "https"
 )
 
+// sideSeparator separates a claimed path from its side in claim.paths: a
+// byte no path or claim path holds.
+const sideSeparator = "\x00"
+
 // pathKeys are the key of c.paths r holds and those of routes it
 // conflicts with besides: without Options.ClaimSide, its path alone; with
 // it, a route on both sides conflicts with the path's keys of either side,
-// a route on one side (key "path#side") with the path's key of both.
+// a route on one side (key path, sideSeparator, side) with the path's key
+// of both.
 func (c *claim) pathKeys(r *routev1.Route) (own string, others []string) {
 	path := c.pathOf(r)
 	if c.rules.side == nil {
@@ -159,9 +164,9 @@ func (c *claim) pathKeys(r *routev1.Route) (own string, others []string) {
 	}
 	side := c.rules.side(KeyOf(r))
 	if side == "" {
-		return path, []string{path + "#" + SideHTTP, path + "#" + SideHTTPS}
+		return path, []string{path + sideSeparator + SideHTTP, path + sideSeparator + SideHTTPS}
 	}
-	return path + "#" + side, []string{path}
+	return path + sideSeparator + side, []string{path}
 }
 
 // pathOf is the path r claims: its normalised path, or the one

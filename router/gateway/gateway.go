@@ -177,8 +177,10 @@ type GatewayStatus struct {
 	Conditions []metav1.Condition
 	Listeners  []ListenerStatus
 	// ownHost is the Gateway's own host name (Options.Subdomain), "" for
-	// none.
+	// none; created is the Gateway's creation time (the oldest keeps an
+	// own host name several Gateways make).
 	ownHost string
+	created metav1.Time
 }
 
 // ListenerStatus is a listener's status and what the translation needs of
@@ -292,6 +294,9 @@ func (res *Result) HeaderMatched(k admission.Key) bool {
 	return m.Conditional()
 }
 
+// IsTLSRoute reports whether an origin is a TLSRoute's.
+func (o Origin) IsTLSRoute() bool { return o.Kind == tlsRouteKind.Kind }
+
 // TLSRoutesChanged reports whether the routes made from TLSRoutes differ
 // from old's (TLSRoutes are translated afresh each pass, not memoized: a
 // change of theirs, or of what they look up, makes a full pass).
@@ -376,12 +381,22 @@ func Translate(v View, o Options) *Result {
 }
 
 // dropSharedOwnHosts keeps an own host name (Options.Subdomain) for the
-// first Gateway (by namespace and name) that has it: another whose name and
-// namespace make the same one (a-b in c, a in b-c) gets the router's
-// addresses instead.
+// oldest Gateway (then the first by namespace and name) that has it:
+// another whose name and namespace make the same one (a-b in c, a in b-c,
+// or a long label shortened alike) gets the router's addresses instead, as
+// the oldest route keeps a host.
 func dropSharedOwnHosts(gateways map[store.Key]*GatewayStatus, addresses []gatewayv1.GatewayStatusAddress) {
+	keys := slices.SortedFunc(maps.Keys(gateways), func(a, b store.Key) int {
+		if ta, tb := gateways[a].created, gateways[b].created; !ta.Equal(&tb) {
+			if ta.Before(&tb) {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(string(a), string(b))
+	})
 	seen := map[string]bool{}
-	for _, k := range slices.Sorted(maps.Keys(gateways)) {
+	for _, k := range keys {
 		gs := gateways[k]
 		if gs.ownHost == "" {
 			continue

@@ -1113,13 +1113,26 @@ spec:
 	}
 
 	// One host name for both (the configuration refuses such a template;
-	// names such as a-b in c and a in b-c make one too): the first
-	// Gateway keeps it, the other gets the router's address.
+	// names such as a-b in c and a in b-c make one too): the older
+	// Gateway keeps it (of two as old, the first by name), the other gets
+	// the router's address.
 	canonical := gatewayv1.HostnameAddressType
-	res = Translate(v, Options{Subdomain: "${namespace}.gw.example.com",
-		Addresses: []gatewayv1.GatewayStatusAddress{{Type: &canonical, Value: "router.example.com"}}})
+	opts := Options{Subdomain: "${namespace}.gw.example.com",
+		Addresses: []gatewayv1.GatewayStatusAddress{{Type: &canonical, Value: "router.example.com"}}}
+	res = Translate(v, opts)
 	if a, b := res.Gateways["default/a"].Addresses, res.Gateways["default/b"].Addresses; a[0].Value != "default.gw.example.com" || b[0].Value != "router.example.com" {
-		t.Errorf("shared host name: a %+v, b %+v", a, b)
+		t.Errorf("shared host name, as old: a %+v, b %+v", a, b)
+	}
+	for _, g := range v.gateways {
+		if g.Name == "a" {
+			g.CreationTimestamp = metav1.NewTime(time.Unix(1700000100, 0))
+		} else {
+			g.CreationTimestamp = metav1.NewTime(time.Unix(1700000000, 0))
+		}
+	}
+	res = Translate(v, opts)
+	if a, b := res.Gateways["default/a"].Addresses, res.Gateways["default/b"].Addresses; b[0].Value != "default.gw.example.com" || a[0].Value != "router.example.com" {
+		t.Errorf("shared host name, b older: a %+v, b %+v", a, b)
 	}
 }
 
@@ -1318,6 +1331,17 @@ spec:
 			t.Errorf("a TLS listener's hostname answers HTTP: %+v", h)
 		}
 	}
+	// The digest of the TLSRoutes' routes: the same objects, the same;
+	// a weight changed, another.
+	v := view(t, docs)
+	if again := Translate(v, Options{}); again.TLSRoutesChanged(Translate(v, Options{})) {
+		t.Error("the same TLSRoutes translated twice: changed")
+	}
+	v.tlsRoutes[0].Spec.Rules[0].BackendRefs[0].Weight = ptrTo(int32(4))
+	if Translate(v, Options{}).TLSRoutesChanged(res) {
+		return
+	}
+	t.Error("a TLSRoute's weight changed: not seen")
 }
 
 // TestAnHTTPRedirectAndHTTPSBackendsShareAHostnameAndPath: an HTTPRoute on

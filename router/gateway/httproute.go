@@ -26,7 +26,7 @@ type translation struct {
 	rs      *RouteStatus
 	routes  []*routev1.Route
 	origins []Origin
-	// kind is "TLSRoute" for a TLSRoute's ("": an HTTPRoute's).
+	// kind is tlsRouteKind's for a TLSRoute's ("": an HTTPRoute's).
 	kind gatewayv1.Kind
 }
 
@@ -35,7 +35,7 @@ func (res *Result) add(t *translation) {
 	if t == nil {
 		return
 	}
-	if t.kind == "TLSRoute" {
+	if t.kind == tlsRouteKind.Kind {
 		res.TLSRoutes[t.key] = t.rs
 	} else {
 		res.HTTPRoutes[t.key] = t.rs
@@ -64,7 +64,7 @@ func translateHTTPRoute(v View, hr *gatewayv1.HTTPRoute, res *Result) *translati
 		}
 		i := len(rs.Parents)
 		gwNamespace, _ := key.Split()
-		served, attached, cond := attach(v, routeRef{kind: "HTTPRoute", namespace: hr.Namespace, generation: hr.Generation, hostnames: hr.Spec.Hostnames}, ref, gwNamespace, gw)
+		served, attached, cond := attach(v, routeRef{kind: httpRouteKind.Kind, namespace: hr.Namespace, generation: hr.Generation, hostnames: hr.Spec.Hostnames}, ref, gwNamespace, gw)
 		refs := make([]listenerRef, 0, len(attached))
 		for _, l := range attached {
 			refs = append(refs, listenerRef{gateway: key, index: l})

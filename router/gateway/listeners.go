@@ -30,7 +30,7 @@ func ptrTo[T any](v T) *T { return &v }
 // gatewayStatus evaluates a Gateway of this router and its listeners.
 func gatewayStatus(v View, g *gatewayv1.Gateway, o Options) *GatewayStatus {
 	gen := g.Generation
-	gs := &GatewayStatus{Generation: gen}
+	gs := &GatewayStatus{Generation: gen, created: g.CreationTimestamp}
 	served := 0
 	for _, l := range g.Spec.Listeners {
 		ls := listenerStatus(l, gen)

@@ -51,15 +51,8 @@ func redirectOf(filters []gatewayv1.HTTPRouteFilter) (*model.Redirect, string) {
 			rd.Port = int(*c.Port)
 		}
 		if p := c.Path; p != nil {
-			switch {
-			case p.Type == gatewayv1.FullPathHTTPPathModifier && p.ReplaceFullPath != nil:
-				rd.Path = *p.ReplaceFullPath
-			case p.Type == gatewayv1.PrefixMatchHTTPPathModifier && p.ReplacePrefixMatch != nil:
-				rd.Path, rd.ReplacePrefix = *p.ReplacePrefixMatch, true
-				if rd.Path == "" {
-					rd.Path = "/"
-				}
-			default:
+			var ok bool
+			if rd.Path, rd.ReplacePrefix, ok = pathModifier(p); !ok {
 				return nil, fmt.Sprintf("RequestRedirect: a path modifier of type %s without its value", p.Type)
 			}
 			if !strings.HasPrefix(rd.Path, "/") || !safeRedirectText(rd.Path) {

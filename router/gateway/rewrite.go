@@ -63,16 +63,14 @@ func rewriteOf(r gatewayv1.HTTPRouteRule) (rewrite, string) {
 		if p == nil {
 			continue
 		}
+		path, prefix, ok := pathModifier(p)
 		switch {
-		case p.Type == gatewayv1.PrefixMatchHTTPPathModifier && p.ReplacePrefixMatch != nil:
-			rw.prefix = *p.ReplacePrefixMatch
-			if rw.prefix == "" {
-				rw.prefix = "/"
-			}
-		case p.Type == gatewayv1.FullPathHTTPPathModifier && p.ReplaceFullPath != nil:
-			rw.fullPath = *p.ReplaceFullPath
-		default:
+		case !ok:
 			return rewrite{}, fmt.Sprintf("URLRewrite: a path modifier of type %s without its value", p.Type)
+		case prefix:
+			rw.prefix = path
+		default:
+			rw.fullPath = path
 		}
 		if path := rw.prefix + rw.fullPath; !annotations.SafePath(path) {
 			return rewrite{}, fmt.Sprintf("URLRewrite: path %q is not served (a path starting with / of letters, digits and /._~!*+,;=:@-)", path)
@@ -87,6 +85,23 @@ func rewriteOf(r gatewayv1.HTTPRouteRule) (rewrite, string) {
 	}
 	rw.timeout = timeout
 	return rw, ""
+}
+
+// pathModifier returns the path of a URLRewrite's or RequestRedirect's
+// path modifier and whether it replaces the matched prefix
+// (ReplacePrefixMatch; "" is "/") rather than the whole path; false without
+// the value its type names.
+func pathModifier(p *gatewayv1.HTTPPathModifier) (string, bool, bool) {
+	switch {
+	case p.Type == gatewayv1.PrefixMatchHTTPPathModifier && p.ReplacePrefixMatch != nil:
+		if *p.ReplacePrefixMatch == "" {
+			return "/", true, true
+		}
+		return *p.ReplacePrefixMatch, true, true
+	case p.Type == gatewayv1.FullPathHTTPPathModifier && p.ReplaceFullPath != nil:
+		return *p.ReplaceFullPath, false, true
+	}
+	return "", false, false
 }
 
 // redirects reports whether filters have a RequestRedirect.

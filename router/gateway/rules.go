@@ -12,6 +12,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/openshift-router-go/router/router/admission"
+	"github.com/openshift-router-go/router/router/annotations"
 	"github.com/openshift-router-go/router/router/ingress"
 	"github.com/openshift-router-go/router/router/model"
 )
@@ -175,7 +176,7 @@ func translateRules(v View, hr *gatewayv1.HTTPRoute, rs *RouteStatus) ([]rule, m
 			for i, b := range r.BackendRefs {
 				refs[i] = b.BackendRef
 			}
-			backends, refErr, why, invalidRefs = backendsOf(v, routeRef{kind: "HTTPRoute", namespace: hr.Namespace, generation: hr.Generation}, refs)
+			backends, refErr, why, invalidRefs = backendsOf(v, routeRef{kind: httpRouteKind.Kind, namespace: hr.Namespace, generation: hr.Generation}, refs)
 			if refErr != nil && resolved.Status == metav1.ConditionTrue {
 				resolved = *refErr
 			}
@@ -223,7 +224,10 @@ func prefixReplaced(m match, rw rewrite, rd *model.Redirect) string {
 	switch {
 	case (rw.prefix != "" || replaced) && m.exact:
 		return "ReplacePrefixMatch with an Exact path match"
-	case replaced && strings.Count(strings.TrimSuffix(m.path, "/"), "/") > model.MaxRedirectPrefixSegments:
+	case rw.prefix != "" && m.path != "" && !annotations.SafePath(m.path):
+		// (As a Route's rewrite-target, which would be ignored.)
+		return fmt.Sprintf("URLRewrite: ReplacePrefixMatch of path %q is not served (a path of letters, digits and /._~!*+,;=:@- only)", m.path)
+	case replaced && model.PathSegments(m.path) > model.MaxRedirectPrefixSegments:
 		return fmt.Sprintf("RequestRedirect: ReplacePrefixMatch of a path of more than %d segments", model.MaxRedirectPrefixSegments)
 	}
 	return ""

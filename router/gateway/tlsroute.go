@@ -23,7 +23,7 @@ import (
 // client's server name (SNI); a wildcard hostname serves its subdomains at
 // any depth, as an HTTPRoute's does.
 func translateTLSRoute(v View, tr *gatewayv1.TLSRoute, res *Result) *translation {
-	rt := routeRef{kind: "TLSRoute", namespace: tr.Namespace, generation: tr.Generation, hostnames: tr.Spec.Hostnames}
+	rt := routeRef{kind: tlsRouteKind.Kind, namespace: tr.Namespace, generation: tr.Generation, hostnames: tr.Spec.Hostnames}
 	rs := &RouteStatus{Generation: tr.Generation}
 	hosts := map[string][]int{}
 	for _, ref := range tr.Spec.ParentRefs {
@@ -150,14 +150,33 @@ func madeTLSRoute(backends []backend) model.MadeRoute {
 }
 
 // tlsDigest is a digest of the routes made from TLSRoutes and their
-// parents: the incremental pass compares it (Result.TLSRoutesChanged).
+// parents: the incremental pass compares it (Result.TLSRoutesChanged). It
+// hashes values, not pointers.
 func tlsDigest(res *Result) string {
 	h := sha256.New()
+	backend := func(b routev1.RouteTargetReference) string {
+		w := int32(-1)
+		if b.Weight != nil {
+			w = *b.Weight
+		}
+		return fmt.Sprintf("%s:%d", b.Name, w)
+	}
 	for _, r := range res.Routes {
 		k := admission.KeyOf(r)
-		if o := res.Origins[k]; o.Kind == "TLSRoute" {
-			fmt.Fprintf(h, "%s %s %s %v %v %v %v\n", k, r.ResourceVersion, r.Spec.Host, r.Spec.To, r.Spec.AlternateBackends, r.Spec.Port, o.Made)
+		o := res.Origins[k]
+		if o.Kind != tlsRouteKind.Kind {
+			continue
 		}
+		port := ""
+		if r.Spec.Port != nil {
+			port = r.Spec.Port.TargetPort.String()
+		}
+		fmt.Fprintf(h, "%s|%s|%s|%s|%s|%d|%q|%q|%v|%s", k, r.ResourceVersion, r.Spec.Host, backend(r.Spec.To), port,
+			o.Made.Respond, o.Made.BackendNamespaces, o.Made.BackendPorts, o.Parents, o.ClaimGroup)
+		for _, b := range r.Spec.AlternateBackends {
+			fmt.Fprintf(h, "|%s", backend(b))
+		}
+		h.Write([]byte{'\n'})
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

@@ -132,6 +132,13 @@ type TemplateData struct {
 	// models made from it for partial renders share them, so their
 	// frontends are the whole model's. Nil: worked out from State.
 	HeaderChains *HeaderChains
+	// GatewayPassthrough (this router's addition): a passthrough route is
+	// made from the Gateway API's objects (a TLSRoute's), as worked out
+	// for the whole model (templates.HasGatewayPassthrough): the default
+	// template then chooses passthrough routes by SNI with the Gateway
+	// API's wildcards ("+.domain") and refusals ("@reject"). Partial
+	// renders share it, so their frontends are the whole model's.
+	GatewayPassthrough bool
 
 	// order remembers SortedStateKeys for State (nil: sorted on every
 	// call); see NewKeyOrder.
@@ -281,6 +288,10 @@ type Redirect struct {
 // Answered reports whether HAProxy answers the route's requests itself
 // (Respond, Redirect): it has no backend.
 func (c ServiceAliasConfig) Answered() bool { return c.Respond != 0 || c.Redirect != nil }
+
+// PathSegments is the number of segments of a route's path ("/a/b" and
+// "/a/b/": 2; "" and "/": 0): those a Redirect with ReplacePrefix strips.
+func PathSegments(path string) int { return strings.Count(strings.TrimSuffix(path, "/"), "/") }
 
 // MaxRedirectPrefixSegments is the most path segments ("/a/b": 2) of a
 // route whose Redirect replaces its path prefix (the default template has

@@ -164,6 +164,9 @@ func Pass(src Source, in Inputs, st State) (*Output, error) {
 			// and the partial renders made from it.
 			out.Model.HeaderChains = templates.ComputeHeaderChains(*out.Model)
 		}
+		if out.Gateway != nil {
+			out.Model.GatewayPassthrough = templates.HasGatewayPassthrough(*out.Model)
+		}
 		return nil
 	})
 	if err != nil {

@@ -274,7 +274,7 @@ func madeFrom(httpRoutes []store.Key, old, next *gateway.Result) []store.Key {
 			continue
 		}
 		for k, o := range res.Origins {
-			if o.Kind != "TLSRoute" && changed[o.HTTPRoute] {
+			if !o.IsTLSRoute() && changed[o.HTTPRoute] {
 				out = append(out, store.Key(k))
 			}
 		}
@@ -561,8 +561,9 @@ func probeRoute(old, td *model.TemplateData, render map[model.ServiceAliasConfig
 		}
 		seen = true
 	}
-	for k := range old.State {
-		if k == first || k == last || render[k] {
+	for k, cfg := range old.State {
+		if k == first || k == last || render[k] || cfg.Answered() {
+			// (An answered route may have no section to compare.)
 			continue
 		}
 		if _, ok := td.State[k]; ok {

@@ -310,6 +310,23 @@ func TestRouteChangesEqualAFullPass(t *testing.T) {
 			{"the HTTPRoute deleted: the other namespace's route is admitted", func(st *store.Store) {
 				st.Delete(&gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "hr"}})
 			}, ""},
+			{"a TLS listener and a TLSRoute: the SNI frontend changes", func(st *store.Store) {
+				passthrough := gatewayv1.TLSModePassthrough
+				st.Upsert(&gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gw", ResourceVersion: "2"},
+					Spec: gatewayv1.GatewaySpec{GatewayClassName: "gc", Listeners: []gatewayv1.Listener{
+						{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType},
+						{Name: "tls", Port: 443, Protocol: gatewayv1.TLSProtocolType, TLS: &gatewayv1.ListenerTLSConfig{Mode: &passthrough}}}}})
+				st.Upsert(&gatewayv1.TLSRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "tr", ResourceVersion: "1",
+					CreationTimestamp: metav1.NewTime(time.Unix(1700000070, 0))},
+					Spec: gatewayv1.TLSRouteSpec{CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "gw"}}},
+						Hostnames: []gatewayv1.Hostname{"*.tls.example.com"},
+						Rules: []gatewayv1.TLSRouteRule{{BackendRefs: []gatewayv1.BackendRef{{BackendObjectReference: gatewayv1.BackendObjectReference{
+							Name: "a", Port: ptr.To[gatewayv1.PortNumber](80)}}}}}}})
+			}, FullOther},
+			{"then a Route added: no full pass (the frontend is the whole model's)", func(st *store.Store) {
+				st.Upsert(route("ns", "rtls", "plain.tls.example.com", "", "a", 71))
+			}, ""},
+			{"and another HTTPRoute: no full pass", func(st *store.Store) { st.Upsert(httpRoute("h2.example.com", 72, "/=a")) }, ""},
 		}},
 		{"routes and endpoints together", r, []step{
 			{"an endpoint added and a route added", func(st *store.Store) {
