@@ -57,30 +57,15 @@ func translateHTTPRoute(v View, hr *gatewayv1.HTTPRoute, res *Result) *translati
 	// hosts are the hostnames served, each with the parents (indexes of
 	// rs.Parents) that serve it.
 	hosts := map[string]*hostInfo{}
-	for _, ref := range hr.Spec.ParentRefs {
-		gw, key, ok := parentGateway(hr.Namespace, ref, res)
-		if !ok {
-			continue
+	rt := routeRef{kind: httpRouteKind.Kind, namespace: hr.Namespace, generation: hr.Generation, hostnames: hr.Spec.Hostnames}
+	attachParents(v, rt, hr.Spec.ParentRefs, res, rs, func(i int, h string, ls []*ListenerStatus) {
+		hi := hosts[h]
+		if hi == nil {
+			hi = &hostInfo{}
+			hosts[h] = hi
 		}
-		i := len(rs.Parents)
-		gwNamespace, _ := key.Split()
-		served, attached, cond := attach(v, routeRef{kind: httpRouteKind.Kind, namespace: hr.Namespace, generation: hr.Generation, hostnames: hr.Spec.Hostnames}, ref, gwNamespace, gw)
-		refs := make([]listenerRef, 0, len(attached))
-		for _, l := range attached {
-			refs = append(refs, listenerRef{gateway: key, index: l})
-		}
-		for h, ls := range served {
-			hi := hosts[h]
-			if hi == nil {
-				hi = &hostInfo{}
-				hosts[h] = hi
-			}
-			hi.add(i, ls)
-		}
-		rs.Parents = append(rs.Parents, gatewayv1.RouteParentStatus{ParentRef: ref,
-			ControllerName: gatewayv1.GatewayController(controllerOf(res)), Conditions: []metav1.Condition{cond}})
-		rs.listeners = append(rs.listeners, refs)
-	}
+		hi.add(i, ls)
+	})
 	if len(rs.Parents) == 0 {
 		return nil
 	}
@@ -234,6 +219,33 @@ func listenerRank(h *gatewayv1.Hostname) int {
 		return 1 + len(*h)
 	default:
 		return 1 << 20
+	}
+}
+
+// attachParents attaches a route to this router's Gateways (of res) its
+// parentRefs name: an entry of rs.Parents each, with its Accepted
+// condition and the listeners it attaches to; served is called with the
+// parent's index for each hostname it serves there and the listeners that
+// serve it.
+func attachParents(v View, rt routeRef, parentRefs []gatewayv1.ParentReference, res *Result, rs *RouteStatus, served func(i int, host string, ls []*ListenerStatus)) {
+	for _, ref := range parentRefs {
+		gw, key, ok := parentGateway(rt.namespace, ref, res)
+		if !ok {
+			continue
+		}
+		i := len(rs.Parents)
+		gwNamespace, _ := key.Split()
+		hosts, attached, cond := attach(v, rt, ref, gwNamespace, gw)
+		refs := make([]listenerRef, 0, len(attached))
+		for _, l := range attached {
+			refs = append(refs, listenerRef{gateway: key, index: l})
+		}
+		for h, ls := range hosts {
+			served(i, h, ls)
+		}
+		rs.Parents = append(rs.Parents, gatewayv1.RouteParentStatus{ParentRef: ref,
+			ControllerName: gatewayv1.GatewayController(controllerOf(res)), Conditions: []metav1.Condition{cond}})
+		rs.listeners = append(rs.listeners, refs)
 	}
 }
 

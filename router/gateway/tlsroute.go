@@ -26,27 +26,11 @@ func translateTLSRoute(v View, tr *gatewayv1.TLSRoute, res *Result) *translation
 	rt := routeRef{kind: tlsRouteKind.Kind, namespace: tr.Namespace, generation: tr.Generation, hostnames: tr.Spec.Hostnames}
 	rs := &RouteStatus{Generation: tr.Generation}
 	hosts := map[string][]int{}
-	for _, ref := range tr.Spec.ParentRefs {
-		gw, key, ok := parentGateway(tr.Namespace, ref, res)
-		if !ok {
-			continue
+	attachParents(v, rt, tr.Spec.ParentRefs, res, rs, func(i int, h string, _ []*ListenerStatus) {
+		if h != "" && !slices.Contains(hosts[h], i) {
+			hosts[h] = append(hosts[h], i)
 		}
-		i := len(rs.Parents)
-		gwNamespace, _ := key.Split()
-		served, attached, cond := attach(v, rt, ref, gwNamespace, gw)
-		refs := make([]listenerRef, 0, len(attached))
-		for _, l := range attached {
-			refs = append(refs, listenerRef{gateway: key, index: l})
-		}
-		for h := range served {
-			if h != "" && !slices.Contains(hosts[h], i) {
-				hosts[h] = append(hosts[h], i)
-			}
-		}
-		rs.Parents = append(rs.Parents, gatewayv1.RouteParentStatus{ParentRef: ref,
-			ControllerName: gatewayv1.GatewayController(controllerOf(res)), Conditions: []metav1.Condition{cond}})
-		rs.listeners = append(rs.listeners, refs)
-	}
+	})
 	if len(rs.Parents) == 0 {
 		return nil
 	}
