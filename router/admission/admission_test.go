@@ -828,6 +828,27 @@ func TestANamespaceGetsAtMostMaxHeaderMatchRoutes(t *testing.T) {
 	}
 }
 
+// TestTheRouterServesAtMostMaxHeaderMatchRoutesTotal: beyond
+// MaxHeaderMatchRoutesTotal routes with header matches of all namespaces,
+// the younger ones are refused, whatever their namespace's count.
+func TestTheRouterServesAtMostMaxHeaderMatchRoutesTotal(t *testing.T) {
+	var routes []*routev1.Route
+	n := 0
+	for ns := 0; n <= MaxHeaderMatchRoutesTotal; ns++ {
+		for i := 0; i < MaxHeaderMatchRoutes && n <= MaxHeaderMatchRoutesTotal; i++ {
+			routes = append(routes, route(fmt.Sprintf("ns-%02d", ns), fmt.Sprintf("hm-%02d", i), fmt.Sprintf("h%d.example.com", n), "", n))
+			n++
+		}
+	}
+	matched := func(k Key) bool { return strings.Contains(string(k), "/hm-") }
+	d := Admit(routes, Options{HeaderMatched: matched})
+	youngest := routes[len(routes)-1]
+	expectRejected(t, d, string(KeyOf(youngest)), ReasonHeaderMatchesExceeded, "the router serves")
+	if len(d.Admitted) != MaxHeaderMatchRoutesTotal {
+		t.Errorf("admitted %d, want %d", len(d.Admitted), MaxHeaderMatchRoutesTotal)
+	}
+}
+
 // TestMadeRoutesForEveryHostOrSubdomainRespectDeniedDomains: with denied
 // domains, a made route for every host is refused, and one for the
 // subdomains of a domain at any depth when a denied domain is under it.
