@@ -199,6 +199,9 @@ func buildAlias(v store.View, td *model.TemplateData, r *routev1.Route, o Option
 		cfg.Respond, cfg.Redirect = m.Respond, m.Redirect
 		cfg.HTTPRequestHeaderAdds, cfg.HTTPResponseHeaderAdds = headerAdds(m.RequestHeaderAdds), headerAdds(m.ResponseHeaderAdds)
 		cfg.RewritePath = m.RewritePath
+		if m.ErrorShare > 0 && m.ErrorShare < 1000 {
+			cfg.ErrorShare = m.ErrorShare
+		}
 		if m.Answered() {
 			return cfg // no backend
 		}

@@ -216,4 +216,9 @@ func TestMadeRoutesTakeBackendsOfOtherNamespacesAndResponders(t *testing.T) {
 	if rewritten := build(t, objs, r, made(model.MadeRoute{RewritePath: "/one"})); rewritten.RewritePath != "/one" || rewritten.ActiveEndpoints != 1 {
 		t.Errorf("a full path rewrite: %q, %d endpoints", rewritten.RewritePath, rewritten.ActiveEndpoints)
 	}
+	for share, want := range map[int]int{250: 250, 0: 0, 1000: 0} {
+		if got := build(t, objs, r, made(model.MadeRoute{ErrorShare: share})); got.ErrorShare != want {
+			t.Errorf("error share %d: %d, want %d", share, got.ErrorShare, want)
+		}
+	}
 }

@@ -511,9 +511,9 @@ spec:
 		{"a Service of another namespace without a grant", `
   - backendRefs: [{name: web, namespace: elsewhere, port: 8080}]`, 1,
 			"Accepted=True/Accepted ResolvedRefs=False/RefNotPermitted", "no ReferenceGrant allows it"},
-		{"a valid and an invalid backend", `
-  - backendRefs: [{name: web, port: 8080}, {name: nosuch, port: 8080}]`, 0,
-			"Accepted=True/Accepted ResolvedRefs=False/BackendNotFound PartiallyInvalid=True/UnsupportedValue", "their share of requests is not answered with 500"},
+		{"a valid and an invalid backend: served, the invalid one's share answered 500", `
+  - backendRefs: [{name: web, port: 8080}, {name: nosuch, port: 8080}]`, 1,
+			"Accepted=True/Accepted ResolvedRefs=False/BackendNotFound", "backendRef nosuch: no such Service"},
 		{"filters, a regular expression path and a query match", `
   - backendRefs: [{name: web, port: 8080}]
     filters: [{type: RequestMirror, requestMirror: {backendRef: {name: web, port: 8080}}}]
@@ -1420,5 +1420,30 @@ func TestOwnHostNamesAreNamesDNSResolves(t *testing.T) {
 	}
 	if h := ownHost("${name}-${namespace}.gw.example.com", gw("Upper_case", "infra")); h != "" {
 		t.Errorf("a name that cannot be a host name: %q", h)
+	}
+}
+
+// TestInvalidBackendsWeightsAreAnsweredWith500: a rule's invalid backends
+// take their weights' share of its requests, answered with 500 (per mille,
+// MadeRoute.ErrorShare); all of them when no valid backend has a weight.
+func TestInvalidBackendsWeightsAreAnsweredWith500(t *testing.T) {
+	for _, tc := range []struct {
+		refs    string
+		share   int
+		respond int
+	}{
+		{"[{name: web, port: 8080, weight: 3}, {name: nosuch, port: 8080, weight: 1}]", 250, 0},
+		{"[{name: web, port: 8080, weight: 1}, {name: nosuch, port: 8080, weight: 0}]", 0, 0},
+		{"[{name: web, port: 8080, weight: 0}, {name: nosuch, port: 8080, weight: 1}]", 0, 500},
+		{"[{name: web, port: 8080}, {name: canary, port: 8080}, {name: nosuch, port: 8080, kind: ConfigMap}]", 333, 0},
+	} {
+		res := Translate(view(t, onGateway+httpRouteHead("r", "a.example.com")+`
+  - backendRefs: `+tc.refs), Options{})
+		if len(res.Routes) != 1 {
+			t.Fatalf("%s: routes %v", tc.refs, routes(res.Routes))
+		}
+		if m := res.MadeRoute(res.Routes[0]); m.ErrorShare != tc.share || m.Respond != tc.respond {
+			t.Errorf("%s: error share %d, respond %d; want %d, %d", tc.refs, m.ErrorShare, m.Respond, tc.share, tc.respond)
+		}
 	}
 }

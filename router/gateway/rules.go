@@ -32,6 +32,9 @@ type rule struct {
 	redirect *model.Redirect
 	// rewrite is the rule's URLRewrite path and timeouts.
 	rewrite rewrite
+	// errorShare is the share of requests, per mille, answered 500 for
+	// the invalid backends' weights (MadeRoute.ErrorShare).
+	errorShare int
 }
 
 // match is a served match of a rule: a path prefix ("" for every path),
@@ -166,27 +169,15 @@ func translateRules(v View, hr *gatewayv1.HTTPRoute, rs *RouteStatus) ([]rule, m
 			rs.unserved = append(rs.unserved, unserved{msg: fmt.Sprintf("rule %d: %s", ri, why)})
 			continue
 		}
-		var backends []backend
-		respond := 0
+		var refs backendRefs
 		if redirect == nil {
 			// (A redirect's backendRefs are not used.)
-			var refErr *metav1.Condition
-			var invalidRefs bool
-			refs := make([]gatewayv1.BackendRef, len(r.BackendRefs))
-			for i, b := range r.BackendRefs {
-				refs[i] = b.BackendRef
+			refs = ruleBackends(v, hr, r)
+			if refs.refErr != nil && resolved.Status == metav1.ConditionTrue {
+				resolved = *refs.refErr
 			}
-			backends, refErr, why, invalidRefs = backendsOf(v, routeRef{kind: httpRouteKind.Kind, namespace: hr.Namespace, generation: hr.Generation}, refs)
-			if refErr != nil && resolved.Status == metav1.ConditionTrue {
-				resolved = *refErr
-			}
-			if invalidRefs && why == "" {
-				// No valid backend (or none named): the spec
-				// answers the rule's requests with 500.
-				respond = 500
-			}
-			if why != "" {
-				rs.unserved = append(rs.unserved, unserved{msg: fmt.Sprintf("rule %d: %s", ri, why), backend: invalidRefs})
+			if refs.why != "" {
+				rs.unserved = append(rs.unserved, unserved{msg: fmt.Sprintf("rule %d: %s", ri, refs.why), backend: refs.invalid})
 				continue
 			}
 		}
@@ -208,10 +199,25 @@ func translateRules(v View, hr *gatewayv1.HTTPRoute, rs *RouteStatus) ([]rule, m
 			ms = append(ms, mt)
 		}
 		if len(ms) > 0 {
-			out = append(out, rule{index: ri, matches: ms, backends: backends, headers: headers, adds: adds, respond: respond, redirect: redirect, rewrite: rw})
+			ru := rule{index: ri, matches: ms, backends: refs.valid, headers: headers, adds: adds, redirect: redirect, rewrite: rw, errorShare: refs.errorShare}
+			if refs.errorShare == 1000 {
+				// No valid backend (or none named): the spec
+				// answers the rule's requests with 500.
+				ru.respond, ru.errorShare = 500, 0
+			}
+			out = append(out, ru)
 		}
 	}
 	return out, resolved
+}
+
+// ruleBackends resolves the backendRefs of an HTTPRoute's rule.
+func ruleBackends(v View, hr *gatewayv1.HTTPRoute, r gatewayv1.HTTPRouteRule) backendRefs {
+	refs := make([]gatewayv1.BackendRef, len(r.BackendRefs))
+	for i, b := range r.BackendRefs {
+		refs[i] = b.BackendRef
+	}
+	return backendsOf(v, routeRef{kind: httpRouteKind.Kind, namespace: hr.Namespace, generation: hr.Generation}, refs)
 }
 
 // prefixReplaced says why a match cannot have its path prefix replaced by
@@ -408,64 +414,86 @@ func printable(s string) bool {
 	return true
 }
 
-// backendsOf resolves a rule's backendRefs: the valid ones, the
-// ResolvedRefs condition of the first invalid one, why the rule cannot be
-// served with them, and whether that is for invalid references alone
-// (requests the spec answers with 500).
-func backendsOf(v View, rt routeRef, refs []gatewayv1.BackendRef) ([]backend, *metav1.Condition, string, bool) {
+// backendRefs is what backendsOf makes of a rule's backendRefs.
+type backendRefs struct {
+	// valid are the valid ones; refErr is the ResolvedRefs condition of
+	// the first invalid one.
+	valid  []backend
+	refErr *metav1.Condition
+	// why says why the rule cannot be served with them ("": it can).
+	why string
+	// invalid: some references are invalid. errorShare is then the
+	// share of requests, per mille, their weights take (1000: all; the
+	// spec answers those with 500).
+	invalid    bool
+	errorShare int
+}
+
+// backendsOf resolves a rule's backendRefs.
+func backendsOf(v View, rt routeRef, refs []gatewayv1.BackendRef) backendRefs {
 	gen := rt.generation
-	var out []backend
-	var refErr *metav1.Condition
-	fail := func(reason gatewayv1.RouteConditionReason, msg string) {
-		if refErr == nil {
+	var out backendRefs
+	var validWeight, invalidWeight int64
+	fail := func(ref gatewayv1.BackendRef, reason gatewayv1.RouteConditionReason, msg string) {
+		if out.refErr == nil {
 			c := condition(gatewayv1.RouteConditionResolvedRefs, false, reason, msg, gen)
-			refErr = &c
+			out.refErr = &c
 		}
+		out.invalid = true
+		invalidWeight += int64(weightOf(ref))
 	}
 	for _, ref := range refs {
 		if ref.Group != nil && *ref.Group != "" || ref.Kind != nil && *ref.Kind != "Service" {
-			fail(gatewayv1.RouteReasonInvalidKind, fmt.Sprintf("backendRef %s: only Services are supported", ref.Name))
+			fail(ref, gatewayv1.RouteReasonInvalidKind, fmt.Sprintf("backendRef %s: only Services are supported", ref.Name))
 			continue
 		}
 		ns := rt.namespace
 		if ref.Namespace != nil && string(*ref.Namespace) != rt.namespace {
 			ns = string(*ref.Namespace)
 			if !Granted(v, rt.namespace, string(rt.kind), ns, "Service", string(ref.Name)) {
-				fail(gatewayv1.RouteReasonRefNotPermitted, fmt.Sprintf("backendRef %s/%s: no ReferenceGrant allows it", ns, ref.Name))
+				fail(ref, gatewayv1.RouteReasonRefNotPermitted, fmt.Sprintf("backendRef %s/%s: no ReferenceGrant allows it", ns, ref.Name))
 				continue
 			}
 		}
 		svc := v.Service(ns, string(ref.Name))
 		if svc == nil || ref.Port == nil {
-			fail(gatewayv1.RouteReasonBackendNotFound, fmt.Sprintf("backendRef %s: no such Service, or no port", ref.Name))
+			fail(ref, gatewayv1.RouteReasonBackendNotFound, fmt.Sprintf("backendRef %s: no such Service, or no port", ref.Name))
 			continue
 		}
 		port, ok := ingress.TargetPort(svc, networkingv1.ServiceBackendPort{Number: int32(*ref.Port)})
 		if !ok {
-			fail(gatewayv1.RouteReasonBackendNotFound, fmt.Sprintf("backendRef %s: the Service has no port %d", ref.Name, *ref.Port))
+			fail(ref, gatewayv1.RouteReasonBackendNotFound, fmt.Sprintf("backendRef %s: the Service has no port %d", ref.Name, *ref.Port))
 			continue
 		}
-		w := int32(1)
-		if ref.Weight != nil {
-			w = *ref.Weight
-		}
-		b := backend{service: string(ref.Name), weight: w, targetPort: port}
+		b := backend{service: string(ref.Name), weight: weightOf(ref), targetPort: port}
 		if ns != rt.namespace {
 			b.namespace = ns
 		}
-		out = append(out, b)
+		validWeight += int64(b.weight)
+		out.valid = append(out.valid, b)
 	}
 	switch {
-	case len(out) == 0:
-		// No backendRefs, or no valid one: answered with 500.
-		return nil, refErr, "", true
-	case len(out) < len(refs):
-		return nil, refErr, "some backends are invalid (their share of requests is not answered with 500 by this router yet)", true
-	case len(out) > 1+admission.MaxAlternateBackends:
-		return nil, refErr, fmt.Sprintf("more than %d backends are not served by this router yet", 1+admission.MaxAlternateBackends), false
+	case len(out.valid) > 1+admission.MaxAlternateBackends:
+		out.valid, out.why = nil, fmt.Sprintf("more than %d backends are not served by this router yet", 1+admission.MaxAlternateBackends)
+	case out.invalid && (len(out.valid) == 0 || validWeight == 0):
+		out.valid, out.errorShare = nil, 1000
+	case out.invalid:
+		out.errorShare = int((invalidWeight*1000 + (validWeight+invalidWeight)/2) / (validWeight + invalidWeight))
 	}
-	scaleWeights(out)
-	return out, refErr, "", false
+	if len(refs) == 0 {
+		// No backendRefs: answered with 500.
+		out.invalid, out.errorShare = true, 1000
+	}
+	scaleWeights(out.valid)
+	return out
+}
+
+// weightOf is a backendRef's weight (1 when it has none).
+func weightOf(ref gatewayv1.BackendRef) int32 {
+	if ref.Weight != nil {
+		return *ref.Weight
+	}
+	return 1
 }
 
 // scaleWeights scales weights above maxRouteWeight down, keeping their

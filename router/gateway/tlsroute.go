@@ -75,20 +75,20 @@ func tlsBackends(v View, rt routeRef, tr *gatewayv1.TLSRoute, rs *RouteStatus) (
 		rs.unserved = append(rs.unserved, unserved{msg: fmt.Sprintf("a TLSRoute has one rule, not %d", len(tr.Spec.Rules))})
 		return nil, resolved
 	}
-	backends, refErr, why, invalid := backendsOf(v, rt, tr.Spec.Rules[0].BackendRefs)
-	if refErr != nil {
-		resolved = *refErr
+	refs := backendsOf(v, rt, tr.Spec.Rules[0].BackendRefs)
+	if refs.refErr != nil {
+		resolved = *refs.refErr
 	}
 	switch {
-	case len(backends) > 0:
-		return backends, resolved
-	case invalid && why == "":
+	case refs.why != "":
+		rs.unserved = append(rs.unserved, unserved{msg: "rule 0: " + refs.why})
+	case refs.errorShare == 1000:
 		// Connections to its hostnames are refused.
 		rs.noValidBackend = true
-	case invalid:
+	case refs.invalid:
 		rs.unserved = append(rs.unserved, unserved{msg: "rule 0: some backends are invalid (their share of connections is not refused by this router yet)", backend: true})
 	default:
-		rs.unserved = append(rs.unserved, unserved{msg: "rule 0: " + why})
+		return refs.valid, resolved
 	}
 	return nil, resolved
 }

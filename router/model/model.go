@@ -210,6 +210,11 @@ type ServiceAliasConfig struct {
 	// URLRewrite's ReplaceFullPath: "/" and letters, digits and
 	// /._~!*+,;=:@-); the default template sets it after rewrite-target.
 	RewritePath string
+	// ErrorShare (this router's addition), 1 to 999, is the share of a
+	// route's requests, per mille, HAProxy answers with 500 itself: the
+	// weights of an HTTPRoute rule's invalid backends, as the Gateway API
+	// asks; the default template does it in the route's backend.
+	ErrorShare int
 	// PrimaryServiceUnitKey is the key of the route's spec.to service.
 	PrimaryServiceUnitKey ServiceUnitKey
 
@@ -326,8 +331,9 @@ type MadeRoute struct {
 	// value appended; HTTPHeaderFilter's "add"), after the route's header
 	// actions (none of the same name).
 	RequestHeaderAdds, ResponseHeaderAdds []HeaderMatch
-	// RewritePath: as in ServiceAliasConfig.
+	// RewritePath and ErrorShare: as in ServiceAliasConfig.
 	RewritePath string
+	ErrorShare  int
 }
 
 // Conditional reports whether the route's requests must match more than

@@ -703,7 +703,8 @@ spec:
 
 // TestHTTPRouteRewritesAndTimeouts: a URLRewrite's hostname and path
 // (ReplacePrefixMatch, ReplaceFullPath) reach the backend rewritten; a
-// rule's timeout answers 504 when the backend is slower, and 0s waits.
+// rule's timeout answers 504 when the backend is slower, and 0s waits; an
+// invalid backend's share of the requests is answered with 500.
 func TestHTTPRouteRewritesAndTimeouts(t *testing.T) {
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if d, err := time.ParseDuration(r.URL.Query().Get("delay")); err == nil && d > 0 && d <= 5*time.Second {
@@ -746,6 +747,8 @@ spec:
   - matches: [{path: {value: /patient}}]
     timeouts: {request: 0s}
     backendRefs: [{name: web, port: 80}]
+  - matches: [{path: {value: /mixed}}]
+    backendRefs: [{name: web, port: 80}, {name: nosuch, port: 80}]
 `)
 	r := startRouter(t, m.Dir, nil)
 	host := "rw.gwt.example.com"
@@ -768,6 +771,19 @@ spec:
 	}
 	if resp, err := getHeaders(r, host, "/patient?delay=1500ms")(); err != nil || resp.Status != 200 {
 		t.Errorf("timeout 0s, a backend taking 1.5 s: %d (%v), want 200", resp.Status, err)
+	}
+	// A valid and an invalid backend of one weight: about half the
+	// requests answered 500 (60 requests: both kinds, all but surely).
+	statuses := map[int]int{}
+	for i := 0; i < 60; i++ {
+		resp, err := getHeaders(r, host, "/mixed")()
+		if err != nil {
+			t.Fatal(err)
+		}
+		statuses[resp.Status]++
+	}
+	if len(statuses) != 2 || statuses[200] == 0 || statuses[500] == 0 {
+		t.Errorf("a valid and an invalid backend: statuses %v, want 200s and 500s", statuses)
 	}
 }
 
