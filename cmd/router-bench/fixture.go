@@ -115,9 +115,12 @@ const (
 	kindReencrypt   routeKind = "reencrypt"   // verified with DEFAULT_DESTINATION_CA_PATH (service-serving certificates)
 	// kindReencryptCA: re-encrypt with a destinationCACertificate of its own.
 	kindReencryptCA routeKind = "reencrypt-ca"
+	// kindHTTPRoute: a Gateway API HTTPRoute (the host, every path) on the
+	// HTTP listener of the fixture's Gateway.
+	kindHTTPRoute routeKind = "httproute"
 )
 
-var routeKinds = []routeKind{kindUnsecured, kindEdge, kindEdgeCert, kindPassthrough, kindReencrypt, kindReencryptCA}
+var routeKinds = []routeKind{kindUnsecured, kindEdge, kindEdgeCert, kindPassthrough, kindReencrypt, kindReencryptCA, kindHTTPRoute}
 
 // parseRouteKinds reads a comma-separated list of route kinds.
 func parseRouteKinds(s string) ([]routeKind, error) {
@@ -134,7 +137,7 @@ func parseRouteKinds(s string) ([]routeKind, error) {
 
 // overTLS reports whether the route is reached over TLS (on the router's
 // HTTPS port, with its host as SNI).
-func (k routeKind) overTLS() bool { return k != kindUnsecured }
+func (k routeKind) overTLS() bool { return k != kindUnsecured && k != kindHTTPRoute }
 
 // backendTLS reports whether the route's endpoint is the backend's TLS port.
 func (k routeKind) backendTLS() bool {
@@ -191,7 +194,7 @@ type fixture struct {
 // newFixture starts the backends and writes n unsecured routes (route i
 // on backend i mod backends) into a fresh manifests directory.
 func newFixture(cfg config, n int) (*fixture, error) {
-	return newFixtureOf(cfg, n, nil)
+	return newFixtureOf(cfg, n, cfg.kinds())
 }
 
 // newFixtureOf is newFixture with routes of kinds (route i of kind i mod
@@ -229,6 +232,12 @@ func newFixtureOf(cfg config, n int, kinds []routeKind) (*fixture, error) {
 	if f.Backends, err = startBackends(nb, cert); err != nil {
 		f.Close()
 		return nil, err
+	}
+	if slices.Contains(kinds, kindHTTPRoute) {
+		if err := f.writeFile("gateway.yaml", gatewayYAML, false); err != nil {
+			f.Close()
+			return nil, err
+		}
 	}
 	for i := 0; i < n; i++ {
 		rt := f.route(routeName(i), i)
@@ -466,7 +475,56 @@ func (f *fixture) settle(ctx context.Context) {
 }
 
 // routeServiceYAML is route rt and its Service.
+// gatewayYAML is the fixture's GatewayClass of the router and its Gateway,
+// with one HTTP listener, for the HTTPRoutes (kindHTTPRoute).
+var gatewayYAML = fmt.Sprintf(`apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata:
+  name: bench
+spec:
+  controllerName: haproxy.router.openshift.io/gateway-controller
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata:
+  name: bench
+  namespace: %s
+spec:
+  gatewayClassName: bench
+  listeners:
+  - name: http
+    port: 80
+    protocol: HTTP
+`, benchNamespace)
+
 func routeServiceYAML(rt *route) string {
+	if rt.Kind == kindHTTPRoute {
+		return fmt.Sprintf(`apiVersion: v1
+kind: Service
+metadata:
+  name: %[1]s
+  namespace: %[2]s
+spec:
+  ports:
+  - name: web
+    port: 80
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: %[1]s
+  namespace: %[2]s
+spec:
+  parentRefs:
+  - name: bench
+  hostnames:
+  - %[3]s
+  rules:
+  - backendRefs:
+    - name: %[1]s
+      port: 80
+`, rt.Name, benchNamespace, rt.Host)
+	}
 	return fmt.Sprintf(`apiVersion: v1
 kind: Service
 metadata:

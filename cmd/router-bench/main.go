@@ -65,6 +65,10 @@ type config struct {
 	// RouteChurnKinds are the kinds of the routes loaded and changed,
 	// comma-separated, round robin.
 	RouteChurnKinds string
+	// Kinds are the kinds of the routes of the other scenarios (cold
+	// start, memory, endpoint churn, data plane), comma-separated, round
+	// robin.
+	Kinds string
 
 	DataPlaneRoutes int           // data plane: routes loaded in the second run
 	WrkArgs         string        // data plane: wrk's load arguments
@@ -95,6 +99,7 @@ func defaultConfig() config {
 		RouteChangePace:  250 * time.Millisecond,
 		RouteChurnNames:  "new",
 		RouteChurnKinds:  "unsecured,edge,edge-cert,passthrough,reencrypt,reencrypt-ca",
+		Kinds:            "unsecured",
 		DataPlaneRoutes:  10000,
 		WrkArgs:          "-t2 -c32 -d10s",
 		WrkWarmup:        2 * time.Second,
@@ -138,6 +143,7 @@ func main() {
 	fs.DurationVar(&cfg.RouteChangePace, "route-change-pace", cfg.RouteChangePace, "route-churn: time between two route changes")
 	fs.StringVar(&cfg.RouteChurnNames, "route-churn-names", cfg.RouteChurnNames, `route-churn: "new" (every addition a route of a new name, the one added before deleted) or "same" (one route deleted and created again)`)
 	fs.StringVar(&cfg.RouteChurnKinds, "route-churn-kinds", cfg.RouteChurnKinds, "route-churn: kinds of the routes loaded and changed, round robin: "+fmt.Sprint(routeKinds))
+	fs.StringVar(&cfg.Kinds, "kinds", cfg.Kinds, "cold-start, memory, churn, dataplane: kinds of the routes, round robin: "+fmt.Sprint(routeKinds))
 	fs.IntVar(&cfg.DataPlaneRoutes, "dataplane-routes", cfg.DataPlaneRoutes, "dataplane: routes loaded in the second run (the first has 1)")
 	fs.StringVar(&cfg.WrkArgs, "wrk-args", cfg.WrkArgs, "dataplane: wrk load arguments")
 	fs.DurationVar(&cfg.WrkWarmup, "wrk-warmup", cfg.WrkWarmup, "dataplane: warm-up wrk run before the first measurement of each router (0: none)")
@@ -267,6 +273,8 @@ func (c *config) check(scenarios []string) error {
 		return fmt.Errorf("-route-churn-names: %q, want new or same", c.RouteChurnNames)
 	case c.routeChurnKindsErr() != nil:
 		return fmt.Errorf("-route-churn-kinds: %w", c.routeChurnKindsErr())
+	case c.kindsErr() != nil:
+		return fmt.Errorf("-kinds: %w", c.kindsErr())
 	case c.ChurnRoutes < 2 || c.RouteChurnRoutes < 1:
 		return errors.New("-churn-routes must be at least 2, -route-churn-routes at least 1")
 	case c.ChurnChanges < 0 || c.RouteChanges < 0:
@@ -315,6 +323,18 @@ func (c config) logf(format string, args ...any) {
 func (c config) routeChurnKinds() []routeKind {
 	k, _ := parseRouteKinds(c.RouteChurnKinds)
 	return k
+}
+
+// kinds are the kinds of the routes of the scenarios other than
+// route-churn (-kinds).
+func (c config) kinds() []routeKind {
+	k, _ := parseRouteKinds(c.Kinds)
+	return k
+}
+
+func (c config) kindsErr() error {
+	_, err := parseRouteKinds(c.Kinds)
+	return err
 }
 
 func (c config) routeChurnKindsErr() error {
