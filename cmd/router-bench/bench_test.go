@@ -44,6 +44,12 @@ func TestScenarios(t *testing.T) {
 	cfg.RouteChurnRoutes = 20
 	cfg.RouteChanges = 10
 	cfg.RouteChangePace = 100 * time.Millisecond
+	// Every kind, HTTPRoutes too (the default is the Route kinds).
+	var kinds []string
+	for _, k := range routeKinds {
+		kinds = append(kinds, string(k))
+	}
+	cfg.RouteChurnKinds = strings.Join(kinds, ",")
 	cfg.DataPlaneRoutes = 20
 	cfg.WrkArgs = "-t1 -c4 -d2s"
 	cfg.WrkWarmup = 0
