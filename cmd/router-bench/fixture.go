@@ -286,14 +286,25 @@ func (f *fixture) removeFile(name string) error {
 }
 
 // start starts the router on the manifests directory.
+//
+// Its ports are free when picked, not reserved: a router whose HAProxy
+// finds one taken meanwhile (by another test's process) is started again
+// on others (twice at most), the start time taken afresh.
 func (f *fixture) start() error {
-	f.Started = time.Now()
-	r, err := startRouter(f.cfg, f.Dir, f.Manifests)
-	if err != nil {
-		return err
+	for attempt := 0; ; attempt++ {
+		f.Started = time.Now()
+		r, err := startRouter(f.cfg, f.Dir, f.Manifests)
+		if err != nil {
+			return err
+		}
+		if attempt < 2 && r.lostPort(10*time.Second) {
+			f.cfg.logf("router: a port was taken meanwhile; starting again on others")
+			_ = r.Stop()
+			continue
+		}
+		f.Router = r
+		return nil
 	}
-	f.Router = r
-	return nil
 }
 
 // Close stops the router and the backends and removes the directory

@@ -110,6 +110,25 @@ next:
 	return out
 }
 
+// lostPort waits (up to within) until the router's HAProxy runs ("haproxy
+// running" in its log: its ports bound) or the router exits, and reports
+// whether it exited because a port was in use.
+func (r *routerProc) lostPort(within time.Duration) bool {
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		select {
+		case <-r.done:
+			return strings.Contains(r.LogTail(20), "Address already in use")
+		default:
+		}
+		if log, err := os.ReadFile(r.LogPath); err == nil && strings.Contains(string(log), `"haproxy running"`) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return false
+}
+
 // PID is the router's process id.
 func (r *routerProc) PID() int { return r.cmd.Process.Pid }
 
