@@ -95,12 +95,12 @@ func routeMapEntries(td model.TemplateData, https bool) ([]mapEntry, []HeaderCha
 			routeHosts[mapHost(cfg.Host, cfg.IsWildcard)] = true
 		}
 		key := routeKey(cfg)
-		if len(cfg.HeaderMatches) > 0 || cfg.Method != "" || len(cfg.QueryMatches) > 0 {
+		if len(cfg.HeaderMatches) > 0 || cfg.Method != "" || len(cfg.QueryMatches) > 0 || cfg.PathRegex != "" {
 			if matched == nil {
 				matched = map[string][]HeaderCandidate{}
 			}
 			matched[key] = append(matched[key], HeaderCandidate{Target: target, Method: cfg.Method, Headers: cfg.HeaderMatches,
-				Query: cfg.QueryMatches, Order: cfg.MatchOrder})
+				Query: cfg.QueryMatches, PathRegex: cfg.PathRegex, Order: cfg.MatchOrder})
 			continue
 		}
 		delete(keys, key)
@@ -235,9 +235,12 @@ func withHeaderChains(entries []mapEntry, matched map[string][]HeaderCandidate) 
 	for i, k := range keys {
 		cands := matched[k]
 		// The spec's precedence: a method, the most headers, the most
-		// query parameters, then the routes' and rules' order.
+		// query parameters, then the routes' and rules' order; path
+		// expressions (whose precedence the spec leaves to us) after
+		// the path's other matches.
 		slices.SortStableFunc(cands, func(a, b HeaderCandidate) int {
-			return cmp.Or(cmp.Compare(len(b.Method), len(a.Method))*boolInt(a.Method == "" || b.Method == ""),
+			return cmp.Or(boolInt(a.PathRegex != "")-boolInt(b.PathRegex != ""),
+				cmp.Compare(len(b.Method), len(a.Method))*boolInt(a.Method == "" || b.Method == ""),
 				len(b.Headers)-len(a.Headers), len(b.Query)-len(a.Query), strings.Compare(a.Order, b.Order))
 		})
 		chains[i] = HeaderChain{ID: i, Key: k, Candidates: cands}

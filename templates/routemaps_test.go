@@ -259,7 +259,8 @@ func TestSNIMapServesGatewayWildcardsAtAnyDepth(t *testing.T) {
 
 // TestHeaderChainsFallBackToTheNextMatch: routes with header matches of one
 // key become a chain ("@hmID" in the map): a method first, then the most
-// headers, the most query parameters, then by MatchOrder; a
+// headers, the most query parameters, then by MatchOrder, path
+// expressions after the rest (by the same order); a
 // request none matches goes to the key's route without headers, else to
 // the longest shorter path of the host (a chain there comes later), else
 // on to the next lookup ("@miss").
@@ -279,6 +280,8 @@ func TestHeaderChainsFallBackToTheNextMatch(t *testing.T) {
 		"ns:h0":    {Host: "h.example.com", Path: "/a", HeaderMatches: h("c", "3"), MatchOrder: "1", Made: true},
 		"ns:hm":    {Host: "h.example.com", Path: "/a", Method: "POST", MatchOrder: "3", Made: true},
 		"ns:hq":    {Host: "h.example.com", Path: "/a", HeaderMatches: h("c", "3"), QueryMatches: h("q", "1"), MatchOrder: "4", Made: true},
+		"ns:re":    {Host: "h.example.com", Path: "/a", PathRegex: `^(?:/a/[0-9]+)\z`, MatchOrder: "0", Made: true},
+		"ns:reh":   {Host: "h.example.com", Path: "/a", PathRegex: `^(?:/a/x)\z`, HeaderMatches: h("a", "1"), MatchOrder: "5", Made: true},
 		"ns:ex":    {Host: "h.example.com", Path: "/e", ExactPath: true, HeaderMatches: h("a", "1"), Made: true},
 		"ns:any":   {Host: model.AnyHost, Path: "/z", HeaderMatches: h("a", "1"), Made: true},
 		"ns:other": {Host: "o.example.com", Path: "/q", HeaderMatches: h("a", "1"), Made: true},
@@ -308,7 +311,7 @@ func TestHeaderChainsFallBackToTheNextMatch(t *testing.T) {
 	}
 	want := map[string]string{
 		"h.example.com/":   "be_http:ns:h1 else be_http:ns:plain",
-		"h.example.com/a/": "be_http:ns:hm,be_http:ns:h2,be_http:ns:hq,be_http:ns:h0,be_http:ns:h3 else chain h.example.com/",
+		"h.example.com/a/": "be_http:ns:hm,be_http:ns:h2,be_http:ns:hq,be_http:ns:h0,be_http:ns:h3,be_http:ns:reh,be_http:ns:re else chain h.example.com/",
 		"=h.example.com/e": "be_http:ns:ex else chain h.example.com/",
 		"*/z/":             "be_http:ns:any else @404",
 		"o.example.com/q/": "be_http:ns:other else @miss",

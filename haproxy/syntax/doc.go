@@ -2,8 +2,8 @@
 // haproxy.config that every other package shares: quoting a string as one
 // HAProxy word (Quote, LogFormat, EscapeSingleQuotes, StripControl),
 // HAProxy time values (ParseDuration, ClipTimeout and the largest value
-// HAProxy accepts, MaxTimeout) and lists of IP addresses and CIDRs
-// (ParseIPList).
+// HAProxy accepts, MaxTimeout), lists of IP addresses and CIDRs
+// (ParseIPList) and PCRE patterns from regular expressions (MatchRegex).
 //
 // It imports nothing of this project, so the configuration parser
 // (router/config), the annotation parser (router/annotations) and the

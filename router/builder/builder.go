@@ -195,7 +195,7 @@ func buildAlias(v store.View, td *model.TemplateData, r *routev1.Route, o Option
 	if m := o.made(r); m != nil {
 		cfg.Made = true
 		cfg.ExactPath, cfg.HeaderMatches, cfg.MatchOrder = m.ExactPath, m.HeaderMatches, m.MatchOrder
-		cfg.Method, cfg.QueryMatches = m.Method, m.QueryMatches
+		cfg.Method, cfg.QueryMatches, cfg.PathRegex = m.Method, m.QueryMatches, m.PathRegex
 		cfg.Respond, cfg.Redirect = m.Respond, m.Redirect
 		cfg.HTTPRequestHeaderAdds, cfg.HTTPResponseHeaderAdds = headerAdds(m.RequestHeaderAdds), headerAdds(m.ResponseHeaderAdds)
 		cfg.RewritePath = m.RewritePath

@@ -514,13 +514,13 @@ spec:
 		{"a valid and an invalid backend: served, the invalid one's share answered 500", `
   - backendRefs: [{name: web, port: 8080}, {name: nosuch, port: 8080}]`, 1,
 			"Accepted=True/Accepted ResolvedRefs=False/BackendNotFound", "backendRef nosuch: no such Service"},
-		{"filters, a regular expression path and a query match", `
+		{"filters, regular expressions the router does not take", `
   - backendRefs: [{name: web, port: 8080}]
     filters: [{type: RequestMirror, requestMirror: {backendRef: {name: web, port: 8080}}}]
-  - matches: [{path: {type: RegularExpression, value: /x}}, {queryParams: [{name: h, value: v, type: RegularExpression}]}, {path: {value: /ok}}]
+  - matches: [{path: {type: RegularExpression, value: "/(a+)+"}}, {queryParams: [{name: h, value: "v(", type: RegularExpression}]}, {headers: [{name: h, value: "(?m)^x", type: RegularExpression}]}, {path: {value: /ok}}]
     backendRefs: [{name: web, port: 8080}]`, 1,
 			"Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs PartiallyInvalid=True/UnsupportedValue",
-			"rule 0: filters of type RequestMirror are not served by this router yet; rule 1, match 0: path matches of type RegularExpression are not served by this router yet; rule 1, match 1: query parameter matches of type RegularExpression are not served by this router yet"},
+			"rule 0: filters of type RequestMirror are not served by this router yet; rule 1, match 0: path expression \"/(a+)+\": a repetition inside a repetition is not taken; rule 1, match 1: query parameter match \"h\": expression \"v(\": not a regular expression: error parsing regexp: missing closing ): `v(`; rule 1, match 2: header match \"h\": expression \"(?m)^x\": the multi-line flag (m) is not taken"},
 		{"rewrites and timeouts the router cannot serve", `
   - backendRefs: [{name: web, port: 8080}]
   - matches: [{path: {type: Exact, value: /exact}}, {path: {value: /prefix}}]
@@ -947,7 +947,7 @@ spec:
 	if len(res.Routes) != 1 {
 		t.Fatalf("add: routes %v", routes(res.Routes))
 	}
-	if m := res.MadeRoute(res.Routes[0]); fmt.Sprint(m.RequestHeaderAdds) != "[{X-A 1%%}]" || len(m.ResponseHeaderAdds) != 0 ||
+	if m := res.MadeRoute(res.Routes[0]); fmt.Sprint(m.RequestHeaderAdds) != "[{X-A 1%% false}]" || len(m.ResponseHeaderAdds) != 0 ||
 		len(res.Routes[0].Spec.HTTPHeaders.Actions.Request) != 1 {
 		t.Errorf("add: %+v, actions %+v", m, res.Routes[0].Spec.HTTPHeaders)
 	}
@@ -1445,5 +1445,49 @@ func TestInvalidBackendsWeightsAreAnsweredWith500(t *testing.T) {
 		if m := res.MadeRoute(res.Routes[0]); m.ErrorShare != tc.share || m.Respond != tc.respond {
 			t.Errorf("%s: error share %d, respond %d; want %d, %d", tc.refs, m.ErrorShare, m.Respond, tc.share, tc.respond)
 		}
+	}
+}
+
+// TestRegularExpressionMatchesAreTestedAtTheirLiteralStart: a
+// RegularExpression path match is a route of the path its expression
+// starts with up to its last "/" (every path where it starts otherwise),
+// with the expression as a pattern matching the whole path; header and
+// query parameter expressions are patterns of their values.
+func TestRegularExpressionMatchesAreTestedAtTheirLiteralStart(t *testing.T) {
+	doc := class + "\n---\n" + gw + "\n---\n" + web + `
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [a.example.com]
+  rules:
+  - matches:
+    - path: {type: RegularExpression, value: "/api/v[0-9]+/.*"}
+    - path: {type: RegularExpression, value: "^/img/(a|b)/x"}
+    - path: {type: RegularExpression, value: ".*\\.png"}
+    - path: {type: RegularExpression, value: "(?i)/Case/x"}
+    - path: {value: /h}
+      headers: [{name: X-B, type: RegularExpression, value: "rc-[0-9]+"}]
+      queryParams: [{name: id, type: RegularExpression, value: "[a-f]{4}"}]
+    backendRefs: [{name: web, port: 8080}]
+`
+	res := Translate(view(t, doc), Options{})
+	var got []string
+	for _, r := range res.Routes {
+		m := res.MadeRoute(r)
+		got = append(got, fmt.Sprintf("%q %s %v %v", r.Spec.Path, m.PathRegex, m.HeaderMatches, m.QueryMatches))
+	}
+	slices.Sort(got)
+	want := []string{
+		`"" ^(?:(?:[^\x0a])*\x2epng)\z [] []`,
+		`"" ^(?:(?i:\x2fCASE\x2fX))\z [] []`,
+		`"/api" ^(?:\x2fapi\x2fv(?:[\x30-\x39])+\x2f(?:[^\x0a])*)\z [] []`,
+		`"/h"  [{x-b ^(?:rc\x2d(?:[\x30-\x39])+)\z true}] [{id ^(?:(?:[\x61-\x66]){4})\z true}]`,
+		`"/img" ^(?:\A\x2fimg\x2f(?:[\x61-\x62])\x2fx)\z [] []`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("routes\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

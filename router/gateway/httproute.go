@@ -107,7 +107,7 @@ func translateHTTPRoute(v View, hr *gatewayv1.HTTPRoute, res *Result) *translati
 				t.routes = append(t.routes, r)
 				t.origins = append(t.origins, Origin{HTTPRoute: k, Rule: rule.index, Match: m.index, Parents: how.parents,
 					Made: model.MadeRoute{Respond: rule.respond, Redirect: rule.redirect, ExactPath: m.exact, HeaderMatches: m.headers,
-						Method: m.method, QueryMatches: m.query,
+						Method: m.method, QueryMatches: m.query, PathRegex: m.pathRegex,
 						MatchOrder:        matchOrder(hr, rule.index, m.index),
 						BackendNamespaces: rule.backendNamespaces(), BackendPorts: rule.backendPorts(),
 						RequestHeaderAdds: rule.adds.request, ResponseHeaderAdds: rule.adds.response,

@@ -38,13 +38,15 @@ type rule struct {
 }
 
 // match is a served match of a rule: a path prefix ("" for every path),
-// or with exact, a path matched exactly; and headers the request must
-// have (sorted by name).
+// or with exact, a path matched exactly, or with pathRegex, a PCRE pattern
+// the whole path matches (path is then the expression's literal start up
+// to its last "/"); and headers the request must have (sorted by name).
 type match struct {
-	index   int
-	path    string
-	exact   bool
-	headers []model.HeaderMatch
+	index     int
+	path      string
+	exact     bool
+	pathRegex string
+	headers   []model.HeaderMatch
 	// method and query are the match's method and query parameters
 	// (sorted by name), "" and nil for none.
 	method string
@@ -53,12 +55,16 @@ type match struct {
 
 // conditional reports whether the match tests more than the path.
 func (m match) conditional() bool {
-	return len(m.headers) > 0 || m.method != "" || len(m.query) > 0
+	return len(m.headers) > 0 || m.method != "" || len(m.query) > 0 || m.pathRegex != ""
 }
 
 // conditions writes the match's method, headers and query parameters.
 func (m match) conditions() string {
-	return "m=" + m.method + "&h:" + headerSignature(m.headers) + "&q:" + headerSignature(m.query)
+	c := "m=" + m.method + "&h:" + headerSignature(m.headers) + "&q:" + headerSignature(m.query)
+	if m.pathRegex != "" {
+		c += "&p~" + m.pathRegex
+	}
+	return c
 }
 
 // nameKey is what the match adds to the name of its route (routeName),
@@ -87,14 +93,19 @@ func (m match) claimPath() string {
 	return ""
 }
 
-// headerSignature writes header matches as "name=value&...".
+// headerSignature writes header matches as "name=value&..." ("name~"
+// for a pattern).
 func headerSignature(hs []model.HeaderMatch) string {
 	var b strings.Builder
 	for i, h := range hs {
 		if i > 0 {
 			b.WriteByte('&')
 		}
-		b.WriteString(h.Name + "=" + h.Value)
+		op := "="
+		if h.Regex {
+			op = "~"
+		}
+		b.WriteString(h.Name + op + h.Value)
 	}
 	return b.String()
 }
@@ -230,6 +241,8 @@ func prefixReplaced(m match, rw rewrite, rd *model.Redirect) string {
 	switch {
 	case (rw.prefix != "" || replaced) && m.exact:
 		return "ReplacePrefixMatch with an Exact path match"
+	case (rw.prefix != "" || replaced) && m.pathRegex != "":
+		return "ReplacePrefixMatch with a RegularExpression path match"
 	case rw.prefix != "" && m.path != "" && !annotations.SafePath(m.path):
 		// (As a Route's rewrite-target, which would be ignored.)
 		return fmt.Sprintf("URLRewrite: ReplacePrefixMatch of path %q is not served (a path of letters, digits and /._~!*+,;=:@- only)", m.path)
@@ -265,30 +278,34 @@ func unsupportedRule(r gatewayv1.HTTPRouteRule) string {
 
 // pathOf returns the path of a match, whether it is matched exactly (else
 // as a prefix), or what of it is not served.
-func pathOf(m gatewayv1.HTTPRouteMatch) (string, bool, string) {
+func pathOf(m gatewayv1.HTTPRouteMatch) (path string, exact bool, regex string, why string) {
 	if m.Path == nil {
-		return "", false, ""
+		return "", false, "", ""
 	}
 	typ := gatewayv1.PathMatchPathPrefix
 	if m.Path.Type != nil {
 		typ = *m.Path.Type
 	}
-	if typ != gatewayv1.PathMatchPathPrefix && typ != gatewayv1.PathMatchExact {
-		return "", false, fmt.Sprintf("path matches of type %s are not served by this router yet", typ)
-	}
 	value := "/"
 	if m.Path.Value != nil {
 		value = *m.Path.Value
 	}
+	switch typ {
+	case gatewayv1.PathMatchRegularExpression:
+		return regexPathOf(value)
+	case gatewayv1.PathMatchPathPrefix, gatewayv1.PathMatchExact:
+	default:
+		return "", false, "", fmt.Sprintf("path matches of type %s are not served", typ)
+	}
 	if !strings.HasPrefix(value, "/") {
-		return "", false, fmt.Sprintf("path %q does not start with /", value)
+		return "", false, "", fmt.Sprintf("path %q does not start with /", value)
 	}
 	if typ == gatewayv1.PathMatchExact {
-		return value, true, ""
+		return value, true, "", ""
 	}
 	// A prefix matches whole path elements, a trailing "/" or not: a
 	// route path (the router's map keys end each path with "/").
-	return strings.TrimRight(value, "/"), false, ""
+	return strings.TrimRight(value, "/"), false, "", ""
 }
 
 // matchOf returns a match as served (its index unset), or what of it is
@@ -296,7 +313,7 @@ func pathOf(m gatewayv1.HTTPRouteMatch) (string, bool, string) {
 func matchOf(m gatewayv1.HTTPRouteMatch) (match, string) {
 	var out match
 	var why string
-	out.path, out.exact, why = pathOf(m)
+	out.path, out.exact, out.pathRegex, why = pathOf(m)
 	if why == "" {
 		out.headers, why = headerMatches(m)
 	}
@@ -325,17 +342,22 @@ func queryMatches(m gatewayv1.HTTPRouteMatch) ([]model.HeaderMatch, string) {
 	}
 	out := make([]model.HeaderMatch, 0, len(m.QueryParams))
 	for _, q := range m.QueryParams {
-		if q.Type != nil && *q.Type != gatewayv1.QueryParamMatchExact {
-			return nil, fmt.Sprintf("query parameter matches of type %s are not served by this router yet", *q.Type)
+		regex := q.Type != nil && *q.Type == gatewayv1.QueryParamMatchRegularExpression
+		if q.Type != nil && *q.Type != gatewayv1.QueryParamMatchExact && !regex {
+			return nil, fmt.Sprintf("query parameter matches of type %s are not served", *q.Type)
 		}
 		name := string(q.Name)
-		if !headerToken(strings.ToLower(strings.ReplaceAll(name, "~", "-"))) || q.Value == "" || !printable(q.Value) || len(q.Value) > 256 {
+		if !headerToken(strings.ToLower(strings.ReplaceAll(name, "~", "-"))) || !regex && (q.Value == "" || !printable(q.Value) || len(q.Value) > 256) {
 			return nil, fmt.Sprintf("query parameter match %q: the router serves names of letters, digits, -, _, . and ~ and printable values of up to 256 characters without braces, backslashes or quotes", name)
 		}
 		if slices.ContainsFunc(out, func(o model.HeaderMatch) bool { return o.Name == name }) {
 			continue // the first of the same name counts
 		}
-		out = append(out, model.HeaderMatch{Name: name, Value: q.Value})
+		qm, why := valueMatch(name, q.Value, regex)
+		if why != "" {
+			return nil, fmt.Sprintf("query parameter match %q: %s", name, why)
+		}
+		out = append(out, qm)
 	}
 	slices.SortFunc(out, func(a, b model.HeaderMatch) int { return strings.Compare(a.Name, b.Name) })
 	return out, ""
@@ -372,18 +394,23 @@ func headerMatches(m gatewayv1.HTTPRouteMatch) ([]model.HeaderMatch, string) {
 	}
 	out := make([]model.HeaderMatch, 0, len(m.Headers))
 	for _, h := range m.Headers {
-		if h.Type != nil && *h.Type != gatewayv1.HeaderMatchExact {
-			return nil, fmt.Sprintf("header matches of type %s are not served by this router yet", *h.Type)
+		regex := h.Type != nil && *h.Type == gatewayv1.HeaderMatchRegularExpression
+		if h.Type != nil && *h.Type != gatewayv1.HeaderMatchExact && !regex {
+			return nil, fmt.Sprintf("header matches of type %s are not served", *h.Type)
 		}
 		name := strings.ToLower(string(h.Name))
-		if !headerToken(name) || h.Value == "" || !printable(h.Value) || len(h.Value) > 256 {
+		if !headerToken(name) || !regex && (h.Value == "" || !printable(h.Value) || len(h.Value) > 256) {
 			return nil, fmt.Sprintf("header match %q: the router serves names of letters, digits, -, _ and . and printable values of up to 256 characters without braces, backslashes or quotes", h.Name)
 		}
 		if slices.ContainsFunc(out, func(o model.HeaderMatch) bool { return o.Name == name }) {
 			// The spec: the first of the same name counts.
 			continue
 		}
-		out = append(out, model.HeaderMatch{Name: name, Value: h.Value})
+		hm, why := valueMatch(name, h.Value, regex)
+		if why != "" {
+			return nil, fmt.Sprintf("header match %q: %s", h.Name, why)
+		}
+		out = append(out, hm)
 	}
 	slices.SortFunc(out, func(a, b model.HeaderMatch) int { return strings.Compare(a.Name, b.Name) })
 	return out, ""

@@ -263,6 +263,13 @@ type ServiceAliasConfig struct {
 	// then the most headers, then the most query parameters).
 	Method       string
 	QueryMatches []HeaderMatch
+	// PathRegex, if not empty, is a PCRE pattern (syntax.MatchRegex) the
+	// route's requests' whole path must match (the Gateway API's
+	// RegularExpression path matches): the route's Path is the literal
+	// start of the expression up to its last "/", and it is tested as
+	// header matches are, after the routes of its host and path that
+	// have none.
+	PathRegex string
 	// MatchOrder orders routes with header matches of one host and path
 	// and as many headers: the Gateway API's precedence (the oldest
 	// HTTPRoute, then its namespace and name, then the rule's and the
@@ -314,9 +321,10 @@ type MadeRoute struct {
 	Redirect      *Redirect
 	ExactPath     bool
 	HeaderMatches []HeaderMatch
-	// Method and QueryMatches: as in ServiceAliasConfig.
+	// Method, QueryMatches and PathRegex: as in ServiceAliasConfig.
 	Method       string
 	QueryMatches []HeaderMatch
+	PathRegex    string
 	// BackendNamespaces are the namespaces of the route's backends
 	// (spec.to, then alternateBackends), "" for the route's own (nil: all
 	// of the route's): another one a ReferenceGrant allows.
@@ -339,7 +347,7 @@ type MadeRoute struct {
 // Conditional reports whether the route's requests must match more than
 // its path (headers, a method, query parameters).
 func (m *MadeRoute) Conditional() bool {
-	return m != nil && (len(m.HeaderMatches) > 0 || m.Method != "" || len(m.QueryMatches) > 0)
+	return m != nil && (len(m.HeaderMatches) > 0 || m.Method != "" || len(m.QueryMatches) > 0 || m.PathRegex != "")
 }
 
 // Answered reports whether the router answers the route's requests itself
@@ -352,9 +360,11 @@ const HeaderActionAdd routev1.RouteHTTPHeaderActionType = "Add"
 
 // HeaderMatch is a request header a route's requests must have: Name (in
 // lower case; a token of letters, digits, "-", "_", ".") with Value
-// exactly (printable text).
+// exactly (printable text), or with Regex, a value that the PCRE pattern
+// Value (syntax.MatchRegex) matches.
 type HeaderMatch struct {
 	Name, Value string
+	Regex       bool
 }
 
 // HeaderChain is the routes with header, method or query parameter
@@ -374,14 +384,16 @@ type HeaderChain struct {
 }
 
 // HeaderCandidate is a route of a HeaderChain: its map value and what a
-// request must have for it: its method, headers (names in lower case) and
-// query parameters. Order is the route's MatchOrder.
+// request must have for it: its method, headers (names in lower case),
+// query parameters and a PCRE pattern its path matches. Order is the
+// route's MatchOrder.
 type HeaderCandidate struct {
-	Target  string
-	Method  string
-	Headers []HeaderMatch
-	Query   []HeaderMatch
-	Order   string
+	Target    string
+	Method    string
+	Headers   []HeaderMatch
+	Query     []HeaderMatch
+	PathRegex string
+	Order     string
 }
 
 // HeaderChains are the header chains of route_http.map and route_https.map.

@@ -644,6 +644,64 @@ spec:
 	}
 }
 
+// TestHTTPRouteRegularExpressionsMatchWholeValues: RegularExpression
+// matches of paths, headers and query parameters (RE2 syntax, matched
+// against the whole value by HAProxy): an expression ranks below longer
+// paths and below the other matches of its literal start, above shorter
+// paths; one the router refuses is left out (its reason in status: unit
+// tests), the rest served.
+func TestHTTPRouteRegularExpressionsMatchWholeValues(t *testing.T) {
+	m := newManifests(t)
+	m.Write("services.yaml", backendServices(t, "shop", "one", "two", "three"))
+	m.Write("gateway.yaml", gatewayWithListeners("shop", `{name: any, port: 80, protocol: HTTP, hostname: re.example.com}`))
+	m.Write("re.yaml", `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: re, namespace: shop}
+spec:
+  parentRefs: [{name: haproxy}]
+  rules:
+  - matches: [{path: {type: RegularExpression, value: "/api/v[0-9]+/items/[^/]+"}}]
+    backendRefs: [{name: two, port: 80}]
+  - matches: [{path: {type: RegularExpression, value: ".*\\.(png|jpg)"}}]
+    backendRefs: [{name: three, port: 80}]
+  - matches: [{path: {value: /api/v1/items/special}}]
+    backendRefs: [{name: three, port: 80}]
+  - matches: [{path: {value: /h}, headers: [{name: x-build, type: RegularExpression, value: "(?i)rc-[0-9]{1,3}"}]}]
+    backendRefs: [{name: two, port: 80}]
+  - matches: [{path: {value: /h}, queryParams: [{name: id, type: RegularExpression, value: "[a-f0-9]{4}"}]}]
+    backendRefs: [{name: three, port: 80}]
+  - matches: [{path: {type: RegularExpression, value: "/bad/(a+)+"}}]
+    backendRefs: [{name: two, port: 80}]
+  - backendRefs: [{name: one, port: 80}]
+`)
+	r := startRouter(t, m.Dir, nil)
+	host := "re.example.com"
+	for _, tc := range []struct {
+		path    string
+		headers []string
+		want    string
+	}{
+		{"/api/v2/items/pen", nil, "two"},
+		{"/api/v2/items/pen?x=1", nil, "two"},
+		// The whole path: not a part of it.
+		{"/api/v2/items/pen/more", nil, "one"},
+		{"/api/vx/items/pen", nil, "one"},
+		{"/x/api/v2/items/pen", nil, "one"},
+		// A longer path prefix first.
+		{"/api/v1/items/special", nil, "three"},
+		{"/img/a.png", nil, "three"},
+		{"/img/a.png.txt", nil, "one"},
+		{"/h", []string{"x-build", "RC-12"}, "two"},
+		{"/h", []string{"x-build", "rc-1234"}, "one"},
+		{"/h", []string{"x-build", "xrc-1"}, "one"},
+		{"/h?id=beef", nil, "three"},
+		{"/h?id=beefy", nil, "one"},
+		{"/bad/aaa", nil, "one"},
+	} {
+		expectBackend(t, loadTimeout, getHeaders(r, host, tc.path, tc.headers...), tc.want)
+	}
+}
+
 // TestHTTPRouteWildcardHostnamesServeSubdomains: a wildcard hostname (of a
 // listener or of an HTTPRoute) serves every subdomain of its domain, at
 // any depth, not the domain itself; an exact hostname wins over it.
