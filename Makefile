@@ -102,7 +102,7 @@ CORE_E2E_TESTS = \
   TestHTTPRouteServedNextToRoutes TestHTTPRouteChangesNeedNoReload TestKubeHTTPRouteServedWithStatus \
   TestHTTPSListenerServesTheGatewaysCertificate TestKubeHTTPSListenerSecretNeedsTheRoutersAccess \
   TestHTTPRouteHeaderModifiersReachBackendAndClient TestHTTPRouteWithoutHostnameServesEveryHost \
-  TestHTTPRouteRewritesAndTimeouts TestHTTPRouteRegularExpressionsMatchWholeValues TestTLSRoutePassesTLSThrough TestKubeTLSRouteServedWithStatus \
+  TestHTTPRouteRewritesAndTimeouts TestHTTPRouteRegularExpressionsMatchWholeValues TestHTTPRouteRuleSpreadsOverMoreThanFourBackends TestTLSRoutePassesTLSThrough TestKubeTLSRouteServedWithStatus \
   TestHTTPRouteRedirectsHTTPToHTTPS
 empty :=
 space := $(empty) $(empty)

@@ -163,7 +163,7 @@ func Admit(routes []*routev1.Route, opts Options) Decision {
 		domains.madeCheck(opts.Made),
 		wildcardPolicyCheck(opts.AllowWildcardRoutes, opts.Made),
 		hostCheck(opts.Made),
-		validationCheck(opts.ExtendedValidation, opts.Memo, served),
+		validationCheck(opts.ExtendedValidation, opts.Memo, served, opts.Made),
 	}
 	defer opts.Memo.endPass()
 	candidates := make([]*routev1.Route, 0, len(routes))

@@ -729,6 +729,34 @@ func TestOnlyMadeRoutesServeEveryHost(t *testing.T) {
 	expectAdmitted(t, d)
 }
 
+// TestMadeRoutesTakeUpToSixteenBackendsOfRepeatedNames: a made route
+// (the Gateway API's backendRefs of a rule) has up to MaxMadeBackends
+// backends, names repeated (Services of other namespaces); a Route keeps
+// OpenShift's three alternate backends of other names.
+func TestMadeRoutesTakeUpToSixteenBackendsOfRepeatedNames(t *testing.T) {
+	backends := func(n int) routeOpt {
+		return func(r *routev1.Route) {
+			for i := 1; i < n; i++ {
+				r.Spec.AlternateBackends = append(r.Spec.AlternateBackends, routev1.RouteTargetReference{Kind: "Service", Name: fmt.Sprintf("svc%d", i%3)})
+			}
+		}
+	}
+	routes := []*routev1.Route{
+		route("ns", "made-16", "a.example.com", "", 1, backends(16)),
+		route("ns", "made-17", "b.example.com", "", 1, backends(17)),
+		route("ns", "route-5", "c.example.com", "", 1, backends(5)),
+		route("ns", "route-3", "d.example.com", "", 1, func(r *routev1.Route) {
+			r.Spec.AlternateBackends = []routev1.RouteTargetReference{{Kind: "Service", Name: "svc"}}
+		}),
+	}
+	made := func(k Key) bool { return strings.Contains(string(k), "/made") }
+	d := Admit(routes, Options{Made: made, Memo: NewValidationMemo()})
+	expectAdmitted(t, d, "ns/made-16")
+	expectRejected(t, d, "ns/made-17", ReasonExtendedValidationFailed, "must have at most 15 items")
+	expectRejected(t, d, "ns/route-5", ReasonExtendedValidationFailed, "cannot specify more than 3 alternate backends")
+	expectRejected(t, d, "ns/route-3", ReasonExtendedValidationFailed, "Duplicate value")
+}
+
 // TestAnExactPathClaimsApartFromItsPrefix: a made route matching its path
 // exactly (Options.ClaimPath) shares the host with the prefix of the same
 // path; two exact ones of a path do not.

@@ -23,8 +23,8 @@ type ValidationMemo struct {
 }
 
 type memoKey struct {
-	route    *routev1.Route
-	extended bool
+	route          *routev1.Route
+	extended, made bool
 }
 
 // NewValidationMemo returns an empty memo.
@@ -32,12 +32,12 @@ func NewValidationMemo() *ValidationMemo {
 	return &ValidationMemo{last: map[memoKey]validated{}, cur: map[memoKey]validated{}}
 }
 
-// validate is validate(r, extended), remembered.
-func (m *ValidationMemo) validate(r *routev1.Route, extended bool) validated {
+// validate is validate(r, extended, made), remembered.
+func (m *ValidationMemo) validate(r *routev1.Route, extended, made bool) validated {
 	if m == nil {
-		return validate(r, extended)
+		return validate(r, extended, made)
 	}
-	k := memoKey{r, extended}
+	k := memoKey{r, extended, made}
 	m.mu.Lock()
 	v, ok := m.cur[k]
 	if !ok {
@@ -49,7 +49,7 @@ func (m *ValidationMemo) validate(r *routev1.Route, extended bool) validated {
 	if ok {
 		return v
 	}
-	v = validate(r, extended)
+	v = validate(r, extended, made)
 	m.mu.Lock()
 	m.cur[k] = v
 	m.mu.Unlock()

@@ -35,12 +35,12 @@ func TestAValidationMemoChangesNoDecision(t *testing.T) {
 		return got
 	}
 	expectAdmitted(t, pass(good, other, plain), "ns/good", "ns/other", "ns/plain")
-	entry := memo.last[memoKey{good, true}]
+	entry := memo.last[memoKey{good, true, false}]
 	if entry.tls == nil {
 		t.Fatal("the edge route's validation is not remembered")
 	}
 	expectAdmitted(t, pass(good, other, plain), "ns/good", "ns/other", "ns/plain")
-	if again := memo.last[memoKey{good, true}]; again.tls != entry.tls {
+	if again := memo.last[memoKey{good, true, false}]; again.tls != entry.tls {
 		t.Fatal("a route object seen before was validated again")
 	}
 
@@ -51,15 +51,15 @@ func TestAValidationMemoChangesNoDecision(t *testing.T) {
 	if d.Results["ns/good"].Admitted {
 		t.Fatalf("the replaced object was not validated again: %+v", d.Results["ns/good"])
 	}
-	if _, kept := memo.last[memoKey{other, true}]; kept {
+	if _, kept := memo.last[memoKey{other, true, false}]; kept {
 		t.Fatal("a route the pass did not have is still remembered")
 	}
-	if _, kept := memo.last[memoKey{good, true}]; kept {
+	if _, kept := memo.last[memoKey{good, true, false}]; kept {
 		t.Fatal("the replaced object is still remembered")
 	}
 	// Another setting, another entry.
 	Admit([]*routev1.Route{broken}, Options{Memo: memo})
-	if _, ok := memo.last[memoKey{broken, false}]; !ok {
+	if _, ok := memo.last[memoKey{broken, false, false}]; !ok {
 		t.Fatal("validation without EXTENDED_VALIDATION is not remembered apart")
 	}
 }

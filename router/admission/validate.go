@@ -20,6 +20,13 @@ const MaxPathLength = 4096
 // MaxAlternateBackends is the largest number of alternateBackends a route may have.
 const MaxAlternateBackends = 3
 
+// MaxMadeBackends is the largest number of backends (spec.to and
+// alternateBackends) of a route the router made (Options.Made): the
+// Gateway API's backendRefs of a rule, at most 16. Their names may repeat
+// (Services of other namespaces: the maker sees to it that each
+// namespace and name is there once).
+const MaxMadeBackends = 16
+
 // MaxWeight is the largest weight of a route backend.
 const MaxWeight = 256
 
@@ -128,9 +135,9 @@ func validHost(host string) bool {
 // CertificateNotLoadable. The TLS configuration an admitted edge or
 // re-encrypt route is served with (its sanitised certificates) is put in
 // served.
-func validationCheck(extended bool, memo *ValidationMemo, served map[Key]*routev1.TLSConfig) check {
+func validationCheck(extended bool, memo *ValidationMemo, served map[Key]*routev1.TLSConfig, made func(Key) bool) check {
 	return func(r *routev1.Route) (Result, bool) {
-		v := memo.validate(r, extended)
+		v := memo.validate(r, extended, made != nil && made(KeyOf(r)))
 		switch {
 		case len(v.invalid) > 0:
 			return Result{Reason: ReasonExtendedValidationFailed, Message: v.invalid.ToAggregate().Error()}, false
@@ -158,7 +165,7 @@ type validated struct {
 // Validate checks a route's fields other than its host and returns every
 // reason to reject it (see validate).
 func Validate(r *routev1.Route, extended bool) field.ErrorList {
-	v := validate(r, extended)
+	v := validate(r, extended, false)
 	return append(v.invalid, v.unloadable...)
 }
 
@@ -169,7 +176,7 @@ func Validate(r *routev1.Route, extended bool) field.ErrorList {
 // certificate fields of edge and re-encrypt routes are checked by
 // checkCertificates: OpenShift's extended validation with extended
 // (EXTENDED_VALIDATION), and always whether HAProxy can load them.
-func validate(r *routev1.Route, extended bool) validated {
+func validate(r *routev1.Route, extended, made bool) validated {
 	var v validated
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
@@ -201,19 +208,7 @@ func validate(r *routev1.Route, extended bool) validated {
 		}
 	}
 
-	errs = append(errs, validateBackend(spec.Child("to"), r.Spec.To)...)
-	if len(r.Spec.AlternateBackends) > MaxAlternateBackends {
-		errs = append(errs, field.Required(spec.Child("alternateBackends"), "cannot specify more than 3 alternate backends"))
-	}
-	seen := map[string]bool{r.Spec.To.Name: true}
-	for i, b := range r.Spec.AlternateBackends {
-		p := spec.Child("alternateBackends").Index(i)
-		errs = append(errs, validateBackend(p, b)...)
-		if seen[b.Name] {
-			errs = append(errs, field.Duplicate(p.Child("name"), b.Name))
-		}
-		seen[b.Name] = true
-	}
+	errs = append(errs, validateBackends(spec, r, made)...)
 	if r.Spec.Port != nil {
 		errs = append(errs, validateTargetPort(spec.Child("port", "targetPort"), r.Spec.Port.TargetPort)...)
 	}
@@ -325,4 +320,28 @@ func quoteForMessage(s string) string {
 		return s
 	}
 	return strconv.Quote(s)
+}
+
+// validateBackends checks spec.to and spec.alternateBackends: at most
+// MaxAlternateBackends of these, of other names (MaxMadeBackends
+// together, names repeated, for a made route).
+func validateBackends(spec *field.Path, r *routev1.Route, made bool) field.ErrorList {
+	errs := validateBackend(spec.Child("to"), r.Spec.To)
+	if made {
+		if len(r.Spec.AlternateBackends) >= MaxMadeBackends {
+			errs = append(errs, field.TooMany(spec.Child("alternateBackends"), len(r.Spec.AlternateBackends), MaxMadeBackends-1))
+		}
+	} else if len(r.Spec.AlternateBackends) > MaxAlternateBackends {
+		errs = append(errs, field.Required(spec.Child("alternateBackends"), "cannot specify more than 3 alternate backends"))
+	}
+	seen := map[string]bool{r.Spec.To.Name: true}
+	for i, b := range r.Spec.AlternateBackends {
+		p := spec.Child("alternateBackends").Index(i)
+		errs = append(errs, validateBackend(p, b)...)
+		if seen[b.Name] && !made {
+			errs = append(errs, field.Duplicate(p.Child("name"), b.Name))
+		}
+		seen[b.Name] = true
+	}
+	return errs
 }

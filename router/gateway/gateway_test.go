@@ -117,7 +117,7 @@ spec: {controllerName: istio.io/gateway-controller}`
 kind: Service
 metadata: {name: web}
 spec:
-  ports: [{name: http, port: 8080, targetPort: 3000}]
+  ports: [{name: http, port: 8080, targetPort: 3000}, {name: alt, port: 8443, targetPort: 3443}]
 ---
 apiVersion: v1
 kind: Service
@@ -537,9 +537,9 @@ spec:
     backendRefs: [{name: web, port: 8080}]`, 2,
 			"Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs PartiallyInvalid=True/UnsupportedValue",
 			"rule 1, match 0: ReplacePrefixMatch with an Exact path match; rule 2: URLRewrite: path \"/a b\" is not served (a path starting with / of letters, digits and /._~!*+,;=:@-); rule 3: header host is modified twice (header names are compared without case); rule 4: timeouts.request: \"1.5s\" is not a duration such as 1h2m3s4ms"},
-		{"five backends", `
-  - backendRefs: [{name: web, port: 8080}, {name: web, port: 8080}, {name: web, port: 8080}, {name: web, port: 8080}, {name: canary, port: 8080}]`, 0,
-			"Accepted=False/UnsupportedValue ResolvedRefs=True/ResolvedRefs", "more than 4 backends"},
+		{"one Service on two ports", `
+  - backendRefs: [{name: web, port: 8080}, {name: canary, port: 8080}, {name: web, port: 8443}]`, 0,
+			"Accepted=False/UnsupportedValue ResolvedRefs=True/ResolvedRefs", "backendRefs name Service web on two ports"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1489,5 +1489,39 @@ spec:
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("routes\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestBackendRefsOfOneServiceAreOneBackend: a Service a rule names twice
+// (on one port) is one backend with the weights added; sixteen backends
+// are one route.
+func TestBackendRefsOfOneServiceAreOneBackend(t *testing.T) {
+	doc := func(refs string) string {
+		return onGateway + `
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [a.example.com]
+  rules:
+  - backendRefs: ` + refs
+	}
+	res := Translate(view(t, doc(`[{name: web, port: 8080, weight: 3}, {name: canary, port: 8080}, {name: web, port: 8080, weight: 2}]`)), Options{})
+	if got := strings.Join(routes(res.Routes), " "); got != "default/r a.example.com -> web[5],canary[1] port http" {
+		t.Errorf("routes %s", got)
+	}
+	var refs []string
+	for i := 0; i < 16; i++ {
+		refs = append(refs, fmt.Sprintf("{name: s%d, port: 8080}", i))
+	}
+	var svcs []string
+	for i := 0; i < 17; i++ {
+		svcs = append(svcs, fmt.Sprintf("apiVersion: v1\nkind: Service\nmetadata: {name: s%d}\nspec:\n  ports: [{name: http, port: 8080}]", i))
+	}
+	res = Translate(view(t, doc("["+strings.Join(refs, ", ")+"]")+"\n---\n"+strings.Join(svcs, "\n---\n")), Options{})
+	if len(res.Routes) != 1 || len(res.Routes[0].Spec.AlternateBackends) != 15 {
+		t.Errorf("sixteen backends: routes %v", routes(res.Routes))
 	}
 }

@@ -499,9 +499,13 @@ func backendsOf(v View, rt routeRef, refs []gatewayv1.BackendRef) backendRefs {
 		validWeight += int64(b.weight)
 		out.valid = append(out.valid, b)
 	}
+	var why string
+	out.valid, why = mergeBackends(out.valid)
 	switch {
-	case len(out.valid) > 1+admission.MaxAlternateBackends:
-		out.valid, out.why = nil, fmt.Sprintf("more than %d backends are not served by this router yet", 1+admission.MaxAlternateBackends)
+	case why != "":
+		out.valid, out.why = nil, why
+	case len(out.valid) > admission.MaxMadeBackends:
+		out.valid, out.why = nil, fmt.Sprintf("more than %d backends are not served", admission.MaxMadeBackends)
 	case out.invalid && (len(out.valid) == 0 || validWeight == 0):
 		out.valid, out.errorShare = nil, 1000
 	case out.invalid:
@@ -513,6 +517,25 @@ func backendsOf(v View, rt routeRef, refs []gatewayv1.BackendRef) backendRefs {
 	}
 	scaleWeights(out.valid)
 	return out
+}
+
+// mergeBackends makes backends of one Service (namespace and name) one,
+// their weights added, or says why it cannot: the same Service on two
+// ports (a route's Services are served on one port each).
+func mergeBackends(bs []backend) ([]backend, string) {
+	out := bs[:0:0]
+	for _, b := range bs {
+		i := slices.IndexFunc(out, func(o backend) bool { return o.namespace == b.namespace && o.service == b.service })
+		switch {
+		case i < 0:
+			out = append(out, b)
+		case out[i].targetPort.String() != b.targetPort.String():
+			return nil, fmt.Sprintf("backendRefs name Service %s on two ports; a rule's Services are served on one port each", b.service)
+		default:
+			out[i].weight += b.weight
+		}
+	}
+	return out, ""
 }
 
 // weightOf is a backendRef's weight (1 when it has none).

@@ -702,6 +702,47 @@ spec:
 	}
 }
 
+// TestHTTPRouteRuleSpreadsOverMoreThanFourBackends: a rule's backendRefs
+// beyond the Route API's four (up to the spec's sixteen) are served by
+// weight, a Service named twice once with the weights added, weight 0 not
+// at all.
+func TestHTTPRouteRuleSpreadsOverMoreThanFourBackends(t *testing.T) {
+	m := newManifests(t)
+	names := []string{"b1", "b2", "b3", "b4", "b5", "b6", "idle"}
+	m.Write("services.yaml", backendServices(t, "shop", names...))
+	m.Write("gateway.yaml", gatewayWithListeners("shop", `{name: any, port: 80, protocol: HTTP, hostname: many.example.com}`))
+	m.Write("many.yaml", `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: many, namespace: shop}
+spec:
+  parentRefs: [{name: haproxy}]
+  rules:
+  - backendRefs:
+    - {name: b1, port: 80}
+    - {name: b2, port: 80}
+    - {name: b3, port: 80}
+    - {name: b4, port: 80}
+    - {name: b5, port: 80}
+    - {name: b6, port: 80, weight: 2}
+    - {name: b1, port: 80}
+    - {name: idle, port: 80, weight: 0}
+`)
+	r := startRouter(t, m.Dir, nil)
+	get := func() (response, error) { return r.httpGet("many.example.com", "/") }
+	for _, want := range names[:6] {
+		expectBackend(t, loadTimeout, get, want)
+	}
+	for i := 0; i < 100; i++ {
+		resp, err := get()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Status != 200 || resp.backend() == "idle" {
+			t.Fatalf("request %d: %d from %q", i, resp.Status, resp.backend())
+		}
+	}
+}
+
 // TestHTTPRouteWildcardHostnamesServeSubdomains: a wildcard hostname (of a
 // listener or of an HTTPRoute) serves every subdomain of its domain, at
 // any depth, not the domain itself; an exact hostname wins over it.
