@@ -1263,6 +1263,14 @@ spec:
   rules: [{backendRefs: [{name: nosuch, port: 8080}]}]
 ---
 apiVersion: gateway.networking.k8s.io/v1
+kind: TLSRoute
+metadata: {name: partial}
+spec:
+  parentRefs: [{name: gw, sectionName: tls}]
+  hostnames: [p.example.com]
+  rules: [{backendRefs: [{name: web, port: 8080, weight: 3}, {name: nosuch, port: 8080}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: web-on-tls}
 spec:
@@ -1300,10 +1308,12 @@ spec:
 			got = append(got, r.Spec.Host+" refused")
 			continue
 		}
-		got = append(got, fmt.Sprintf("%s %s %s:%d+%d", r.Spec.Host, r.Spec.WildcardPolicy, r.Spec.To.Name, *r.Spec.To.Weight, len(r.Spec.AlternateBackends)))
+		got = append(got, fmt.Sprintf("%s %s %s:%d+%d refused %d‰", r.Spec.Host, r.Spec.WildcardPolicy, r.Spec.To.Name, *r.Spec.To.Weight,
+			len(r.Spec.AlternateBackends), res.MadeRoute(r).ErrorShare))
 	}
 	slices.Sort(got)
-	if want := []string{"*.example.com Subdomain web:3+1", "abc.example.com None web:3+1", "m.example.com refused"}; fmt.Sprint(got) != fmt.Sprint(want) {
+	if want := []string{"*.example.com Subdomain web:3+1 refused 0‰", "abc.example.com None web:3+1 refused 0‰", "m.example.com refused",
+		"p.example.com None web:3+0 refused 250‰"}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("TLSRoute routes %q, want %q", got, want)
 	}
 	res.Finish(admitAll(res.Routes))
@@ -1311,6 +1321,7 @@ spec:
 		"default/db":        "Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs",
 		"default/http-only": "Accepted=False/NotAllowedByListeners ResolvedRefs=True/ResolvedRefs",
 		"default/missing":   "Accepted=True/Accepted ResolvedRefs=False/BackendNotFound",
+		"default/partial":   "Accepted=True/Accepted ResolvedRefs=False/BackendNotFound",
 	} {
 		rs := res.TLSRoutes[store.Key(name)]
 		if rs == nil {
@@ -1323,8 +1334,8 @@ spec:
 	if got := conditions(res.HTTPRoutes["default/web-on-tls"].Parents[0].Conditions); !strings.HasPrefix(got, "Accepted=False/NotAllowedByListeners") {
 		t.Errorf("an HTTPRoute on a TLS listener: %s", got)
 	}
-	if ls[0].AttachedRoutes != 2 {
-		t.Errorf("the TLS listener's attachedRoutes %d, want 2 (db, missing)", ls[0].AttachedRoutes)
+	if ls[0].AttachedRoutes != 3 {
+		t.Errorf("the TLS listener's attachedRoutes %d, want 3 (db, missing, partial)", ls[0].AttachedRoutes)
 	}
 	for _, h := range res.HostResponses {
 		if strings.HasSuffix(h.Host, "example.com") {

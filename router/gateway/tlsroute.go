@@ -36,7 +36,7 @@ func translateTLSRoute(v View, tr *gatewayv1.TLSRoute, res *Result) *translation
 	}
 	k := store.KeyOf(tr.Namespace, tr.Name)
 	t := &translation{key: k, rs: rs, kind: rt.kind}
-	backends, resolved := tlsBackends(v, rt, tr, rs)
+	backends, errorShare, resolved := tlsBackends(v, rt, tr, rs)
 	for i := range rs.Parents {
 		rs.Parents[i].Conditions = append(rs.Parents[i].Conditions, resolved)
 	}
@@ -58,22 +58,23 @@ func translateTLSRoute(v View, tr *gatewayv1.TLSRoute, res *Result) *translation
 		parents := hosts[host]
 		t.routes = append(t.routes, r)
 		t.origins = append(t.origins, Origin{HTTPRoute: k, Kind: rt.kind, Parents: parents,
-			Made:       madeTLSRoute(backends),
+			Made:       madeTLSRoute(backends, errorShare),
 			ClaimGroup: claimGroup(rs, parents), ClaimSide: admission.SideHTTPS})
 		rs.routes = append(rs.routes, admission.KeyOf(r))
 	}
 	return t
 }
 
-// tlsBackends resolves a TLSRoute's backends (its one rule's) and its
+// tlsBackends resolves a TLSRoute's backends (its one rule's), the share of
+// connections, per mille, the invalid ones' weights take, and its
 // ResolvedRefs condition; nil when none can be served: connections to its
 // hostnames are then refused, as the spec asks, when no backend is valid
 // (rs.noValidBackend), else what is wrong is in rs.unserved.
-func tlsBackends(v View, rt routeRef, tr *gatewayv1.TLSRoute, rs *RouteStatus) ([]backend, metav1.Condition) {
+func tlsBackends(v View, rt routeRef, tr *gatewayv1.TLSRoute, rs *RouteStatus) ([]backend, int, metav1.Condition) {
 	resolved := condition(gatewayv1.RouteConditionResolvedRefs, true, gatewayv1.RouteReasonResolvedRefs, "", tr.Generation)
 	if len(tr.Spec.Rules) != 1 {
 		rs.unserved = append(rs.unserved, unserved{msg: fmt.Sprintf("a TLSRoute has one rule, not %d", len(tr.Spec.Rules))})
-		return nil, resolved
+		return nil, 0, resolved
 	}
 	refs := backendsOf(v, rt, tr.Spec.Rules[0].BackendRefs)
 	if refs.refErr != nil {
@@ -85,12 +86,11 @@ func tlsBackends(v View, rt routeRef, tr *gatewayv1.TLSRoute, rs *RouteStatus) (
 	case refs.errorShare == 1000:
 		// Connections to its hostnames are refused.
 		rs.noValidBackend = true
-	case refs.invalid:
-		rs.unserved = append(rs.unserved, unserved{msg: "rule 0: some backends are invalid (their share of connections is not refused by this router yet)", backend: true})
 	default:
-		return refs.valid, resolved
+		// The invalid ones' share of connections is refused.
+		return refs.valid, refs.errorShare, resolved
 	}
-	return nil, resolved
+	return nil, 0, resolved
 }
 
 // passthroughRoute is the route of a TLSRoute's hostname ("*.domain": its
@@ -123,14 +123,15 @@ func passthroughRoute(tr *gatewayv1.TLSRoute, host string, backends []backend) *
 }
 
 // madeTLSRoute is what a TLSRoute's route has beyond the Route API: its
-// backends' namespaces and ports; without a valid backend, its connections
+// backends' namespaces and ports, the share of connections refused for
+// invalid backends (ErrorShare); without a valid backend, its connections
 // are refused (Respond: the default template maps it to "@reject").
-func madeTLSRoute(backends []backend) model.MadeRoute {
+func madeTLSRoute(backends []backend, errorShare int) model.MadeRoute {
 	if len(backends) == 0 {
 		return model.MadeRoute{Respond: 503}
 	}
 	r := rule{backends: backends}
-	return model.MadeRoute{BackendNamespaces: r.backendNamespaces(), BackendPorts: r.backendPorts()}
+	return model.MadeRoute{BackendNamespaces: r.backendNamespaces(), BackendPorts: r.backendPorts(), ErrorShare: errorShare}
 }
 
 // tlsDigest is a digest of the routes made from TLSRoutes and their
@@ -155,8 +156,8 @@ func tlsDigest(res *Result) string {
 		if r.Spec.Port != nil {
 			port = r.Spec.Port.TargetPort.String()
 		}
-		fmt.Fprintf(h, "%s|%s|%s|%s|%s|%d|%q|%q|%v|%s", k, r.ResourceVersion, r.Spec.Host, backend(r.Spec.To), port,
-			o.Made.Respond, o.Made.BackendNamespaces, o.Made.BackendPorts, o.Parents, o.ClaimGroup)
+		fmt.Fprintf(h, "%s|%s|%s|%s|%s|%d|%d|%q|%q|%v|%s", k, r.ResourceVersion, r.Spec.Host, backend(r.Spec.To), port,
+			o.Made.Respond, o.Made.ErrorShare, o.Made.BackendNamespaces, o.Made.BackendPorts, o.Parents, o.ClaimGroup)
 		for _, b := range r.Spec.AlternateBackends {
 			fmt.Fprintf(h, "|%s", backend(b))
 		}

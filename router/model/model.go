@@ -211,8 +211,9 @@ type ServiceAliasConfig struct {
 	// /._~!*+,;=:@-); the default template sets it after rewrite-target.
 	RewritePath string
 	// ErrorShare (this router's addition), 1 to 999, is the share of a
-	// route's requests, per mille, HAProxy answers with 500 itself: the
-	// weights of an HTTPRoute rule's invalid backends, as the Gateway API
+	// route's requests, per mille, HAProxy answers with 500 itself (a
+	// passthrough route's connections: refused): the weights of an
+	// HTTPRoute or TLSRoute rule's invalid backends, as the Gateway API
 	// asks; the default template does it in the route's backend.
 	ErrorShare int
 	// PrimaryServiceUnitKey is the key of the route's spec.to service.

@@ -944,6 +944,9 @@ spec:
 	// Without a valid backend: its connections are refused (not passed
 	// to the wildcard's backend).
 	m.Write("broken.yaml", tlsRoute("broken", "broken.w.gtls.example.com", "nosuch"))
+	// A valid and an invalid backend of one weight: half the connections
+	// refused, half passed to the valid one.
+	m.Write("half.yaml", strings.Replace(tlsRoute("half", "half.w.gtls.example.com", "exact"), "port: 80}", "port: 80}, {name: nosuch, port: 80}", 1))
 	env, ms := metricsEnv(t)
 	env["RELOAD_INTERVAL"] = "1s"
 	r := startRouter(t, m.Dir, env)
@@ -959,6 +962,13 @@ spec:
 	}
 	eventually(t, loadTimeout, "the connection refused", func() error {
 		if resp, err := r.httpsGet("broken.w.gtls.example.com", "/"); err == nil {
+			return fmt.Errorf("answered %d by %q", resp.Status, resp.backend())
+		}
+		return nil
+	})
+	expectBackend(t, loadTimeout, https("half.w.gtls.example.com"), "gtls-exact")
+	eventually(t, loadTimeout, "a connection of the invalid backend's share refused", func() error {
+		if resp, err := r.httpsGet("half.w.gtls.example.com", "/"); err == nil {
 			return fmt.Errorf("answered %d by %q", resp.Status, resp.backend())
 		}
 		return nil
