@@ -27,11 +27,14 @@ var SupportedFeatures = []gatewayv1.FeatureName{
 }
 
 // supportedFeatures is SupportedFeatures as a GatewayClass's status has
-// them.
-func supportedFeatures() []gatewayv1.SupportedFeature {
-	out := make([]gatewayv1.SupportedFeature, len(SupportedFeatures))
-	for i, f := range SupportedFeatures {
-		out[i] = gatewayv1.SupportedFeature{Name: f}
+// them, TLSRoute only where TLSRoutes are served (tlsRoutes).
+func supportedFeatures(tlsRoutes bool) []gatewayv1.SupportedFeature {
+	out := make([]gatewayv1.SupportedFeature, 0, len(SupportedFeatures))
+	for _, f := range SupportedFeatures {
+		if f == "TLSRoute" && !tlsRoutes {
+			continue
+		}
+		out = append(out, gatewayv1.SupportedFeature{Name: f})
 	}
 	return out
 }

@@ -53,6 +53,9 @@ type View interface {
 	Gateways() []*gatewayv1.Gateway
 	HTTPRoutes() []*gatewayv1.HTTPRoute
 	TLSRoutes() []*gatewayv1.TLSRoute
+	// TLSRoutesServed: the source gives TLSRoutes (in cluster mode, the
+	// API server serves them): GatewayClasses list the TLSRoute feature.
+	TLSRoutesServed() bool
 	ReferenceGrants() []*gatewayv1.ReferenceGrant
 	Namespace(name string) *corev1.Namespace
 	Service(namespace, name string) *corev1.Service
@@ -342,7 +345,7 @@ func Translate(v View, o Options) *Result {
 		}
 		cs := ClassStatus{Generation: c.Generation, Conditions: []metav1.Condition{accepted}}
 		if accepted.Status == metav1.ConditionTrue {
-			cs.SupportedFeatures = supportedFeatures()
+			cs.SupportedFeatures = supportedFeatures(v.TLSRoutesServed())
 		}
 		res.Classes[c.Name] = cs
 	}

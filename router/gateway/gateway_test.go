@@ -29,17 +29,20 @@ type objects struct {
 	gateways   []*gatewayv1.Gateway
 	httpRoutes []*gatewayv1.HTTPRoute
 	tlsRoutes  []*gatewayv1.TLSRoute
-	grants     []*gatewayv1.ReferenceGrant
-	namespaces map[string]*corev1.Namespace
-	services   map[string]*corev1.Service
-	routes     map[string]*routev1.Route
-	secrets    map[string]*corev1.Secret
+	// noTLSRoutes: TLSRoutes are not served (TLSRoutesServed).
+	noTLSRoutes bool
+	grants      []*gatewayv1.ReferenceGrant
+	namespaces  map[string]*corev1.Namespace
+	services    map[string]*corev1.Service
+	routes      map[string]*routev1.Route
+	secrets     map[string]*corev1.Secret
 }
 
 func (o *objects) GatewayClasses() []*gatewayv1.GatewayClass    { return o.classes }
 func (o *objects) Gateways() []*gatewayv1.Gateway               { return o.gateways }
 func (o *objects) HTTPRoutes() []*gatewayv1.HTTPRoute           { return o.httpRoutes }
 func (o *objects) TLSRoutes() []*gatewayv1.TLSRoute             { return o.tlsRoutes }
+func (o *objects) TLSRoutesServed() bool                        { return !o.noTLSRoutes }
 func (o *objects) ReferenceGrants() []*gatewayv1.ReferenceGrant { return o.grants }
 func (o *objects) Namespace(name string) *corev1.Namespace      { return o.namespaces[name] }
 func (o *objects) Service(ns, name string) *corev1.Service      { return o.services[ns+"/"+name] }
@@ -220,6 +223,13 @@ spec:
 		!slices.IsSortedFunc(f, func(a, b gatewayv1.SupportedFeature) int { return strings.Compare(string(a.Name), string(b.Name)) }) {
 		t.Errorf("supported features %v, want SupportedFeatures, sorted (as the spec asks)", f)
 	}
+	// Where the API server does not serve TLSRoutes: not claimed.
+	v.noTLSRoutes = true
+	if f := Translate(v, Options{}).Classes["haproxy"].SupportedFeatures; len(f) != len(SupportedFeatures)-1 ||
+		slices.ContainsFunc(f, func(s gatewayv1.SupportedFeature) bool { return s.Name == "TLSRoute" }) {
+		t.Errorf("supported features without TLSRoutes served: %v", f)
+	}
+	v.noTLSRoutes = false
 	if len(res.Gateways) != 1 || res.Gateways["default/gw"] == nil {
 		t.Errorf("gateways %v, want default/gw alone", res.Gateways)
 	}

@@ -84,6 +84,17 @@ func (v View) HTTPRoutes() []*gatewayv1.HTTPRoute { return sortedByKey(v.s.gw.ht
 // TLSRoutes returns the TLSRoutes sorted by namespace, then name.
 func (v View) TLSRoutes() []*gatewayv1.TLSRoute { return sortedByKey(v.s.gw.tlsRoutes) }
 
+// TLSRoutesWatched is the name a source marks synced (Sink.MarkSynced)
+// when it gives the store TLSRoutes: the manifests source always, the
+// cluster's where the API server serves them (the experimental channel's
+// CRD) and the router may list them.
+const TLSRoutesWatched = "gateway.networking.k8s.io/tlsroutes"
+
+// TLSRoutesServed reports whether a source gives the store TLSRoutes
+// (TLSRoutesWatched): a GatewayClass's supported features list TLSRoute
+// only then.
+func (v View) TLSRoutesServed() bool { return v.s.synced[TLSRoutesWatched] }
+
 // ReferenceGrants returns the ReferenceGrants sorted by namespace, then name.
 func (v View) ReferenceGrants() []*gatewayv1.ReferenceGrant { return sortedByKey(v.s.gw.grants) }
 

@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +18,8 @@ import (
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 	gatewayinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
+
+	"github.com/openshift-router-go/router/router/store"
 )
 
 // GatewayGroup is the Gateway API's group.
@@ -201,6 +204,9 @@ func (s *Source) gatewayInformers(ctx context.Context, kinds []gatewayKind, add 
 		names = append(names, k.name())
 	}
 	o.Logger.Info("watching Gateway API objects", "kinds", strings.Join(names, ", "))
+	if slices.ContainsFunc(kinds, func(k gatewayKind) bool { return k.resource == "tlsroutes" }) {
+		o.Sink.MarkSynced(store.TLSRoutesWatched)
+	}
 	factories := []factory{plain, labelled}
 	if _, err := o.Kube.CoreV1().Namespaces().List(ctx, one); err != nil {
 		o.Logger.Info("namespaces cannot be listed: listeners that select the namespaces of their routes by label take none", "error", err.Error())

@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -106,6 +107,13 @@ func runSource(t *testing.T, ctx context.Context, cfg *rest.Config, sink *kindCo
 	}
 }
 
+// tlsRoutesServed is the store's View.TLSRoutesServed.
+func tlsRoutesServed(s *store.Store) bool {
+	served := false
+	_ = s.Read(func(v store.View) error { served = v.TLSRoutesServed(); return nil })
+	return served
+}
+
 // gatewayNames lists the Gateway API objects of the store, and its routes.
 func gatewayNames(s *store.Store) string {
 	var out []string
@@ -192,6 +200,28 @@ func TestSourceWatchesTheGatewayAPIWithTheRoutersClusterRole(t *testing.T) {
 		if n := strings.Count(log.String(), "Gateway API objects are not watched"); n != 1 {
 			t.Errorf("said %d times that the Gateway API is not watched", n)
 		}
+		if !tlsRoutesServed(sink.Store) {
+			t.Error("TLSRoutes watched since the grant, not said to the store")
+		}
+	})
+
+	t.Run("without TLSRoutes", func(t *testing.T) {
+		// A ClusterRole without tlsroutes (as where the API server does
+		// not serve them): the rest is watched, the store told that
+		// TLSRoutes are not (GatewayClasses then claim no TLSRoute).
+		var rules []rbacv1.PolicyRule
+		for _, r := range deploy.ClusterRoleRules() {
+			r.Resources = slices.DeleteFunc(slices.Clone(r.Resources), func(res string) bool { return strings.HasPrefix(res, "tlsroutes") })
+			rules = append(rules, r)
+		}
+		sink := &kindCountingSink{Store: store.New(), upserts: map[string]int{}}
+		runSource(t, ctx, c.ConfigAs(t, "router-without-tlsroutes", rules), sink, &lines{})
+		if got, want := gatewayNames(sink.Store), "[class haproxy gateway gw httproute web [a.example.com] grant g route web]"; got != want {
+			t.Errorf("stored %s, want %s", got, want)
+		}
+		if tlsRoutesServed(sink.Store) {
+			t.Error("TLSRoutes said to be served")
+		}
 	})
 
 	sink := &kindCountingSink{Store: store.New(), upserts: map[string]int{}}
@@ -200,6 +230,9 @@ func TestSourceWatchesTheGatewayAPIWithTheRoutersClusterRole(t *testing.T) {
 	want := "[class haproxy gateway gw httproute web [a.example.com] tlsroute t grant g route web]"
 	if got := gatewayNames(sink.Store); got != want {
 		t.Fatalf("stored %s, want %s; log:\n%s", got, want, log)
+	}
+	if !tlsRoutesServed(sink.Store) {
+		t.Error("TLSRoutes watched, not said to the store")
 	}
 	// Every namespace, with its labels: listeners select routes' namespaces by them.
 	_ = sink.Read(func(v store.View) error {

@@ -32,6 +32,7 @@ func LoadDir(dir string, sink store.Sink, logger logr.Logger) error {
 		return fmt.Errorf("manifests directory %s: cannot be read", dir)
 	}
 	sink.MarkSynced(SourceName)
+	sink.MarkSynced(store.TLSRoutesWatched)
 	s.log.V(1).Info("Loaded manifests", "files", len(st.files), "objects", len(st.emitted))
 	return nil
 }

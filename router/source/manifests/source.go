@@ -150,6 +150,7 @@ func (s *Source) Run(ctx context.Context) error {
 	}
 	st.scan()
 	s.sink.MarkSynced(SourceName)
+	s.sink.MarkSynced(store.TLSRoutesWatched)
 	s.log.Info("Loaded manifests", "files", len(st.files), "objects", len(st.emitted))
 	st.follow(ctx)
 	return nil
