@@ -1546,3 +1546,52 @@ spec:
 		t.Errorf("sixteen backends: routes %v", routes(res.Routes))
 	}
 }
+
+// TestListenersAreIsolated: a route is served for a hostname on a
+// listener only where no more specific listener of the Gateway (on that
+// port) takes the hostname's requests — the spec's listener isolation.
+func TestListenersAreIsolated(t *testing.T) {
+	route := func(name, section, hostnames string) string {
+		return fmt.Sprintf(`
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: %s}
+spec:
+  parentRefs: [{name: gw, sectionName: %s}]
+  hostnames: [%s]
+  rules: [{backendRefs: [{name: web, port: 8080}]}]`, name, section, hostnames)
+	}
+	docs := class + "\n---\n" + web + "\n---\n" + gatewayDoc(
+		`{name: any, port: 80, protocol: HTTP}`,
+		`{name: wild, port: 80, protocol: HTTP, hostname: "*.example.com"}`,
+		`{name: foo, port: 80, protocol: HTTP, hostname: "*.foo.example.com"}`,
+		`{name: abc, port: 80, protocol: HTTP, hostname: abc.foo.example.com}`,
+		`{name: https, port: 443, protocol: HTTPS, hostname: "*.example.com", tls: {certificateRefs: [{name: c}]}}`) +
+		route("on-any", "any", `bar.com, "*.example.com", "*.foo.example.com", abc.foo.example.com, x.example.com`) +
+		route("on-wild", "wild", `"*.example.com", "*.foo.example.com", abc.foo.example.com, x.example.com`) +
+		route("on-foo", "foo", `"*.foo.example.com", abc.foo.example.com`) +
+		route("on-any-all", "any", "")
+	res := Translate(view(t, docs), Options{})
+	var got []string
+	for _, r := range res.Routes {
+		got = append(got, string(res.Origins[admission.KeyOf(r)].HTTPRoute)+" "+r.Spec.Host)
+	}
+	slices.Sort(got)
+	want := []string{
+		"default/on-any bar.com",
+		"default/on-any-all *",
+		"default/on-foo *.foo.example.com",
+		"default/on-wild *.example.com",
+		"default/on-wild x.example.com",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("routes\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	res.Finish(admitAll(res.Routes))
+	for _, name := range []string{"default/on-any", "default/on-wild", "default/on-foo"} {
+		if c := conditions(res.HTTPRoutes[store.Key(name)].Parents[0].Conditions[:1]); c != "Accepted=True/Accepted" {
+			t.Errorf("%s: %s, want Accepted", name, c)
+		}
+	}
+}

@@ -303,6 +303,9 @@ func attach(v View, rt routeRef, ref gatewayv1.ParentReference, gwNamespace stri
 			continue
 		}
 		for _, host := range h {
+			if takenByAnother(gw, l, host) {
+				continue
+			}
 			hosts[host] = append(hosts[host], l)
 		}
 	}
@@ -311,6 +314,46 @@ func attach(v View, rt routeRef, ref gatewayv1.ParentReference, gwNamespace stri
 			"no hostname of the route matches a listener's hostname", gen)
 	}
 	return hosts, attached, condition(gatewayv1.RouteConditionAccepted, true, gatewayv1.RouteReasonAccepted, "", gen)
+}
+
+// takenByAnother reports whether every request for host (a hostname or a
+// wildcard) goes to a listener of gw other than l, on l's port: one more
+// specific than l whose hostname covers host. The spec's listener
+// isolation: a request is served by the routes of the most specific
+// listener its hostname matches alone (a route of a listener without a
+// hostname naming "*.example.com" does not serve the requests of a
+// listener "*.example.com" of the same Gateway).
+func takenByAnother(gw *GatewayStatus, l *ListenerStatus, host string) bool {
+	if host == "" {
+		return false
+	}
+	mine := strings.ToLower(hostnameOf(l.spec.Hostname))
+	for i := range gw.Listeners {
+		o := &gw.Listeners[i]
+		theirs := strings.ToLower(hostnameOf(o.spec.Hostname))
+		if o == l || !o.served || o.spec.Port != l.spec.Port || theirs == "" || theirs == mine {
+			continue
+		}
+		covers := theirs == host || wildcardMatches(theirs, host)
+		if covers && moreSpecific(theirs, mine) {
+			return true
+		}
+	}
+	return false
+}
+
+// moreSpecific reports whether listener hostname a is more specific than b
+// where both match a hostname: a hostname over a wildcard, a longer
+// wildcard over a shorter one, anything over none ("").
+func moreSpecific(a, b string) bool {
+	switch aw, bw := strings.HasPrefix(a, "*"), strings.HasPrefix(b, "*"); {
+	case b == "":
+		return a != ""
+	case aw != bw:
+		return !aw
+	default:
+		return aw && len(a) > len(b)
+	}
 }
 
 // allowsNamespace reports whether a listener of a Gateway of namespace
