@@ -66,7 +66,7 @@ type churnWatch struct {
 // seconds would otherwise take the cores the measured one needs, and each
 // would be measured against the other's reloads. The paused ones catch up
 // once resumed, before their own turn.
-func sbsRouteChurn(b *testing.B, ctx context.Context, c *kubetest.Cluster, ns string, routers []*sbsRouter, ips []string, changes int) {
+func sbsRouteChurn(b *testing.B, ctx context.Context, c *kubetest.Cluster, routers []*sbsRouter, ips []string, changes int) {
 	b.Helper()
 	var watches []*churnWatch
 	for _, r := range routers {
@@ -77,17 +77,22 @@ func sbsRouteChurn(b *testing.B, ctx context.Context, c *kubetest.Cluster, ns st
 	if len(watches) == 0 || changes <= 0 {
 		return
 	}
-	// The warm-up, not measured: the routes the first deletions delete.
-	for j := 0; j < sbsChurnLive-1; j++ {
-		if _, err := createChurnRoute(ctx, c, ns, j, ips[j%len(ips)]); err != nil {
-			b.Fatalf("route churn, warm-up: %v", err)
-		}
-	}
 	plan := churnPlan(changes * len(watches))
+	warm := map[string]bool{}
 	for i, w := range watches {
 		ops := plan[i*changes : (i+1)*changes]
+		if !warm[w.r.ns] {
+			// The warm-up of each namespace, not measured: the
+			// routes the first deletions delete.
+			warm[w.r.ns] = true
+			for _, j := range liveBefore(ops[0]) {
+				if _, err := createChurnObjects(ctx, c, w.r, j, ips[j%len(ips)]); err != nil {
+					b.Fatalf("route churn, warm-up: %v", err)
+				}
+			}
+		}
 		resume := pauseOthers(b, routers, w.r)
-		made := churnPhase(b, ctx, c, ns, w, routers, ops, ips)
+		made := churnPhase(b, ctx, c, w, routers, ops, ips)
 		resume()
 		res := w.result(made)
 		w.r.report.RouteChurn = res
@@ -133,7 +138,7 @@ func pauseOthers(b *testing.B, routers []*sbsRouter, r *sbsRouter) func() {
 // churnPhase measures w's router through the changes ops, once it serves
 // the routes that live before them (the warm-up's, or those an earlier
 // phase left), and returns the number of changes made.
-func churnPhase(b *testing.B, ctx context.Context, c *kubetest.Cluster, ns string, w *churnWatch, routers []*sbsRouter, ops []churnOp, ips []string) int {
+func churnPhase(b *testing.B, ctx context.Context, c *kubetest.Cluster, w *churnWatch, routers []*sbsRouter, ops []churnOp, ips []string) int {
 	b.Helper()
 	deadline := time.Now().Add(sbsChurnTimeout)
 	for _, j := range liveBefore(ops[0]) {
@@ -161,9 +166,9 @@ func churnPhase(b *testing.B, ctx context.Context, c *kubetest.Cluster, ns strin
 		var err error
 		if op.add {
 			want = sbsBackendName(op.route % len(ips))
-			t0, err = createChurnRoute(ctx, c, ns, op.route, ips[op.route%len(ips)])
+			t0, err = createChurnObjects(ctx, c, w.r, op.route, ips[op.route%len(ips)])
 		} else {
-			t0, err = deleteChurnRoute(ctx, c, ns, op.route)
+			t0, err = deleteChurnObjects(ctx, c, w.r, op.route)
 		}
 		if err != nil {
 			b.Errorf("route churn, change %d: %v", made, err)
@@ -235,13 +240,18 @@ func deleteChurnRoute(ctx context.Context, c *kubetest.Cluster, ns string, j int
 	if err := c.Routes.RouteV1().Routes(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 		return time.Time{}, fmt.Errorf("route %s: %w", name, err)
 	}
+	return t0, deleteServiceObjects(ctx, c, ns, name)
+}
+
+// deleteServiceObjects deletes Service name of ns and its EndpointSlice.
+func deleteServiceObjects(ctx context.Context, c *kubetest.Cluster, ns, name string) error {
 	if err := c.Kube.DiscoveryV1().EndpointSlices(ns).Delete(ctx, name+"-1", metav1.DeleteOptions{}); err != nil {
-		return time.Time{}, fmt.Errorf("endpoint slice %s-1: %w", name, err)
+		return fmt.Errorf("endpoint slice %s-1: %w", name, err)
 	}
 	if err := c.Kube.CoreV1().Services(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
-		return time.Time{}, fmt.Errorf("service %s: %w", name, err)
+		return fmt.Errorf("service %s: %w", name, err)
 	}
-	return t0, nil
+	return nil
 }
 
 // watch asks the router for host until it answers from backend want (an
@@ -253,7 +263,7 @@ func (w *churnWatch) watch(ctx context.Context, host, want string, t0 time.Time)
 	deadline := t0.Add(sbsChurnTimeout)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		if status, body, err := get(ctx, hc, url, host); err == nil {
-			seen := status == http.StatusServiceUnavailable
+			seen := status == w.r.goneStatus()
 			if want != "" {
 				seen = status == http.StatusOK && strings.HasPrefix(body, "backend="+want+" ")
 			}

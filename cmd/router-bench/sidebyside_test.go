@@ -22,10 +22,8 @@ import (
 
 	routev1 "github.com/openshift/api/route/v1"
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/utils/ptr"
+	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	"github.com/openshift-router-go/router/haproxy/layout"
 	"github.com/openshift-router-go/router/test/benchreport"
@@ -55,6 +53,9 @@ import (
 //	ROUTER_BENCH_OTHER_RELOAD_SCRIPT  its RELOAD_SCRIPT
 //	ROUTER_BENCH_SIDEBYSIDE_JSON      if set: write the results to this file (test/benchreport's
 //	                                  JSON; docs/performance/sidebyside.json, drawn by make plots)
+//	ROUTER_BENCH_SIDEBYSIDE_HTTPROUTES  if set: our router also on as many HTTPRoutes (routers gw-1
+//	                                  and gw-N, sbsgateway_test.go), in a cluster with the Gateway
+//	                                  API's CRDs
 const (
 	sbsLabel        = "router-bench-sidebyside"
 	sbsLabelValue   = "one"
@@ -84,8 +85,10 @@ func envString(name, def string) string {
 // sbsRouter is one router of the side-by-side benchmark, ours or the other
 // one, with 1 route or with all of them.
 type sbsRouter struct {
-	Name       string // e.g. "ours-1", "other-10000"
+	Name       string // e.g. "ours-1", "other-10000", "gw-10000"
 	Routes     int
+	ns         string      // the namespace of its routes
+	gateway    *sbsGateway // a router on HTTPRoutes (nil: on Routes)
 	HTTPPort   int
 	ConfigPath string // its rendered haproxy.config
 	routerPID  func() int
@@ -160,6 +163,7 @@ func BenchmarkDataPlaneSideBySide(b *testing.B) {
 	}
 	haproxyBin := os.Getenv("ROUTER_BENCH_HAPROXY")
 	other := otherRouterFromEnv(b)
+	httpRoutes := os.Getenv("ROUTER_BENCH_SIDEBYSIDE_HTTPROUTES") != ""
 
 	routerBin := os.Getenv("ROUTER_BENCH_ROUTER_BIN")
 	if routerBin == "" {
@@ -174,8 +178,16 @@ func BenchmarkDataPlaneSideBySide(b *testing.B) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Hour)
 	defer cancel()
-	c := kubetest.Shared(b)
+	var c *kubetest.Cluster
+	var gc gatewayclient.Interface
+	if httpRoutes {
+		c = kubetest.Start(b, kubetest.WithGatewayCRDs("standard"))
+		gc = gatewayclient.NewForConfigOrDie(c.RESTConfig)
+	} else {
+		c = kubetest.Shared(b)
+	}
 	ns := c.CreateNamespace(b, "sbs-", nil).Name
+	gwNS := ""
 	netns := kubetest.NewNetNS(b)
 	ips := []string{netns.IP()}
 	for len(ips) < nBackends {
@@ -187,6 +199,12 @@ func BenchmarkDataPlaneSideBySide(b *testing.B) {
 	start := time.Now()
 	createSideBySideFixture(b, ctx, c, ns, n, ips)
 	b.Logf("%d routes, services and endpoint slices created in %s (%d backends)", n, time.Since(start).Round(time.Second), len(ips))
+	if httpRoutes {
+		gwNS = c.CreateNamespace(b, "sbs-gw-", nil).Name
+		t0 := time.Now()
+		createGatewayFixture(b, ctx, c, gc, gwNS, n, ips)
+		b.Logf("%d HTTPRoutes, services and endpoint slices created in %s", n, time.Since(t0).Round(time.Second))
+	}
 
 	// Set rather than left to the default so that an inherited
 	// ROUTER_UPDATE_STATUS cannot turn the status writes off unnoticed.
@@ -206,8 +224,8 @@ func BenchmarkDataPlaneSideBySide(b *testing.B) {
 	// One after the other, each once its HTTP port listens: the free ports
 	// a router is given are only free until it binds them.
 	deadline := time.Now().Add(sbsReadyTimeout)
-	for _, who := range []string{"ours", "other"} {
-		if who == "other" && other == nil {
+	for _, who := range []string{"ours", "gw", "other"} {
+		if who == "other" && other == nil || who == "gw" && !httpRoutes {
 			continue
 		}
 		for _, count := range []int{1, n} {
@@ -218,13 +236,24 @@ func BenchmarkDataPlaneSideBySide(b *testing.B) {
 			var r *sbsRouter
 			var err error
 			t0 := time.Now()
-			if who == "ours" {
+			switch who {
+			case "ours":
+				if httpRoutes {
+					// Not the GatewayClasses' controller: the status
+					// of bench-all is gw-N's alone to write.
+					env = append(env, "ROUTER_GATEWAY_CONTROLLER_NAME=bench.test/routes")
+				}
 				r, err = startOurSideBySide(b, routerBin, haproxyBin, c.KubeconfigPath, ns, count, env)
-			} else {
+			case "gw":
+				r, err = startGatewaySideBySide(b, routerBin, haproxyBin, c.KubeconfigPath, gwNS, count, gc)
+			default:
 				r, err = other.start(b, haproxyBin, c.KubeconfigPath, ns, count, env)
 			}
 			if err != nil {
 				b.Fatal(err)
+			}
+			if r.ns == "" {
+				r.ns = ns
 			}
 			r.started = t0
 			r.report = benchreport.Router{Name: r.Name, Who: who, Routes: count}
@@ -239,7 +268,7 @@ func BenchmarkDataPlaneSideBySide(b *testing.B) {
 	}
 
 	answers.wait(b)
-	waitStatusesWritten(b, ctx, c, ns, routers)
+	waitStatusesWritten(b, ctx, c, gc, ns, gwNS, routers)
 	waitRoutersIdle(b, ctx, routers)
 	// Memory at rest: a router left idle for a while, as most of its life
 	// is (ours returns unused heap after 30 s without a pass, checked every
@@ -247,7 +276,7 @@ func BenchmarkDataPlaneSideBySide(b *testing.B) {
 	b.Logf("measuring memory after %s at rest", sbsMemorySettle)
 	sleepCtx(ctx, sbsMemorySettle)
 	for _, r := range routers {
-		logConfigSummary(b, r, ns)
+		logConfigSummary(b, r, r.ns)
 		reportMemory(b, r)
 	}
 
@@ -268,7 +297,7 @@ func BenchmarkDataPlaneSideBySide(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	sbsRouteChurn(b, ctx, c, ns, routers, ips, changes)
+	sbsRouteChurn(b, ctx, c, routers, ips, changes)
 
 	medians := map[string]float64{}
 	for _, r := range routers {
@@ -289,7 +318,7 @@ func BenchmarkDataPlaneSideBySide(b *testing.B) {
 		}
 		b.ReportMetric(med, r.Name+"-req/s")
 	}
-	for _, who := range []string{"ours", "other"} {
+	for _, who := range []string{"ours", "gw", "other"} {
 		one, many := medians[who+"-1"], medians[fmt.Sprintf("%s-%d", who, n)]
 		if one > 0 && many > 0 {
 			b.ReportMetric(many/one, fmt.Sprintf("%s-ratio-%d/1", who, n))
@@ -422,9 +451,11 @@ const sbsStatusTimeout = 75 * time.Minute
 
 // waitStatusesWritten waits (at most sbsStatusTimeout) until every route of
 // ns that a router serves (r0 for the 1-route routers, all for the others)
-// carries an Admitted=True status.ingress entry under the router's name,
-// and logs when each router's were all there, counted from its start.
-func waitStatusesWritten(b *testing.B, ctx context.Context, c *kubetest.Cluster, ns string, routers []*sbsRouter) {
+// carries an Admitted=True status.ingress entry under the router's name —
+// for a router on HTTPRoutes (of gwNS), an Accepted=True status.parents
+// entry of its controller name —, and logs when each router's were all
+// there, counted from its start.
+func waitStatusesWritten(b *testing.B, ctx context.Context, c *kubetest.Cluster, gc gatewayclient.Interface, ns, gwNS string, routers []*sbsRouter) {
 	b.Helper()
 	deadline := time.Now().Add(sbsStatusTimeout)
 	done := map[string]bool{}
@@ -434,8 +465,18 @@ func waitStatusesWritten(b *testing.B, ctx context.Context, c *kubetest.Cluster,
 		if err != nil {
 			b.Fatalf("listing routes for their status: %v", err)
 		}
+		var accepted map[string]int
+		if gwNS != "" {
+			if accepted, err = acceptedByController(ctx, gc, gwNS); err != nil {
+				b.Fatalf("listing HTTPRoutes for their status: %v", err)
+			}
+		}
 		for _, r := range routers {
-			if !done[r.Name] && admitted[r.Name] >= r.Routes {
+			got := admitted[r.Name]
+			if r.gateway != nil {
+				got = accepted[r.gateway.controller]
+			}
+			if !done[r.Name] && got >= r.Routes {
 				done[r.Name] = true
 				r.report.StatusesSeconds = time.Since(r.started).Round(time.Second).Seconds()
 				b.Logf("%s: all %d of its routes admitted in their status %s after it started",
@@ -447,10 +488,10 @@ func waitStatusesWritten(b *testing.B, ctx context.Context, c *kubetest.Cluster,
 		}
 		if time.Since(lastProgress) >= 2*time.Minute {
 			lastProgress = time.Now()
-			b.Logf("route status written so far (Admitted entries per router name): %v", admitted)
+			b.Logf("route status written so far (Admitted entries per router name): %v; HTTPRoutes (Accepted per controller): %v", admitted, accepted)
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			b.Errorf("not every route status written after %s (Admitted entries per router name: %v); measuring anyway", sbsStatusTimeout, admitted)
+			b.Errorf("not every route status written after %s (Admitted entries per router name: %v; HTTPRoutes: %v); measuring anyway", sbsStatusTimeout, admitted, accepted)
 			return
 		}
 		sleepCtx(ctx, 10*time.Second)
@@ -495,7 +536,7 @@ func reportPairedRatios(b *testing.B, routers []*sbsRouter, n int) map[string]fl
 	for _, r := range routers {
 		byName[r.Name] = r
 	}
-	for _, who := range []string{"ours", "other"} {
+	for _, who := range []string{"ours", "gw", "other"} {
 		one, many := byName[who+"-1"], byName[fmt.Sprintf("%s-%d", who, n)]
 		if one == nil || many == nil || len(one.rounds) != len(many.rounds) || len(one.rounds) == 0 {
 			continue
@@ -621,6 +662,13 @@ func sbsBackendName(i int) string { return fmt.Sprintf("be%d", i) }
 // (host r<i>.bench.test); r0 carries the label the 1-route routers select.
 func createSideBySideFixture(b *testing.B, ctx context.Context, c *kubetest.Cluster, ns string, n int, ips []string) {
 	b.Helper()
+	createInParallel(b, ctx, n, "routes", func(i int) error { return createSideBySideRoute(ctx, c, ns, i, ips[i%len(ips)]) })
+}
+
+// createInParallel calls create for 0..n-1, 16 at a time, and fails b on
+// the first error; what says what is created, in the progress lines.
+func createInParallel(b *testing.B, ctx context.Context, n int, what string, create func(i int) error) {
+	b.Helper()
 	var next, done atomic.Int64
 	var firstErr error
 	var errOnce sync.Once
@@ -634,12 +682,12 @@ func createSideBySideFixture(b *testing.B, ctx context.Context, c *kubetest.Clus
 				if i >= n || ctx.Err() != nil {
 					return
 				}
-				if err := createSideBySideRoute(ctx, c, ns, i, ips[i%len(ips)]); err != nil {
+				if err := create(i); err != nil {
 					errOnce.Do(func() { firstErr = err })
 					return
 				}
 				if d := done.Add(1); d%2000 == 0 {
-					b.Logf("created %d of %d routes with their services and endpoint slices", d, n)
+					b.Logf("created %d of %d %s with their services and endpoint slices", d, n, what)
 				}
 			}
 		}()
@@ -666,20 +714,8 @@ func createSideBySideRoute(ctx context.Context, c *kubetest.Cluster, ns string, 
 // ready endpoint, ip:8080) and Route name (host name.bench.test, labels),
 // in that order, and returns when the route's create was sent.
 func createRouteObjects(ctx context.Context, c *kubetest.Cluster, ns, name, svcName, ip string, labels map[string]string) (time.Time, error) {
-	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: svcName},
-		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(sbsBackendPort)}}}}
-	if _, err := c.Kube.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
-		return time.Time{}, fmt.Errorf("service %s: %w", svcName, err)
-	}
-	eps := &discoveryv1.EndpointSlice{
-		ObjectMeta:  metav1.ObjectMeta{Name: svcName + "-1", Labels: map[string]string{discoveryv1.LabelServiceName: svcName}},
-		AddressType: discoveryv1.AddressTypeIPv4,
-		Endpoints: []discoveryv1.Endpoint{{Addresses: []string{ip},
-			Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}},
-		Ports: []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To[int32](sbsBackendPort)}},
-	}
-	if _, err := c.Kube.DiscoveryV1().EndpointSlices(ns).Create(ctx, eps, metav1.CreateOptions{}); err != nil {
-		return time.Time{}, fmt.Errorf("endpoint slice %s: %w", eps.Name, err)
+	if err := createServiceObjects(ctx, c, ns, svcName, ip); err != nil {
+		return time.Time{}, err
 	}
 	rt := &routev1.Route{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
 		Spec: routev1.RouteSpec{Host: name + ".bench.test", To: routev1.RouteTargetReference{Kind: "Service", Name: svcName}}}

@@ -32,7 +32,7 @@ type SideBySide struct {
 // or with all of them. Zero values were not measured.
 type Router struct {
 	Name   string `json:"name"` // ours-1, ours-10000, other-1, other-10000
-	Who    string `json:"who"`  // ours or other
+	Who    string `json:"who"`  // ours, gw (ours on HTTPRoutes) or other
 	Routes int    `json:"routes"`
 	// AnsweredSeconds: from its start until it answered r0 (and r<N-1>).
 	AnsweredSeconds float64 `json:"answered_seconds,omitempty"`
@@ -78,7 +78,7 @@ type RouteChurn struct {
 	Failed   int `json:"steady_failed"`
 }
 
-// Find returns the router of who ("ours" or "other") with routes routes.
+// Find returns the router of who ("ours", "gw" or "other") with routes routes.
 func (s *SideBySide) Find(who string, routes int) *Router {
 	for i := range s.Routers {
 		if s.Routers[i].Who == who && s.Routers[i].Routes == routes {
