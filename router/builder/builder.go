@@ -198,7 +198,7 @@ func buildAlias(v store.View, td *model.TemplateData, r *routev1.Route, o Option
 		cfg.Method, cfg.QueryMatches, cfg.PathRegex = m.Method, m.QueryMatches, m.PathRegex
 		cfg.Respond, cfg.Redirect = m.Respond, m.Redirect
 		cfg.HTTPRequestHeaderAdds, cfg.HTTPResponseHeaderAdds = headerAdds(m.RequestHeaderAdds), headerAdds(m.ResponseHeaderAdds)
-		cfg.RewritePath = m.RewritePath
+		cfg.RewritePath, cfg.Retry = m.RewritePath, m.Retry
 		if m.ErrorShare > 0 && m.ErrorShare < 1000 {
 			cfg.ErrorShare = m.ErrorShare
 		}

@@ -1595,3 +1595,43 @@ spec:
 		}
 	}
 }
+
+// TestRetryIsWhatHAProxyRetriesOn: a rule's retry is HAProxy's retry-on
+// (connection failures, the codes) and retries (attempts); codes HAProxy
+// cannot retry on and a backoff are refused with the reason.
+func TestRetryIsWhatHAProxyRetriesOn(t *testing.T) {
+	for retry, want := range map[string]string{
+		`{codes: [503, 500, 500], attempts: 2}`: "conn-failure empty-response 500 503 2",
+		`{}`:                                    "conn-failure empty-response <nil>",
+		`{codes: [505]}`:                        "rule 0: retry.codes: 505 is not served (HAProxy retries on 401 403 404 408 425 500 501 502 503 504)",
+		`{backoff: 100ms}`:                      "rule 0: retry.backoff 100ms: HAProxy cannot wait between attempts (0s is served)",
+		`{backoff: 0s, attempts: 0}`:            "conn-failure empty-response 0",
+		`{attempts: 11}`:                        "rule 0: retry.attempts 11: from 0 to 10 are served",
+	} {
+		res := Translate(view(t, onGateway+`
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r}
+spec:
+  parentRefs: [{name: gw}]
+  rules: [{backendRefs: [{name: web, port: 8080}], retry: `+retry+`}]`), Options{})
+		var got string
+		if len(res.Routes) == 1 {
+			rt := res.MadeRoute(res.Routes[0]).Retry
+			if rt.Attempts != nil {
+				got = fmt.Sprintf("%s %d", rt.On, *rt.Attempts)
+			} else {
+				got = rt.On + " <nil>"
+			}
+		} else {
+			res.Finish(admitAll(res.Routes))
+			for _, c := range res.HTTPRoutes["default/r"].Parents[0].Conditions {
+				got += c.Message
+			}
+		}
+		if got != want {
+			t.Errorf("retry %s: %q, want %q", retry, got, want)
+		}
+	}
+}

@@ -35,6 +35,8 @@ type rule struct {
 	// errorShare is the share of requests, per mille, answered 500 for
 	// the invalid backends' weights (MadeRoute.ErrorShare).
 	errorShare int
+	// retry is the rule's retry (nil: none).
+	retry *model.Retry
 }
 
 // match is a served match of a rule: a path prefix ("" for every path),
@@ -176,6 +178,10 @@ func translateRules(v View, hr *gatewayv1.HTTPRoute, rs *RouteStatus) ([]rule, m
 		if why == "" {
 			rw, why = rewriteOf(r)
 		}
+		var retry *model.Retry
+		if why == "" {
+			retry, why = retryOf(r)
+		}
 		if why != "" {
 			rs.unserved = append(rs.unserved, unserved{msg: fmt.Sprintf("rule %d: %s", ri, why)})
 			continue
@@ -210,7 +216,7 @@ func translateRules(v View, hr *gatewayv1.HTTPRoute, rs *RouteStatus) ([]rule, m
 			ms = append(ms, mt)
 		}
 		if len(ms) > 0 {
-			ru := rule{index: ri, matches: ms, backends: refs.valid, headers: headers, adds: adds, redirect: redirect, rewrite: rw, errorShare: refs.errorShare}
+			ru := rule{index: ri, matches: ms, backends: refs.valid, headers: headers, adds: adds, redirect: redirect, rewrite: rw, errorShare: refs.errorShare, retry: retry}
 			if refs.errorShare == 1000 {
 				// No valid backend (or none named): the spec
 				// answers the rule's requests with 500.
@@ -262,10 +268,7 @@ func unsupportedRule(r gatewayv1.HTTPRouteRule) string {
 			return fmt.Sprintf("filters of type %s are not served by this router yet", f.Type)
 		}
 	}
-	switch {
-	case r.Retry != nil:
-		return "retries are not served by this router yet"
-	case r.SessionPersistence != nil:
+	if r.SessionPersistence != nil {
 		return "session persistence is not served by this router yet"
 	}
 	for _, b := range r.BackendRefs {

@@ -216,6 +216,10 @@ type ServiceAliasConfig struct {
 	// HTTPRoute or TLSRoute rule's invalid backends, as the Gateway API
 	// asks; the default template does it in the route's backend.
 	ErrorShare int
+	// Retry (this router's addition), if set, is when HAProxy retries the
+	// route's requests (the Gateway API's retry); the default template
+	// writes it into the route's backend.
+	Retry *Retry
 	// PrimaryServiceUnitKey is the key of the route's spec.to service.
 	PrimaryServiceUnitKey ServiceUnitKey
 
@@ -340,9 +344,19 @@ type MadeRoute struct {
 	// value appended; HTTPHeaderFilter's "add"), after the route's header
 	// actions (none of the same name).
 	RequestHeaderAdds, ResponseHeaderAdds []HeaderMatch
-	// RewritePath and ErrorShare: as in ServiceAliasConfig.
+	// RewritePath, ErrorShare and Retry: as in ServiceAliasConfig.
 	RewritePath string
 	ErrorShare  int
+	Retry       *Retry
+}
+
+// Retry is when HAProxy retries a request of a route on another attempt
+// (the Gateway API's retry): On is HAProxy's retry-on keywords and
+// statuses ("conn-failure empty-response 500 503"); Attempts, if set, the
+// most retries (HAProxy's retries; unset: its default, 3).
+type Retry struct {
+	On       string
+	Attempts *int
 }
 
 // Conditional reports whether the route's requests must match more than

@@ -3,9 +3,12 @@ package e2e
 import (
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -739,6 +742,80 @@ spec:
 		}
 		if resp.Status != 200 || resp.backend() == "idle" {
 			t.Fatalf("request %d: %d from %q", i, resp.Status, resp.backend())
+		}
+	}
+}
+
+// TestHTTPRouteRetriesFailedRequests: a rule's retry makes HAProxy try a
+// request again on the statuses it names and on a connection reset, at
+// most attempts times; other statuses are answered as they come.
+func TestHTTPRouteRetriesFailedRequests(t *testing.T) {
+	// flaky fails the first "fail" requests of each "id" with "status"
+	// (a connection reset without one).
+	var mu sync.Mutex
+	tries := map[string]int{}
+	flaky := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		fail, _ := strconv.Atoi(q.Get("fail"))
+		mu.Lock()
+		tries[q.Get("id")]++
+		n := tries[q.Get("id")]
+		mu.Unlock()
+		if n > fail {
+			handler("flaky").ServeHTTP(w, r)
+			return
+		}
+		if code, err := strconv.Atoi(q.Get("status")); err == nil {
+			w.WriteHeader(code)
+			return
+		}
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err == nil {
+			_ = conn.(*net.TCPConn).SetLinger(0)
+			_ = conn.Close()
+		}
+	}))
+	t.Cleanup(flaky.Close)
+	m := newManifests(t)
+	m.Write("services.yaml", serviceYAML("shop", "flaky", newBackend(t, "flaky", flaky)))
+	m.Write("gateway.yaml", gatewayWithListeners("shop", `{name: any, port: 80, protocol: HTTP, hostname: retry.example.com}`))
+	m.Write("retry.yaml", `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: retry, namespace: shop}
+spec:
+  parentRefs: [{name: haproxy}]
+  rules:
+  - matches: [{path: {value: /three}}]
+    retry: {codes: [500, 503], attempts: 3}
+    backendRefs: [{name: flaky, port: 80}]
+  - backendRefs: [{name: flaky, port: 80}]
+`)
+	r := startRouter(t, m.Dir, nil)
+	id := 0
+	get := func(path string) func() (response, error) {
+		return func() (response, error) {
+			id++
+			return r.httpGet("retry.example.com", fmt.Sprintf("%s&id=%d", path, id))
+		}
+	}
+	expectBackend(t, loadTimeout, get("/three?fail=0"), "flaky")
+	for _, tc := range []struct {
+		path   string
+		status int
+	}{
+		{"/three?fail=3&status=500", 200},
+		{"/three?fail=2&status=503", 200},
+		{"/three?fail=2", 200}, // connection resets
+		{"/three?fail=4&status=500", 500},
+		{"/three?fail=1&status=502", 502}, // not a code of the rule
+		{"/other?fail=1&status=500", 500}, // no retry
+	} {
+		resp, err := get(tc.path)()
+		if err != nil {
+			t.Fatalf("%s: %v", tc.path, err)
+		}
+		if resp.Status != tc.status {
+			t.Errorf("%s: %d, want %d", tc.path, resp.Status, tc.status)
 		}
 	}
 }
