@@ -21,6 +21,7 @@ var SupportedFeatures = []gatewayv1.FeatureName{
 	"HTTPRouteQueryParamMatching",
 	"HTTPRouteRequestTimeout",
 	"HTTPRouteResponseHeaderModification",
+	"HTTPRouteRetry",
 	"HTTPRouteSchemeRedirect",
 	"ReferenceGrant",
 	"TLSRoute",

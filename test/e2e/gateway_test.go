@@ -779,6 +779,8 @@ func TestHTTPRouteRetriesFailedRequests(t *testing.T) {
 	m := newManifests(t)
 	m.Write("services.yaml", serviceYAML("shop", "flaky", newBackend(t, "flaky", flaky)))
 	m.Write("gateway.yaml", gatewayWithListeners("shop", `{name: any, port: 80, protocol: HTTP, hostname: retry.example.com}`))
+	r := startRouter(t, m.Dir, nil)
+	// Added to the running router (as in a cluster).
 	m.Write("retry.yaml", `apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: retry, namespace: shop}
@@ -790,7 +792,6 @@ spec:
     backendRefs: [{name: flaky, port: 80}]
   - backendRefs: [{name: flaky, port: 80}]
 `)
-	r := startRouter(t, m.Dir, nil)
 	id := 0
 	get := func(path string) func() (response, error) {
 		return func() (response, error) {

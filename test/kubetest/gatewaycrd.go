@@ -43,7 +43,9 @@ func gatewayCRDs(channel string) ([]*unstructured.Unstructured, error) {
 	}
 	var crds []*unstructured.Unstructured
 	for _, p := range paths {
-		if strings.Contains(filepath.Base(p), "_vap_") {
+		if strings.Contains(filepath.Base(p), "_vap_") || filepath.Base(p) == "kustomization.yaml" {
+			// (A ValidatingAdmissionPolicy; the experimental
+			// channel's kustomize list of the CRDs.)
 			continue
 		}
 		y, err := os.ReadFile(p)
