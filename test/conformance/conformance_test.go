@@ -13,9 +13,10 @@
 // ROUTER_CANONICAL_HOSTNAME (ROUTER_GATEWAY_SUBDOMAIN) as its address; the
 // suite's HTTP requests to those names' port 80 (443) are dialled to the
 // router's HTTP (HTTPS) port on 127.0.0.1; its TLS tests, which dial
-// themselves, get those names resolved (in-process, resolver_test.go) to an
-// address of the test network namespace whose port 443 a forwarder passes
-// to the router's HTTPS port on the host side. Nothing else is dialled.
+// themselves (and its WebSocket and h2c tests), get those names resolved
+// (in-process, resolver_test.go) to an address of the test network
+// namespace whose ports 443 and 80 forwarders pass to the router's HTTPS and
+// HTTP ports on the host side. Nothing else is dialled.
 //
 // Environment:
 //
@@ -112,12 +113,14 @@ func TestGatewayAPIConformance(t *testing.T) {
 	createGatewayClass(t, c)
 	recordStatuses(t, c)
 	r := startRouter(t, bin, c.KubeconfigPath)
-	// The TLS tests dial the Gateways' addresses on port 443 directly:
-	// their names resolve to an address of the test network namespace
-	// whose port 443 is passed to the router's HTTPS port (on the host
-	// side of the namespace's link).
+	// The TLS, WebSocket and h2c tests dial the Gateways' addresses on
+	// ports 443 and 80 directly: their names resolve to an address of the
+	// test network namespace whose ports 443 and 80 are passed to the
+	// router's HTTPS and HTTP ports (on the host side of the namespace's
+	// link).
 	gwIP := netns.AddAddress(t)
 	netns.StartForwarder(t, gwIP, 443, "gateway-443", net.JoinHostPort(netns.HostIP, strconv.Itoa(r.httpsPort)))
+	netns.StartForwarder(t, gwIP, 80, "gateway-80", net.JoinHostPort(netns.HostIP, strconv.Itoa(r.httpPort)))
 	resolveGatewaysTo(t, netip.MustParseAddr(gwIP))
 
 	opts := suiteOptions(t, c.KubeconfigPath, r, root, report)
