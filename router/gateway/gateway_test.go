@@ -1475,15 +1475,7 @@ func TestInvalidBackendsWeightsAreAnsweredWith500(t *testing.T) {
 // with the expression as a pattern matching the whole path; header and
 // query parameter expressions are patterns of their values.
 func TestRegularExpressionMatchesAreTestedAtTheirLiteralStart(t *testing.T) {
-	doc := class + "\n---\n" + gw + "\n---\n" + web + `
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: r}
-spec:
-  parentRefs: [{name: gw}]
-  hostnames: [a.example.com]
-  rules:
+	doc := onGateway + httpRouteHead("r", "a.example.com") + `
   - matches:
     - path: {type: RegularExpression, value: "/api/v[0-9]+/.*"}
     - path: {type: RegularExpression, value: "^/img/(a|b)/x"}
@@ -1518,15 +1510,7 @@ spec:
 // are one route.
 func TestBackendRefsOfOneServiceAreOneBackend(t *testing.T) {
 	doc := func(refs string) string {
-		return onGateway + `
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: r}
-spec:
-  parentRefs: [{name: gw}]
-  hostnames: [a.example.com]
-  rules:
+		return onGateway + httpRouteHead("r", "a.example.com") + `
   - backendRefs: ` + refs
 	}
 	res := Translate(view(t, doc(`[{name: web, port: 8080, weight: 3}, {name: canary, port: 8080}, {name: web, port: 8080, weight: 2}]`)), Options{})
