@@ -77,14 +77,16 @@ func sbsRouteChurn(b *testing.B, ctx context.Context, c *kubetest.Cluster, route
 	if len(watches) == 0 || changes <= 0 {
 		return
 	}
-	plan := churnPlan(changes * len(watches))
-	warm := map[string]bool{}
-	for i, w := range watches {
-		ops := plan[i*changes : (i+1)*changes]
-		if !warm[w.r.ns] {
-			// The warm-up of each namespace, not measured: the
+	// Each namespace has its plan: the routers of one namespace (of one
+	// kind) take the next changes of its plan in turn.
+	taken := map[string]int{}
+	for _, w := range watches {
+		k := taken[w.r.ns]
+		taken[w.r.ns]++
+		ops := churnPlan(changes * (k + 1))[k*changes:]
+		if k == 0 {
+			// The warm-up of the namespace, not measured: the
 			// routes the first deletions delete.
-			warm[w.r.ns] = true
 			for _, j := range liveBefore(ops[0]) {
 				if _, err := createChurnObjects(ctx, c, w.r, j, ips[j%len(ips)]); err != nil {
 					b.Fatalf("route churn, warm-up: %v", err)

@@ -15,7 +15,12 @@ const (
 	MaxRegexRepeat = 100
 	// MaxRegexUnbounded bounds the unbounded repetitions ("*", "+",
 	// "{n,}") of an expression.
-	MaxRegexUnbounded = 4
+	MaxRegexUnbounded = 2
+	// MaxRegexChoices bounds the parts of an expression whose width
+	// varies: repetitions of varying counts ("?", "*", "{1,3}") and
+	// alternatives ("a|b"); each multiplies what a backtracking engine
+	// may try.
+	MaxRegexChoices = 4
 	// maxRegexOutput bounds the pattern written.
 	maxRegexOutput = 4096
 )
@@ -29,14 +34,17 @@ const (
 // is then a plain string of printable ASCII characters to quote as one
 // haproxy.config word (Quote).
 //
-// What is taken: ASCII text and classes (a class's characters beyond
-// ASCII stand for every byte beyond it), flags i and s, at most
-// MaxRegexLength characters. As the pattern is run by HAProxy's
-// backtracking engine for every request, the shapes that make such
-// engines take exponential time are refused: a repetition of more than
-// once of something that itself repeats or has alternatives ("(a+)+",
-// "(a|b)*", "(a?){9}"); at most MaxRegexUnbounded unbounded repetitions, counts of at
-// most MaxRegexRepeat. PCRE2's match limit bounds what is left.
+// What is taken: ASCII text and classes, flags i and s, at most
+// MaxRegexLength characters. HAProxy matches bytes: "." and a class match
+// one byte (a character beyond ASCII is two to four), a class's characters
+// beyond ASCII stand for every byte beyond it. As the pattern is run by
+// HAProxy's backtracking engine for every request, the shapes that make
+// such engines take exponential time are refused: a repetition of more
+// than once of something that itself repeats or has alternatives
+// ("(a+)+", "(a|b)*", "(a?){9}"), more than MaxRegexChoices parts of
+// varying width ("a?a?a?a?a?", "(a|aa)(a|aa)…"), of which at most
+// MaxRegexUnbounded unbounded; counts of at most MaxRegexRepeat. PCRE2's
+// match limit bounds what is left (a few unbounded parts: polynomial).
 func MatchRegex(expr string) (string, error) {
 	if len(expr) > MaxRegexLength {
 		return "", fmt.Errorf("longer than %d characters", MaxRegexLength)
@@ -64,8 +72,16 @@ func MatchRegex(expr string) (string, error) {
 
 // regexWriter writes a PCRE pattern from a parse tree.
 type regexWriter struct {
-	b         strings.Builder
-	unbounded int
+	b                  strings.Builder
+	unbounded, choices int
+}
+
+// choice counts a part of varying width.
+func (w *regexWriter) choice() error {
+	if w.choices++; w.choices > MaxRegexChoices {
+		return fmt.Errorf("more than %d parts of varying width (repetitions, alternatives) are not taken", MaxRegexChoices)
+	}
+	return nil
 }
 
 // write writes re; repeated: re is inside a repetition of more than once
@@ -116,6 +132,9 @@ func (w *regexWriter) write(re *syntax.Regexp, repeated bool) error {
 		if repeated {
 			return fmt.Errorf("alternatives inside a repetition are not taken")
 		}
+		if err := w.choice(); err != nil {
+			return err
+		}
 		w.b.WriteString("(?:")
 		for i, s := range re.Sub {
 			if i > 0 {
@@ -162,6 +181,11 @@ func (w *regexWriter) repeat(re *syntax.Regexp, repeated bool) error {
 	if re.Op == syntax.OpStar || re.Op == syntax.OpPlus || re.Op == syntax.OpRepeat && re.Max < 0 {
 		if w.unbounded++; w.unbounded > MaxRegexUnbounded {
 			return fmt.Errorf("more than %d unbounded repetitions are not taken", MaxRegexUnbounded)
+		}
+	}
+	if re.Op != syntax.OpRepeat || re.Min != re.Max {
+		if err := w.choice(); err != nil {
+			return err
 		}
 	}
 	if repeated {

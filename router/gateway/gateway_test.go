@@ -1481,6 +1481,7 @@ func TestRegularExpressionMatchesAreTestedAtTheirLiteralStart(t *testing.T) {
     - path: {type: RegularExpression, value: "^/img/(a|b)/x"}
     - path: {type: RegularExpression, value: ".*\\.png"}
     - path: {type: RegularExpression, value: "(?i)/Case/x"}
+    - path: {type: RegularExpression, value: "/it's/a b/.*"}
     - path: {value: /h}
       headers: [{name: X-B, type: RegularExpression, value: "rc-[0-9]+"}]
       queryParams: [{name: id, type: RegularExpression, value: "[a-f]{4}"}]
@@ -1496,6 +1497,7 @@ func TestRegularExpressionMatchesAreTestedAtTheirLiteralStart(t *testing.T) {
 	want := []string{
 		`"" ^(?:(?:[^\x0a])*\x2epng)\z [] []`,
 		`"" ^(?:(?i:\x2fCASE\x2fX))\z [] []`,
+		`"" ^(?:\x2fit\x27s\x2fa\x20b\x2f(?:[^\x0a])*)\z [] []`, // (a route path has no quote)
 		`"/api" ^(?:\x2fapi\x2fv(?:[\x30-\x39])+\x2f(?:[^\x0a])*)\z [] []`,
 		`"/h"  [{x-b ^(?:rc\x2d(?:[\x30-\x39])+)\z true}] [{id ^(?:(?:[\x61-\x66]){4})\z true}]`,
 		`"/img" ^(?:\A\x2fimg\x2f(?:[\x61-\x62])\x2fx)\z [] []`,

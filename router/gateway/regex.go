@@ -24,6 +24,10 @@ func regexPathOf(expr string) (path string, exact bool, regex string, why string
 		return "", false, "", fmt.Sprintf("path expression %q: %v", expr, err)
 	}
 	prefix := literalPrefix(expr)
+	if i := strings.IndexFunc(prefix, func(r rune) bool { return !pathKeyChar(r) }); i >= 0 {
+		// (A route path takes fewer characters than an expression.)
+		prefix = prefix[:i]
+	}
 	if !strings.HasPrefix(prefix, "/") {
 		return "", false, pattern, ""
 	}
@@ -63,6 +67,12 @@ func literalPrefix(expr string) string {
 	}
 	walk(re)
 	return b.String()
+}
+
+// pathKeyChar reports whether r may be in the path an expression is
+// tested at: letters, digits and "/._~-".
+func pathKeyChar(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._~-", r)
 }
 
 // valueMatch returns a header or query parameter match of name: value
