@@ -165,6 +165,14 @@ spec:
   rules:`, name, hostnames)
 }
 
+// expectLines fails t unless got are want, in order (what names them).
+func expectLines(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	if !slices.Equal(got, want) {
+		t.Errorf("%s\n%s\nwant\n%s", what, strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 // conditions describes conditions as "Type=Status/Reason" words.
 func conditions(cs []metav1.Condition) string {
 	var out []string
@@ -377,9 +385,8 @@ spec:
 		"default/shop www.example.com/api -> web[256],canary[28] port http",
 		"default/shop www.example.com/cart -> web[256],canary[28] port http",
 	}
-	if got := routes(res.Routes); strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("routes\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	got := routes(res.Routes)
+	expectLines(t, "routes", got, want)
 	r := res.Routes[0]
 	if r.UID != "u1" || r.CreationTimestamp.Year() != 2026 || r.Annotations != nil || r.Spec.TLS != nil {
 		t.Errorf("route %+v: want the HTTPRoute's UID and creation time, no annotations, no TLS", r.ObjectMeta)
@@ -890,9 +897,7 @@ spec:
 		"passthrough Accepted=False/UnsupportedValue Programmed=False/Invalid ResolvedRefs=True/ResolvedRefs",
 		"alt Accepted=False/PortUnavailable Programmed=False/Invalid ResolvedRefs=True/ResolvedRefs",
 	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("listeners\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	expectLines(t, "listeners", got, want)
 	if fmt.Sprint(res.Secrets) != "[default/web-tls default/opaque]" {
 		t.Errorf("secrets to watch %v, want those of the served HTTPS listeners the Gateway may use", res.Secrets)
 	}
@@ -1502,9 +1507,7 @@ func TestRegularExpressionMatchesAreTestedAtTheirLiteralStart(t *testing.T) {
 		`"/h"  [{x-b ^(?:rc\x2d(?:[\x30-\x39])+)\z true}] [{id ^(?:(?:[\x61-\x66]){4})\z true}]`,
 		`"/img" ^(?:\A\x2fimg\x2f(?:[\x61-\x62])\x2fx)\z [] []`,
 	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("routes\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	expectLines(t, "routes", got, want)
 }
 
 // TestBackendRefsOfOneServiceAreOneBackend: a Service a rule names twice
@@ -1571,9 +1574,7 @@ spec:
 		"default/on-wild *.example.com",
 		"default/on-wild x.example.com",
 	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("routes\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	expectLines(t, "routes", got, want)
 	res.Finish(admitAll(res.Routes))
 	for _, name := range []string{"default/on-any", "default/on-wild", "default/on-foo"} {
 		if c := conditions(res.HTTPRoutes[store.Key(name)].Parents[0].Conditions[:1]); c != "Accepted=True/Accepted" {
