@@ -485,7 +485,6 @@ func (f *fixture) settle(ctx context.Context) {
 	}
 }
 
-// routeServiceYAML is route rt and its Service.
 // gatewayYAML is the fixture's GatewayClass of the router and its Gateway,
 // with one HTTP listener, for the HTTPRoutes (kindHTTPRoute).
 var gatewayYAML = fmt.Sprintf(`apiVersion: gateway.networking.k8s.io/v1
@@ -508,9 +507,10 @@ spec:
     protocol: HTTP
 `, benchNamespace)
 
+// routeServiceYAML is route rt (a Route, or an HTTPRoute for kindHTTPRoute)
+// and its Service.
 func routeServiceYAML(rt *route) string {
-	if rt.Kind == kindHTTPRoute {
-		return fmt.Sprintf(`apiVersion: v1
+	svc := fmt.Sprintf(`apiVersion: v1
 kind: Service
 metadata:
   name: %[1]s
@@ -520,7 +520,9 @@ spec:
   - name: web
     port: 80
 ---
-apiVersion: gateway.networking.k8s.io/v1
+`, rt.Name, benchNamespace)
+	if rt.Kind == kindHTTPRoute {
+		return svc + fmt.Sprintf(`apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata:
   name: %[1]s
@@ -536,17 +538,7 @@ spec:
       port: 80
 `, rt.Name, benchNamespace, rt.Host)
 	}
-	return fmt.Sprintf(`apiVersion: v1
-kind: Service
-metadata:
-  name: %[1]s
-  namespace: %[2]s
-spec:
-  ports:
-  - name: web
-    port: 80
----
-apiVersion: route.openshift.io/v1
+	return svc + fmt.Sprintf(`apiVersion: route.openshift.io/v1
 kind: Route
 metadata:
   name: %[1]s
