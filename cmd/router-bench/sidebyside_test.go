@@ -299,6 +299,23 @@ func BenchmarkDataPlaneSideBySide(b *testing.B) {
 	b.StopTimer()
 	sbsRouteChurn(b, ctx, c, routers, ips, changes)
 
+	reportSideBySide(b, routers, n, sbsRun{date: runDate, haproxy: haproxyVersion, wrkArgs: wrkArgs, rounds: rounds, sticky: sticky, other: other})
+}
+
+// sbsRun is what the side-by-side report says of the run.
+type sbsRun struct {
+	date, haproxy string
+	wrkArgs       []string
+	rounds        int
+	sticky        bool
+	other         *otherRouter
+}
+
+// reportSideBySide reports each router's median requests/s and ratios and,
+// with ROUTER_BENCH_SIDEBYSIDE_JSON, writes the results (n: the routes of
+// the full routers).
+func reportSideBySide(b *testing.B, routers []*sbsRouter, n int, run sbsRun) {
+	b.Helper()
 	medians := map[string]float64{}
 	for _, r := range routers {
 		rps := make([]float64, 0, len(r.rounds))
@@ -354,15 +371,15 @@ func BenchmarkDataPlaneSideBySide(b *testing.B) {
 		rep := &benchreport.SideBySide{
 			Benchmark:    "BenchmarkDataPlaneSideBySide",
 			Provenance:   "written by BenchmarkDataPlaneSideBySide (cmd/router-bench) at the end of its run",
-			Date:         runDate,
-			HAProxy:      haproxyVersion,
+			Date:         run.date,
+			HAProxy:      run.haproxy,
 			Routes:       n,
 			UpdateStatus: true,
-			WrkArgs:      strings.Join(wrkArgs, " ") + map[bool]string{true: " -H 'Cookie: <the sticky cookie each router set>'"}[sticky],
-			Rounds:       rounds,
+			WrkArgs:      strings.Join(run.wrkArgs, " ") + map[bool]string{true: " -H 'Cookie: <the sticky cookie each router set>'"}[run.sticky],
+			Rounds:       run.rounds,
 		}
-		if other != nil {
-			rep.OtherRouter = other.Bin
+		if run.other != nil {
+			rep.OtherRouter = run.other.Bin
 		}
 		for _, r := range routers {
 			rep.Routers = append(rep.Routers, r.report)
