@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -38,8 +37,8 @@ func retryOf(r gatewayv1.HTTPRouteRule) (*model.Retry, string) {
 		out.Attempts = rt.Attempts
 	}
 	if b := rt.Backoff; b != nil {
-		d, err := time.ParseDuration(string(*b))
-		if err != nil || !gatewayDuration(string(*b)) {
+		d, ok := parseDuration(*b)
+		if !ok {
 			return nil, fmt.Sprintf("retry.backoff: %q is not a duration such as 1h2m3s4ms", *b)
 		}
 		if d != 0 {

@@ -133,8 +133,8 @@ func timeoutOf(t *gatewayv1.HTTPRouteTimeouts) (string, string) {
 		if f.d == nil {
 			continue
 		}
-		d, err := time.ParseDuration(string(*f.d))
-		if err != nil || d < 0 || !gatewayDuration(string(*f.d)) {
+		d, ok := parseDuration(*f.d)
+		if !ok {
 			return "", fmt.Sprintf("timeouts.%s: %q is not a duration such as 1h2m3s4ms", f.name, *f.d)
 		}
 		if d == 0 || d > syntax.MaxTimeoutDuration {
@@ -148,6 +148,13 @@ func timeoutOf(t *gatewayv1.HTTPRouteTimeouts) (string, string) {
 		return "", ""
 	}
 	return fmt.Sprintf("%dms", (shortest+time.Millisecond-1)/time.Millisecond), ""
+}
+
+// parseDuration returns a Gateway API duration (GEP-2257: gatewayDuration),
+// false when d is none.
+func parseDuration(d gatewayv1.Duration) (time.Duration, bool) {
+	v, err := time.ParseDuration(string(d))
+	return v, err == nil && v >= 0 && gatewayDuration(string(d))
 }
 
 // gatewayDuration reports whether s has the Gateway API's duration form
