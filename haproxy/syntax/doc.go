@@ -3,7 +3,8 @@
 // HAProxy word (Quote, LogFormat, EscapeSingleQuotes, StripControl),
 // HAProxy time values (ParseDuration, ClipTimeout and the largest value
 // HAProxy accepts, MaxTimeout), lists of IP addresses and CIDRs
-// (ParseIPList) and PCRE patterns from regular expressions (MatchRegex).
+// (ParseIPList), PCRE patterns from regular expressions (MatchRegex) and the
+// statuses retry-on takes (RetryOnStatuses).
 //
 // It imports nothing of this project, so the configuration parser
 // (router/config), the annotation parser (router/annotations) and the

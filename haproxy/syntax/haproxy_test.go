@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -53,5 +54,32 @@ func TestHAProxyRoundsSubMillisecondTimesUpNotToZero(t *testing.T) {
 		if !strings.Contains(out, "Configuration file is valid") || strings.Contains(out, "missing timeouts") {
 			t.Errorf("%s: haproxy treats it as 0:\n%s", v, out)
 		}
+	}
+}
+
+// TestHAProxyTakesEveryRetryOnStatus: the real haproxy accepts retry-on
+// with each of RetryOnStatuses, and refuses a status beyond them (505).
+func TestHAProxyTakesEveryRetryOnStatus(t *testing.T) {
+	haproxy := prereq.NeedBinary(t, "haproxy")
+	check := func(statuses string) (string, error) {
+		cfg := "defaults\n  mode http\n  timeout connect 5s\n  timeout client 30s\n  timeout server 30s\n" +
+			"frontend f\n  bind 127.0.0.1:1\n  default_backend b\n" +
+			"backend b\n  retry-on conn-failure empty-response " + statuses + "\n  retries 2\n  server s 127.0.0.1:1\n"
+		p := filepath.Join(t.TempDir(), "haproxy.config")
+		if err := os.WriteFile(p, []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(haproxy, "-c", "-f", p).CombinedOutput()
+		return string(out), err
+	}
+	var all []string
+	for _, s := range syntax.RetryOnStatuses {
+		all = append(all, strconv.Itoa(s))
+	}
+	if out, err := check(strings.Join(all, " ")); err != nil {
+		t.Errorf("haproxy refuses retry-on %v: %v\n%s", all, err, out)
+	}
+	if out, err := check("505"); err == nil {
+		t.Errorf("control: haproxy takes retry-on 505:\n%s", out)
 	}
 }

@@ -8,12 +8,9 @@ import (
 
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/openshift-router-go/router/haproxy/syntax"
 	"github.com/openshift-router-go/router/router/model"
 )
-
-// retryCodes are the response statuses HAProxy retries a request on
-// ("retry-on"), of those the Gateway API names (400-599).
-var retryCodes = []int{401, 403, 404, 408, 425, 500, 501, 502, 503, 504}
 
 // MaxRetryAttempts bounds a rule's retry.attempts.
 const MaxRetryAttempts = 10
@@ -21,7 +18,7 @@ const MaxRetryAttempts = 10
 // retryOf returns what a rule's retry asks of its routes (nil: none), or
 // why it cannot be served: HAProxy retries a request on a connection that
 // fails or closes without a response, and on the statuses of retry.codes
-// (those of retryCodes), at most retry.attempts times (HAProxy's retries,
+// (those of syntax.RetryOnStatuses), at most retry.attempts times (HAProxy's retries,
 // 3 by default); it cannot wait between attempts, so a backoff other than
 // 0s is refused.
 func retryOf(r gatewayv1.HTTPRouteRule) (*model.Retry, string) {
@@ -47,8 +44,8 @@ func retryOf(r gatewayv1.HTTPRouteRule) (*model.Retry, string) {
 	}
 	codes := make([]int, 0, len(rt.Codes))
 	for _, c := range rt.Codes {
-		if !slices.Contains(retryCodes, int(c)) {
-			return nil, fmt.Sprintf("retry.codes: %d is not served (HAProxy retries on %s)", c, joinInts(retryCodes))
+		if !slices.Contains(syntax.RetryOnStatuses, int(c)) {
+			return nil, fmt.Sprintf("retry.codes: %d is not served (HAProxy retries on %s)", c, joinInts(syntax.RetryOnStatuses))
 		}
 		if !slices.Contains(codes, int(c)) {
 			codes = append(codes, int(c))
