@@ -108,6 +108,7 @@ func FuncMap(opts FuncOptions) template.FuncMap {
 		"routeHTTPMap":           RouteHTTPMap,
 		"routeHTTPSMap":          RouteHTTPSMap,
 		"headerChains":           HeaderChains,
+		"routeLookups":           routeLookups,
 		"chainLevel":             ChainLevel,
 		"routeSNIPassthroughMap": RouteSNIPassthroughMap,
 		"routeCertConfigMap":     RouteCertConfigMap,

@@ -838,3 +838,64 @@ func globalAndDefaults(t *testing.T, cfg string) (global, defaults string) {
 	}
 	return global, defaults
 }
+
+// TestDefaultTemplateMakesTheGatewayLookupsWhoseKeysExist: with Gateways
+// served, the frontends look up exact paths, wildcard hostnames and routes
+// for every host only while the route maps have such keys (each lookup
+// costs the requests that get that far).
+func TestDefaultTemplateMakesTheGatewayLookupsWhoseKeysExist(t *testing.T) {
+	lookups := map[string]string{
+		"exact path":          "str(=),concat(,txn.host,),concat(,txn.path,),map_str(",
+		"host marker":         "set-var(txn.host) str(!)",
+		"wildcard prefix":     "regsub(^[^./]*[.],+.),map_beg(",
+		"wildcard exact path": "regsub(^=[^./]*[.],=+.),concat(,txn.path,),map_str(",
+		"every host":          "str(*),concat(,txn.path,/),map_beg(",
+		"every host exact":    "str(=*),concat(,txn.path,),map_str(",
+	}
+	// Routes' hosts' markers: tested after the host lookup, and again
+	// after OpenShift's wildcards when lookups follow.
+	const routeHost = "http-request set-var(txn.route_host) bool(true) if { var(txn.backend) -m str @rh }"
+	for _, tc := range []struct {
+		name       string
+		route      model.ServiceAliasConfig
+		host       string
+		routes     bool
+		want       []string
+		routeHosts int
+	}{
+		{"a hostname and a path prefix: none", model.ServiceAliasConfig{Host: "h.example.com", Path: "/p"}, "h.example.com", false, nil, 0},
+		{"Routes beside: their hosts' markers", model.ServiceAliasConfig{Host: "h.example.com", Path: "/p"}, "h.example.com", true, nil, 1},
+		{"an exact path", model.ServiceAliasConfig{Host: "h.example.com", Path: "/p", ExactPath: true}, "h.example.com", false, []string{"exact path", "host marker"}, 0},
+		{"a wildcard hostname", model.ServiceAliasConfig{Host: "*.example.com", Path: "/p"}, "h.example.com", false, []string{"wildcard prefix", "host marker"}, 0},
+		{"a wildcard hostname, Routes beside", model.ServiceAliasConfig{Host: "*.example.com", Path: "/p"}, "h.example.com", true, []string{"wildcard prefix", "host marker"}, 2},
+		{"a wildcard hostname and an exact path", model.ServiceAliasConfig{Host: "*.example.com", Path: "/p", ExactPath: true}, "h.example.com", false, []string{"wildcard exact path", "host marker"}, 0},
+		{"a listener without a hostname", model.ServiceAliasConfig{Host: "h.example.com", Path: "/p"}, model.AnyHost, false, []string{"every host"}, 0},
+		{"a listener without a hostname, Routes beside", model.ServiceAliasConfig{Host: "h.example.com", Path: "/p"}, model.AnyHost, true, []string{"every host"}, 2},
+		{"every host, an exact path", model.ServiceAliasConfig{Host: model.AnyHost, Path: "/p", ExactPath: true}, "h.example.com", false, []string{"every host exact", "host marker"}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			td := testData(t, dir)
+			tc.route.Made, tc.route.Name, tc.route.Namespace = true, "made", "gw"
+			tc.route.ServiceUnits = td.State["ns:plain"].ServiceUnits
+			if !tc.routes {
+				clear(td.State)
+			}
+			td.State["gw:made"] = tc.route
+			td.HostResponses = []model.HostResponse{{Host: tc.host, Status: 404, HTTP: true, HTTPS: true}}
+			cfg := renderDefault(t, td, nil)["conf/haproxy.config"]
+			for name, line := range lookups {
+				if got, want := strings.Contains(cfg, line), slices.Contains(tc.want, name); got != want {
+					t.Errorf("lookup %q rendered: %v, want %v", name, got, want)
+				}
+			}
+			// Counted in the HTTP frontend, twice more in the HTTPS ones.
+			if got := strings.Count(cfg, routeHost); got != 3*tc.routeHosts {
+				t.Errorf("Routes' host markers tested %d times, want %d", got, 3*tc.routeHosts)
+			}
+			if !strings.Contains(cfg, "use_backend be_gateway_answers") {
+				t.Errorf("Gateways served, but no be_gateway_answers")
+			}
+		})
+	}
+}

@@ -196,6 +196,72 @@ func ChainLevel(key string) string {
 	return "host"
 }
 
+// CountRouteLookups counts the route map keys of td by the frontend
+// lookup that finds them (model.RouteLookups): its routes' and its
+// HostResponses'.
+func CountRouteLookups(td model.TemplateData) *model.RouteLookups {
+	var l model.RouteLookups
+	for k, cfg := range td.State {
+		AddRouteLookups(&l, k, cfg, 1)
+	}
+	for _, h := range td.HostResponses {
+		if h.HTTP || h.HTTPS {
+			countRouteLookup(&l, RouteMapKey(mapHost(h.Host, false), ""), 1)
+		}
+	}
+	return &l
+}
+
+// AddRouteLookups adds n (1, or -1 for a route that goes) to the count of
+// the lookup that finds route k's key in the route maps, if it has one
+// there.
+func AddRouteLookups(l *model.RouteLookups, k model.ServiceAliasConfigKey, cfg model.ServiceAliasConfig, n int) {
+	_, http := routeMapTarget(cfg, k, false)
+	_, https := routeMapTarget(cfg, k, true)
+	switch {
+	case !http && !https:
+	case !cfg.Made:
+		// Routes and Ingresses: hosts and OpenShift's wildcards, found
+		// by the lookups always made; their hosts get "@rh" markers.
+		l.RouteHosts += n
+	default:
+		countRouteLookup(l, routeKey(cfg), n)
+	}
+}
+
+// countRouteLookup adds n to the count of the lookup that finds key.
+func countRouteLookup(l *model.RouteLookups, key string, n int) {
+	k, exact := strings.CutPrefix(key, "=")
+	switch {
+	case strings.HasPrefix(k, "+."):
+		if exact {
+			l.WildcardExactPath += n
+		} else {
+			l.Wildcard += n
+		}
+	case strings.HasPrefix(k, model.AnyHost+"/"):
+		if exact {
+			l.AnyHostExactPath += n
+		} else {
+			l.AnyHost += n
+		}
+	case exact:
+		l.ExactPath += n
+	}
+}
+
+// routeLookups are td's RouteLookups, worked out from td when not set
+// (none without HostResponses: no Gateway is served).
+func routeLookups(td model.TemplateData) model.RouteLookups {
+	switch {
+	case td.RouteLookups != nil:
+		return *td.RouteLookups
+	case len(td.HostResponses) == 0:
+		return model.RouteLookups{}
+	}
+	return *CountRouteLookups(td)
+}
+
 // ComputeHeaderChains returns the header chains of td's route maps, for
 // td.HeaderChains (nil when there are none): the models a partial render
 // is made of share them, so that the frontends they render are td's.

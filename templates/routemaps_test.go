@@ -340,3 +340,56 @@ func TestChainLevelIsTheLookupThatFindsTheKey(t *testing.T) {
 		}
 	}
 }
+
+// TestCountRouteLookupsCountsKeysByTheLookupThatFindsThem: the Gateway
+// API's keys (made routes' and HostResponses') count by their lookup,
+// Routes' and Ingresses' (OpenShift's wildcards included) as RouteHosts;
+// routes without a key in the route maps (passthrough) count nowhere.
+func TestCountRouteLookupsCountsKeysByTheLookupThatFindsThem(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		state map[model.ServiceAliasConfigKey]model.ServiceAliasConfig
+		hosts []model.HostResponse
+		want  model.RouteLookups
+	}{
+		{"routes of exact hostnames with path prefixes: none", map[model.ServiceAliasConfigKey]model.ServiceAliasConfig{
+			"ns:a": {Host: "a.example.com", Made: true},
+			"ns:b": {Host: "b.example.com", Path: "/b", TLSTermination: routev1.TLSTerminationEdge, Made: true},
+		}, []model.HostResponse{{Host: "a.example.com", Status: 404, HTTP: true}}, model.RouteLookups{}},
+		{"Routes and Ingresses: their hosts, wildcards and odd hosts included", map[model.ServiceAliasConfigKey]model.ServiceAliasConfig{
+			"ns:w":  {Host: "www.example.com", IsWildcard: true},
+			"ns:s":  {Host: "*.example.com", Path: "/x"},
+			"ns:pt": {Host: "pt.example.com", TLSTermination: routev1.TLSTerminationPassthrough},
+		}, nil, model.RouteLookups{RouteHosts: 2}},
+		{"exact paths", map[model.ServiceAliasConfigKey]model.ServiceAliasConfig{
+			"ns:e":  {Host: "e.example.com", Path: "/e", ExactPath: true, Made: true},
+			"ns:e2": {Host: "e.example.com", Path: "/f", ExactPath: true, TLSTermination: routev1.TLSTerminationEdge, Made: true},
+		}, nil, model.RouteLookups{ExactPath: 2}},
+		{"wildcard hostnames, a listener's included", map[model.ServiceAliasConfigKey]model.ServiceAliasConfig{
+			"ns:w":  {Host: "*.example.com", Made: true},
+			"ns:we": {Host: "*.example.com", Path: "/x", ExactPath: true, Made: true},
+		}, []model.HostResponse{{Host: "*.example.org", Status: 404, HTTPS: true}}, model.RouteLookups{Wildcard: 2, WildcardExactPath: 1}},
+		{"every host, a listener without a hostname included", map[model.ServiceAliasConfigKey]model.ServiceAliasConfig{
+			"ns:any": {Host: model.AnyHost, Path: "/a", Made: true},
+			"ns:ae":  {Host: model.AnyHost, Path: "/a", ExactPath: true, Respond: 500, Made: true},
+		}, []model.HostResponse{{Host: model.AnyHost, Status: 404, HTTP: true, HTTPS: true}}, model.RouteLookups{AnyHost: 2, AnyHostExactPath: 1}},
+		{"a passthrough route has no key there", map[model.ServiceAliasConfigKey]model.ServiceAliasConfig{
+			"ns:pt": {Host: "*.example.com", TLSTermination: routev1.TLSTerminationPassthrough, Made: true},
+		}, nil, model.RouteLookups{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			td := model.TemplateData{State: tc.state, HostResponses: tc.hosts}
+			got := CountRouteLookups(td)
+			if *got != tc.want {
+				t.Errorf("%+v, want %+v", *got, tc.want)
+			}
+			// Taking every route out again leaves the HostResponses'.
+			for k, cfg := range tc.state {
+				AddRouteLookups(got, k, cfg, -1)
+			}
+			if want := CountRouteLookups(model.TemplateData{HostResponses: tc.hosts}); *got != *want {
+				t.Errorf("without the routes %+v, want %+v", *got, *want)
+			}
+		})
+	}
+}

@@ -139,10 +139,59 @@ type TemplateData struct {
 	// API's wildcards ("+.domain") and refusals ("@reject"). Partial
 	// renders share it, so their frontends are the whole model's.
 	GatewayPassthrough bool
+	// RouteLookups (this router's addition), if set, count the route
+	// maps' keys of the Gateway API's kinds by the frontend lookup that
+	// finds them, as worked out for the whole model and kept up to date
+	// route by route (templates.CountRouteLookups): the default template
+	// renders a lookup only while keys of it exist (each costs every
+	// request that gets that far). Partial renders share it. Nil: worked
+	// out from State.
+	RouteLookups *RouteLookups
 
 	// order remembers SortedStateKeys for State (nil: sorted on every
 	// call); see NewKeyOrder.
 	order *keyOrder
+}
+
+// RouteLookups count route map keys (route_http.map and route_https.map
+// together) by the frontend lookup that finds them, for the lookups only
+// the Gateway API's keys need; the host lookup and OpenShift's wildcard
+// lookup ("host/path/", "*.domain/path/") are always made.
+type RouteLookups struct {
+	// ExactPath: "=host/path", a path matched exactly.
+	ExactPath int
+	// Wildcard and WildcardExactPath: "+.domain/path/" and
+	// "=+.domain/path", the Gateway API's wildcard hostnames.
+	Wildcard, WildcardExactPath int
+	// AnyHost and AnyHostExactPath: "*/path/" and "=*/path", every host.
+	AnyHost, AnyHostExactPath int
+	// RouteHosts: the keys of Routes and Ingresses, whose hosts have
+	// "@rh" markers (the Gateway API's wildcard and every-host routes do
+	// not take a Route's host); the frontends test for the markers only
+	// while there are some.
+	RouteHosts int
+}
+
+// Rendered reports which lookups and tests a frontend makes for these
+// counts (those with keys), in the order of the fields.
+func (l RouteLookups) Rendered() [6]bool {
+	return [6]bool{l.ExactPath > 0, l.Wildcard > 0, l.WildcardExactPath > 0, l.AnyHost > 0, l.AnyHostExactPath > 0, l.RouteHosts > 0}
+}
+
+// Marked reports whether keys with a marker that a host could look like
+// ("=", "+.") exist: the frontends then tell such keys from hosts (a host
+// "=h" must not find "=h/path", a path matched exactly, as a prefix). A
+// host "*" finds the keys for every host ("*/path/") first instead of
+// last, which is the same answer: no Route has that host.
+func (l RouteLookups) Marked() bool {
+	return l.ExactPath > 0 || l.Wildcard > 0 || l.WildcardExactPath > 0 || l.AnyHostExactPath > 0
+}
+
+// MarkedAfterWildcards reports whether lookups come after OpenShift's
+// wildcard routes (the Gateway API's wildcard hostnames, every host) and
+// Routes' hosts have markers that must stop them.
+func (l RouteLookups) MarkedAfterWildcards() bool {
+	return l.RouteHosts > 0 && (l.Wildcard > 0 || l.WildcardExactPath > 0 || l.AnyHost > 0 || l.AnyHostExactPath > 0)
 }
 
 // ServiceAliasConfig is one admitted route.

@@ -166,6 +166,7 @@ func Pass(src Source, in Inputs, st State) (*Output, error) {
 		}
 		if out.Gateway != nil {
 			out.Model.GatewayPassthrough = templates.HasGatewayPassthrough(*out.Model)
+			out.Model.RouteLookups = templates.CountRouteLookups(*out.Model)
 		}
 		return nil
 	})

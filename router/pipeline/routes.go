@@ -16,6 +16,7 @@ import (
 	"github.com/openshift-router-go/router/router/model"
 	"github.com/openshift-router-go/router/router/servers"
 	"github.com/openshift-router-go/router/router/store"
+	"github.com/openshift-router-go/router/templates"
 )
 
 // Route changes without a full render.
@@ -61,6 +62,10 @@ const (
 	// FullBackendChange: routes were admitted or dropped (UpdateRoutes,
 	// not UpdateRoutesFollowing).
 	FullBackendChange = "backends-added-or-removed"
+	// FullRouteLookups: the frontends' lookups of the Gateway API's route
+	// map keys change (model.RouteLookups: the first exact path, wildcard
+	// hostname or route for every host came, or the last went).
+	FullRouteLookups = "route-lookups-changed"
 	// FullNoChange: no route, service or endpoint changed since the pass.
 	FullNoChange = "no-route-change"
 )
@@ -121,6 +126,9 @@ func updateRoutes(src Source, in Inputs, st State, out *Output, mode routesMode)
 		return unchanged(out, next), "", nil
 	}
 	td := changedModel(out.Model, ch)
+	if lookupsChange(out.Model, td) {
+		return nil, FullRouteLookups, nil
+	}
 
 	// The budget, and the layouts: every backend as a fresh layout would
 	// have it (a reload follows), or, following, the routes rendered again
@@ -314,6 +322,16 @@ func frontendRulesChange(keys map[model.ServiceAliasConfigKey]bool, out, next *O
 	return false
 }
 
+// lookupsChange reports whether the frontends of td make other lookups of
+// the Gateway API's route map keys than old's (model.RouteLookups): a
+// lookup's first key appeared or its last went.
+func lookupsChange(old, td *model.TemplateData) bool {
+	if old.RouteLookups == nil || td.RouteLookups == nil {
+		return old.RouteLookups != td.RouteLookups
+	}
+	return old.RouteLookups.Rendered() != td.RouteLookups.Rendered()
+}
+
 // affectedRoutes are the routes that changed (routes), whose admission
 // result changed from out's, or that use a changed service (services,
 // returned as a set).
@@ -369,7 +387,8 @@ func routesToBuild(old *model.TemplateData, d admission.Decision, affected map[m
 // changedModel is old with the affected routes' entries out and the
 // rebuilt ones in, the service units and the certificate index following
 // (old is not changed). It keeps old's HeaderChains: a change that would
-// alter them is a full pass (frontendRulesChange).
+// alter them is a full pass (frontendRulesChange); its RouteLookups count
+// the routes that go and come (lookupsChange).
 func changedModel(old *model.TemplateData, ch routeChanges) *model.TemplateData {
 	td := withState(old, make(map[model.ServiceAliasConfigKey]model.ServiceAliasConfig, len(old.State)+1),
 		make(map[model.ServiceUnitKey]model.ServiceUnit, len(old.ServiceUnits)+len(ch.units)))
@@ -384,12 +403,20 @@ func changedModel(old *model.TemplateData, ch routeChanges) *model.TemplateData 
 		td.CertificateIndex[c] = n
 	}
 	assoc := associationsOf(old)
+	var lookups *model.RouteLookups
+	if old.RouteLookups != nil {
+		l := *old.RouteLookups
+		lookups, td.RouteLookups = &l, &l
+	}
 	for k := range ch.affected {
 		cfg, ok := old.State[k]
 		if !ok {
 			continue
 		}
 		delete(td.State, k)
+		if lookups != nil {
+			templates.AddRouteLookups(lookups, k, cfg, -1)
+		}
 		if cert, ok := cfg.Certificates[cfg.Host]; ok {
 			if td.CertificateIndex[cert.Contents]--; td.CertificateIndex[cert.Contents] <= 0 {
 				delete(td.CertificateIndex, cert.Contents)
@@ -404,6 +431,9 @@ func changedModel(old *model.TemplateData, ch routeChanges) *model.TemplateData 
 	}
 	for k, cfg := range ch.rebuilt {
 		td.State[k] = cfg
+		if lookups != nil {
+			templates.AddRouteLookups(lookups, k, cfg, 1)
+		}
 		if cert, ok := cfg.Certificates[cfg.Host]; ok {
 			td.CertificateIndex[cert.Contents]++
 		}

@@ -35,7 +35,8 @@ func route(ns, name, host, path, svc string, created int64) *routev1.Route {
 }
 
 // httpRoute is HTTPRoute ns/hr, attached to Gateway ns/gw, for host (""
-// none: every host); rules are "path=service[:weight]+...".
+// none: every host); rules are "path=service[:weight]+..." (a path
+// prefix; "exact path=..." matches the path exactly).
 func httpRoute(host string, created int64, rules ...string) *gatewayv1.HTTPRoute {
 	hr := &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "hr", ResourceVersion: "1",
 		CreationTimestamp: metav1.NewTime(time.Unix(1700000000+created, 0))},
@@ -45,7 +46,11 @@ func httpRoute(host string, created int64, rules ...string) *gatewayv1.HTTPRoute
 	}
 	for _, r := range rules {
 		path, backends, _ := strings.Cut(r, "=")
-		rule := gatewayv1.HTTPRouteRule{Matches: []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{Value: &path}}}}
+		match := &gatewayv1.HTTPPathMatch{Value: &path}
+		if p, ok := strings.CutPrefix(path, "exact "); ok {
+			path, match.Type = p, ptr.To(gatewayv1.PathMatchExact)
+		}
+		rule := gatewayv1.HTTPRouteRule{Matches: []gatewayv1.HTTPRouteMatch{{Path: match}}}
 		for _, b := range strings.Split(backends, "+") {
 			svc, weight, _ := strings.Cut(b, ":")
 			w, _ := strconv.Atoi(weight)
@@ -58,6 +63,12 @@ func httpRoute(host string, created int64, rules ...string) *gatewayv1.HTTPRoute
 		}
 		hr.Spec.Rules = append(hr.Spec.Rules, rule)
 	}
+	return hr
+}
+
+// named is hr named name.
+func named(name string, hr *gatewayv1.HTTPRoute) *gatewayv1.HTTPRoute {
+	hr.Name = name
 	return hr
 }
 
@@ -327,6 +338,18 @@ func TestRouteChangesEqualAFullPass(t *testing.T) {
 				st.Upsert(route("ns", "rtls", "plain.tls.example.com", "", "a", 71))
 			}, ""},
 			{"and another HTTPRoute: no full pass", func(st *store.Store) { st.Upsert(httpRoute("h2.example.com", 72, "/=a")) }, ""},
+			{"the first exact path: the frontends look exact paths up", func(st *store.Store) {
+				st.Upsert(named("hx", httpRoute("hx.example.com", 73, "exact /e=a")))
+			}, FullRouteLookups},
+			{"a second exact path: no full pass", func(st *store.Store) {
+				st.Upsert(named("hx", httpRoute("hx.example.com", 73, "exact /e=a", "exact /f=b")))
+			}, ""},
+			{"the first wildcard hostname: the frontends look wildcards up", func(st *store.Store) {
+				st.Upsert(named("hw", httpRoute("*.w.example.com", 74, "/=a")))
+			}, FullRouteLookups},
+			{"the last exact path goes: so does its lookup", func(st *store.Store) {
+				st.Delete(&gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "hx"}})
+			}, FullRouteLookups},
 		}},
 		{"routes and endpoints together", r, []step{
 			{"an endpoint added and a route added", func(st *store.Store) {

@@ -181,8 +181,9 @@ spec:
 // every host that no Route or more specific hostname takes, the bare
 // address included; a rule without a valid backend answers 500; a
 // listener's hostname answers 404 for paths no route of it matches; all
-// without a reload. A backend of another namespace is served once a
-// ReferenceGrant there allows it.
+// without a reload but for the first exact paths (the frontends' lookup of
+// exact paths comes with them). A backend of another namespace is served
+// once a ReferenceGrant there allows it.
 func TestHTTPRouteWithoutHostnameServesEveryHost(t *testing.T) {
 	web, api, old := startBackend(t, "web"), startBackend(t, "api"), startBackend(t, "old")
 	m := newManifests(t)
@@ -243,7 +244,7 @@ spec:
 	noReload("an HTTPRoute for every host removed")
 
 	// Exact paths before prefixes, for every host and for a hostname.
-	m.Write("exact.yaml", `apiVersion: gateway.networking.k8s.io/v1
+	exact := `apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: exact, namespace: shop}
 spec:
@@ -255,7 +256,9 @@ spec:
     backendRefs: [{name: web, port: 80}]
   - matches: [{path: {type: PathPrefix, value: /match/}}]
     backendRefs: [{name: nosuch, port: 80}]
-`)
+`
+	reloads := ms.settledReloads(t)
+	m.Write("exact.yaml", exact)
 	for _, host := range []string{"anything.example.com", "named.example.com"} {
 		expectBackend(t, 30*time.Second, get(host, "/match"), "web")
 		expectBackend(t, 5*time.Second, get(host, "/match/exact/"), "web")
@@ -264,7 +267,18 @@ spec:
 		expectStatus(t, 5*time.Second, get(host, "/match/x"), 500)
 	}
 	expectBackend(t, 5*time.Second, get("exact.example.com", "/match"), "old")
-	noReload("exact paths added")
+	// The first exact paths: from now on the frontends look exact paths
+	// up, which a reload brings (once: more exact paths need none).
+	if got := ms.settledReloads(t) - reloads; got != 1 {
+		t.Errorf("the first exact paths: %v reloads (%s), want 1", got, ms.reloadReasons())
+	}
+	noReload = noReloadSince(t, ms, r)
+	m.Write("exact.yaml", exact+`  - matches: [{path: {type: Exact, value: /match/more}}]
+    backendRefs: [{name: web, port: 80}]
+`)
+	expectBackend(t, 30*time.Second, get("named.example.com", "/match/more"), "web")
+	expectStatus(t, 5*time.Second, get("named.example.com", "/match/more/"), 500)
+	noReload("another exact path added")
 
 	// RequestRedirect: answered by HAProxy (no backend), what is not set
 	// the request's.
