@@ -173,7 +173,8 @@ run: build haproxy
 # Benchmarks (numbers in docs/performance.md): render + write of 1,000 / 10,000 /
 # 50,000 routes, then the real router with real haproxy and wrk
 # (cmd/router-bench): cold start of 1,000 and 10,000 routes, endpoint churn,
-# route churn, memory at 10,000 routes, data plane 1 vs 10,000 routes.
+# route churn, memory at 10,000 routes, data plane 1 vs 10,000 routes, HAProxy's
+# instructions per request (callgrind) at 10,000 Routes and HTTPRoutes.
 # Takes a while: if endpoint changes reload, each churn change waits about
 # RELOAD_INTERVAL (the phase stops after -phase-timeout, 20m, and says so).
 # The result lines are printed, and
@@ -198,6 +199,9 @@ bench-router: haproxy
 	@command -v wrk >/dev/null 2>&1 || { \
 	  echo "installing wrk (apt-get)"; \
 	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
+	@command -v valgrind >/dev/null 2>&1 || { \
+	  echo "installing valgrind (apt-get)"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind >/dev/null; }
 	$(GO) build -o $(BIN)/openshift-router ./cmd/openshift-router
 	$(GO) build -o $(BIN)/router-bench ./cmd/router-bench
 	@rm -f $(BENCH_JSON)
@@ -207,6 +211,8 @@ bench-router: haproxy
 	$(ROUTER_BENCH) -scenario route-churn -route-churn-routes 2000 -route-changes 200
 	$(ROUTER_BENCH) -scenario memory -routes 10000
 	$(ROUTER_BENCH) -scenario dataplane -dataplane-routes 10000 -wrk-args "-t2 -c32 -d10s"
+	$(ROUTER_BENCH) -scenario request-cost -dataplane-routes 10000 -kinds unsecured
+	$(ROUTER_BENCH) -scenario request-cost -dataplane-routes 10000 -kinds httproute
 	@echo "results (JSON lines): $(BENCH_JSON)"
 
 # The pipeline diagram: docs/*.dot → docs/*.svg with Graphviz's dot

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what `make test` needs and is missing, saying what it does:
-# haproxy, etcd (etcd-server), wrk, ip (iproute2), openssl, patchelf and dot
-# (graphviz, for the test that the diagrams in docs/ are current) from
+# haproxy, etcd (etcd-server), wrk, ip (iproute2), openssl, patchelf, dot
+# (graphviz, for the test that the diagrams in docs/ are current) and
+# valgrind (router-bench's request-cost scenario, run small by its test) from
 # Debian's packages, the cached kube-apiserver build (hack/kube-apiserver.sh:
 # about 5 minutes on 2 cores the first time, a no-op afterwards), the cached
 # kube-controller-manager build (hack/kube-controller-manager.sh: a few
@@ -13,9 +14,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-declare -A pkg=([haproxy]=haproxy [etcd]=etcd-server [wrk]=wrk [ip]=iproute2 [openssl]=openssl [patchelf]=patchelf [dot]=graphviz)
+declare -A pkg=([haproxy]=haproxy [etcd]=etcd-server [wrk]=wrk [ip]=iproute2 [openssl]=openssl [patchelf]=patchelf [dot]=graphviz [valgrind]=valgrind)
 need=()
-for bin in haproxy etcd wrk ip openssl patchelf dot; do
+for bin in haproxy etcd wrk ip openssl patchelf dot valgrind; do
   command -v "$bin" >/dev/null 2>&1 || need+=("${pkg[$bin]}")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -18,7 +18,7 @@ import (
 // and checks that the results are sane. It measures nothing worth keeping:
 // the numbers are in docs/performance.md (make bench).
 func TestScenarios(t *testing.T) {
-	for _, bin := range []string{"haproxy", "wrk"} {
+	for _, bin := range []string{"haproxy", "wrk", "valgrind", "callgrind_control"} {
 		prereq.NeedBinary(t, bin)
 	}
 	routerBin := filepath.Join(t.TempDir(), "openshift-router")
@@ -54,6 +54,7 @@ func TestScenarios(t *testing.T) {
 	cfg.WrkArgs = "-t1 -c4 -d2s"
 	cfg.WrkWarmup = 0
 	cfg.WrkRounds = 1
+	cfg.CostRequests = 20
 	if err := cfg.check(scenarioNames); err != nil {
 		t.Fatal(err)
 	}
@@ -191,6 +192,28 @@ func TestScenarios(t *testing.T) {
 		}
 		if res.One.Non2xx+res.Many.Non2xx+res.Bare.Non2xx+res.One.SocketErrors+res.Many.SocketErrors+res.Bare.SocketErrors > 0 {
 			t.Errorf("wrk saw errors: %+v", res)
+		}
+	})
+
+	t.Run("request-cost", func(t *testing.T) {
+		for _, kinds := range []string{"unsecured", "httproute"} {
+			cfg := cfg
+			cfg.Kinds = kinds
+			res, err := runRequestCost(ctx, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Log(res.Line())
+			// HAProxy runs thousands of instructions a request, the
+			// router's configuration more than the hand-written one's.
+			if res.Routes != 20 || res.Requests != 20 || res.Bare < 1000 || res.Router <= res.Bare || res.Ratio <= 1 {
+				t.Errorf("insane result: %+v", res)
+			}
+		}
+		cfg := cfg
+		cfg.Kinds = "edge"
+		if _, err := runRequestCost(ctx, cfg); err == nil || !strings.Contains(err.Error(), "over HTTP") {
+			t.Errorf("r0 an edge route: %v, want refused (measured over HTTP)", err)
 		}
 	})
 

@@ -29,7 +29,7 @@ import (
 )
 
 // scenarioNames lists the scenarios in the order they run.
-var scenarioNames = []string{"cold-start", "churn", "route-churn", "memory", "dataplane"}
+var scenarioNames = []string{"cold-start", "churn", "route-churn", "memory", "dataplane", "request-cost"}
 
 // config is everything a scenario needs; flags fill it.
 type config struct {
@@ -75,6 +75,8 @@ type config struct {
 	WrkWarmup       time.Duration // data plane: warm-up run before the first measurement of each router
 	WrkRounds       int           // data plane: alternating measurements of each router (the median counts)
 
+	CostRequests int // request cost: requests counted (the count for twice as many less this one's)
+
 	Log io.Writer // progress
 }
 
@@ -104,6 +106,7 @@ func defaultConfig() config {
 		WrkArgs:          "-t2 -c32 -d10s",
 		WrkWarmup:        2 * time.Second,
 		WrkRounds:        3,
+		CostRequests:     2000,
 		Log:              os.Stderr,
 	}
 }
@@ -148,6 +151,7 @@ func main() {
 	fs.StringVar(&cfg.WrkArgs, "wrk-args", cfg.WrkArgs, "dataplane: wrk load arguments")
 	fs.DurationVar(&cfg.WrkWarmup, "wrk-warmup", cfg.WrkWarmup, "dataplane: warm-up wrk run before the first measurement of each router (0: none)")
 	fs.IntVar(&cfg.WrkRounds, "wrk-rounds", cfg.WrkRounds, "dataplane: measurements of each router, alternating between them; the median counts")
+	fs.IntVar(&cfg.CostRequests, "cost-requests", cfg.CostRequests, "request-cost: requests counted through r0 (the instructions of twice as many less theirs, over them)")
 	fs.StringVar(&jsonOut, "json", "", "also append one JSON object per scenario (a line each) to this file (- for stdout)")
 	_ = fs.Parse(os.Args[1:])
 	if fs.NArg() > 0 {
@@ -259,6 +263,13 @@ func (c *config) check(scenarios []string) error {
 				return fmt.Errorf("wrk: %v (apt-get install wrk)", err)
 			}
 		}
+		if s == "request-cost" {
+			for _, bin := range []string{"valgrind", "callgrind_control"} {
+				if _, err := exec.LookPath(bin); err != nil {
+					return fmt.Errorf("%s: %v (apt-get install valgrind)", bin, err)
+				}
+			}
+		}
 	}
 	switch {
 	case c.Backends < 2:
@@ -267,8 +278,8 @@ func (c *config) check(scenarios []string) error {
 		return errors.New("-backends: at most 50000")
 	case c.CheckWorkers < 1 || c.LoadWorkers < 1 || c.LoadRate < 1 || c.WrkRounds < 1:
 		return errors.New("-check-workers, -load-workers, -load-rate and -wrk-rounds must be positive")
-	case c.Routes < 1 || c.DataPlaneRoutes < 1:
-		return errors.New("-routes and -dataplane-routes must be positive")
+	case c.Routes < 1 || c.DataPlaneRoutes < 1 || c.CostRequests < 1:
+		return errors.New("-routes, -dataplane-routes and -cost-requests must be positive")
 	case c.RouteChurnNames != "new" && c.RouteChurnNames != "same":
 		return fmt.Errorf("-route-churn-names: %q, want new or same", c.RouteChurnNames)
 	case c.routeChurnKindsErr() != nil:
@@ -309,6 +320,8 @@ func runScenario(ctx context.Context, cfg config, name string) (result, error) {
 		return runMemory(ctx, cfg, cfg.Routes)
 	case "dataplane":
 		return runDataPlane(ctx, cfg)
+	case "request-cost":
+		return runRequestCost(ctx, cfg)
 	}
 	return nil, fmt.Errorf("unknown scenario %q", name)
 }
