@@ -316,8 +316,8 @@ func TestDefaultTemplateRendersWildcardRoutes(t *testing.T) {
 	}
 	cfg := out["conf/haproxy.config"]
 	for _, w := range []string{
-		"http-request set-var(txn.backend) var(txn.route_key),regsub(^[^./]*,*),map_beg(" + dir + "/conf/route_http.map) if !{ var(txn.backend) -m found }",
-		"http-request set-var(txn.backend) var(txn.route_key),regsub(^[^./]*,*),map_beg(" + dir + "/conf/route_https.map) if !{ var(txn.backend) -m found }",
+		"http-request set-var(txn.backend) var(txn.route_key),regsub(^[^./]*[.],*.),map_beg(" + dir + "/conf/route_http.map) if !{ var(txn.backend) -m found }",
+		"http-request set-var(txn.backend) var(txn.route_key),regsub(^[^./]*[.],*.),map_beg(" + dir + "/conf/route_https.map) if !{ var(txn.backend) -m found }",
 		"use_backend %[req.ssl_sni,lower,regsub(^[^.]*,*),map(" + dir + "/conf/route_sni_passthrough.map)]",
 	} {
 		if !strings.Contains(cfg, w) {
@@ -327,7 +327,7 @@ func TestDefaultTemplateRendersWildcardRoutes(t *testing.T) {
 	// The exact lookup comes first: the wildcard one only runs when it
 	// found nothing, so a specific route wins over a wildcard route.
 	exact := strings.Index(cfg, "var(txn.route_key),map_beg("+dir+"/conf/route_http.map)")
-	wild := strings.Index(cfg, "var(txn.route_key),regsub(^[^./]*,*),map_beg("+dir+"/conf/route_http.map)")
+	wild := strings.Index(cfg, "var(txn.route_key),regsub(^[^./]*[.],*.),map_beg("+dir+"/conf/route_http.map)")
 	if exact < 0 || wild < 0 || exact > wild {
 		t.Errorf("exact lookup at %d, wildcard lookup at %d: want the exact one first", exact, wild)
 	}
@@ -853,7 +853,8 @@ func TestDefaultTemplateMakesTheGatewayLookupsWhoseKeysExist(t *testing.T) {
 		"every host exact":    "str(=*),concat(,txn.path,),map_str(",
 	}
 	// Routes' hosts' markers: tested after the host lookup, and again
-	// after OpenShift's wildcards when lookups follow.
+	// after OpenShift's wildcards (a wildcard Route's "*.domain/" marker
+	// is found there), with Routes beside.
 	const routeHost = "http-request set-var(txn.route_host) bool(true) if { var(txn.backend) -m str @rh }"
 	for _, tc := range []struct {
 		name       string
@@ -864,7 +865,7 @@ func TestDefaultTemplateMakesTheGatewayLookupsWhoseKeysExist(t *testing.T) {
 		routeHosts int
 	}{
 		{"a hostname and a path prefix: none", model.ServiceAliasConfig{Host: "h.example.com", Path: "/p"}, "h.example.com", false, nil, 0},
-		{"Routes beside: their hosts' markers", model.ServiceAliasConfig{Host: "h.example.com", Path: "/p"}, "h.example.com", true, nil, 1},
+		{"Routes beside: their hosts' markers", model.ServiceAliasConfig{Host: "h.example.com", Path: "/p"}, "h.example.com", true, nil, 2},
 		{"an exact path", model.ServiceAliasConfig{Host: "h.example.com", Path: "/p", ExactPath: true}, "h.example.com", false, []string{"exact path", "host marker"}, 0},
 		{"a wildcard hostname", model.ServiceAliasConfig{Host: "*.example.com", Path: "/p"}, "h.example.com", false, []string{"wildcard prefix", "host marker"}, 0},
 		{"a wildcard hostname, Routes beside", model.ServiceAliasConfig{Host: "*.example.com", Path: "/p"}, "h.example.com", true, []string{"wildcard prefix", "host marker"}, 2},

@@ -112,7 +112,11 @@ func callgrindCost(ctx context.Context, cfg config, dir, name, conf string, port
 		return 0, err
 	}
 	defer log.Close()
-	cmd := exec.Command("valgrind", "--tool=callgrind", "--callgrind-out-file="+out, bin, "-db", "-f", conf)
+	// The options the dumps are read with, whatever VALGRIND_OPTS or a
+	// .valgrindrc say: one file a dump, named OUT.N, with the
+	// instructions alone, and callgrind_control able to reach it.
+	cmd := exec.Command("valgrind", "--tool=callgrind", "--callgrind-out-file="+out, "--separate-threads=no",
+		"--combine-dumps=no", "--cache-sim=no", "--branch-sim=no", "--vgdb=yes", bin, "-db", "-f", conf)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -131,6 +135,8 @@ func callgrindCost(ctx context.Context, cfg config, dir, name, conf string, port
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 			<-done
 		}
+		// The dump at exit: the whole run's, not needed.
+		_ = os.Remove(out)
 	}()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}, Timeout: 30 * time.Second}
 	url := fmt.Sprintf("http://127.0.0.1:%d/", port)
@@ -153,15 +159,18 @@ func callgrindCost(ctx context.Context, cfg config, dir, name, conf string, port
 	cfg.logf("request-cost: %s: HAProxy under callgrind answers (pid %d)", name, cmd.Process.Pid)
 	var counts [2]int64
 	for i, requests := range []int{n, 2 * n} {
-		if err := callgrindControl("-z", cmd.Process.Pid); err != nil {
+		if err := callgrindControl(ctx, "-z", cmd.Process.Pid); err != nil {
 			return 0, err
 		}
 		for j := 0; j < requests; j++ {
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
 			if err := getOK(client, url, host); err != nil {
 				return 0, fmt.Errorf("request %d through %s: %w", j+1, name, err)
 			}
 		}
-		if err := callgrindControl("-d", cmd.Process.Pid); err != nil {
+		if err := callgrindControl(ctx, "-d", cmd.Process.Pid); err != nil {
 			return 0, err
 		}
 		if counts[i], err = lastCallgrindSummary(out); err != nil {
@@ -169,6 +178,9 @@ func callgrindCost(ctx context.Context, cfg config, dir, name, conf string, port
 		}
 	}
 	cfg.logf("request-cost: %s: %d instructions for %d requests, %d for %d", name, counts[0], n, counts[1], 2*n)
+	if counts[0] <= 0 || counts[1] <= counts[0] {
+		return 0, fmt.Errorf("callgrind counted %d instructions for %d requests and %d for %d: not a count of the requests", counts[0], n, counts[1], 2*n)
+	}
 	return (counts[1] - counts[0]) / int64(n), nil
 }
 
@@ -192,9 +204,19 @@ func getOK(client *http.Client, url, host string) error {
 }
 
 // callgrindControl runs callgrind_control with flag (-z: zero the counts,
-// -d: dump them) on the process pid.
-func callgrindControl(flag string, pid int) error {
-	out, err := exec.Command("callgrind_control", flag, strconv.Itoa(pid)).CombinedOutput()
+// -d: dump them) on the process pid, for a minute at most. It exits 0 when
+// it finds no such run, saying so: that output is a failure too.
+func callgrindControl(ctx context.Context, flag string, pid int) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "callgrind_control", flag, strconv.Itoa(pid)).CombinedOutput()
+	if err == nil {
+		for _, failed := range []string{"Error", "not detected", "No active"} {
+			if strings.Contains(string(out), failed) {
+				err = fmt.Errorf("%q", failed)
+			}
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("callgrind_control %s %d: %v: %s", flag, pid, err, out)
 	}
@@ -244,8 +266,9 @@ func callgrindSummary(path string) (int64, bool) {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		if v, ok := strings.CutPrefix(sc.Text(), "summary: "); ok {
+			// The first event is the instructions (Ir).
 			var err error
-			n, err = strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			n, err = strconv.ParseInt(strings.Fields(v + " 0")[0], 10, 64)
 			summary = err == nil
 		}
 		// The last line: the dump is whole.

@@ -187,13 +187,6 @@ func (l RouteLookups) Marked() bool {
 	return l.ExactPath > 0 || l.Wildcard > 0 || l.WildcardExactPath > 0 || l.AnyHostExactPath > 0
 }
 
-// MarkedAfterWildcards reports whether lookups come after OpenShift's
-// wildcard routes (the Gateway API's wildcard hostnames, every host) and
-// Routes' hosts have markers that must stop them.
-func (l RouteLookups) MarkedAfterWildcards() bool {
-	return l.RouteHosts > 0 && (l.Wildcard > 0 || l.WildcardExactPath > 0 || l.AnyHost > 0 || l.AnyHostExactPath > 0)
-}
-
 // ServiceAliasConfig is one admitted route.
 type ServiceAliasConfig struct {
 	// Name and Namespace of the route.

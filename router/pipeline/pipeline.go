@@ -161,12 +161,13 @@ func Pass(src Source, in Inputs, st State) (*Output, error) {
 		out.Model = builder.Build(v, out.Decision.Admitted, buildOptions(in, out.Gateway))
 		if len(out.Model.HostResponses) > 0 {
 			// The Gateway API's frontend rules, once for the model
-			// and the partial renders made from it.
+			// and the partial renders made from it (a change of the
+			// HostResponses is a full pass).
 			out.Model.HeaderChains = templates.ComputeHeaderChains(*out.Model)
+			out.Model.RouteLookups = templates.CountRouteLookups(*out.Model)
 		}
 		if out.Gateway != nil {
 			out.Model.GatewayPassthrough = templates.HasGatewayPassthrough(*out.Model)
-			out.Model.RouteLookups = templates.CountRouteLookups(*out.Model)
 		}
 		return nil
 	})
