@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -140,21 +141,8 @@ func callgrindCost(ctx context.Context, cfg config, dir, name, conf string, port
 	}()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}, Timeout: 30 * time.Second}
 	url := fmt.Sprintf("http://127.0.0.1:%d/", port)
-	// Start-up under callgrind is some 50 times slower: minutes for
-	// 10,000 routes.
-	for deadline := time.Now().Add(10 * time.Minute); ; {
-		if err := getOK(client, url, host); err == nil {
-			break
-		} else if time.Now().After(deadline) {
-			return 0, fmt.Errorf("HAProxy under callgrind (%s) does not answer %s: %v; its log: %s", name, host, err, fileTail(log.Name(), 10))
-		}
-		select {
-		case <-done:
-			return 0, fmt.Errorf("HAProxy under callgrind (%s) exited; its log: %s", name, fileTail(log.Name(), 10))
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-time.After(time.Second):
-		}
+	if err := awaitAnswer(ctx, client, url, host, done); err != nil {
+		return 0, fmt.Errorf("HAProxy under callgrind (%s): %w; its log: %s", name, err, fileTail(log.Name(), 10))
 	}
 	cfg.logf("request-cost: %s: HAProxy under callgrind answers (pid %d)", name, cmd.Process.Pid)
 	var counts [2]int64
@@ -182,6 +170,27 @@ func callgrindCost(ctx context.Context, cfg config, dir, name, conf string, port
 		return 0, fmt.Errorf("callgrind counted %d instructions for %d requests and %d for %d: not a count of the requests", counts[0], n, counts[1], 2*n)
 	}
 	return (counts[1] - counts[0]) / int64(n), nil
+}
+
+// awaitAnswer waits until url answers host with a 200, or the process
+// whose done it is exits. Start-up under callgrind is some 50 times
+// slower than without: minutes for 10,000 routes.
+func awaitAnswer(ctx context.Context, client *http.Client, url, host string, done <-chan struct{}) error {
+	for deadline := time.Now().Add(10 * time.Minute); ; {
+		err := getOK(client, url, host)
+		if err == nil {
+			return nil
+		} else if time.Now().After(deadline) {
+			return fmt.Errorf("does not answer %s: %w", host, err)
+		}
+		select {
+		case <-done:
+			return errors.New("exited")
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // getOK requests url with Host host and fails unless the answer is a 200.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openshift-router-go/router/haproxy/runtimeapi"
 )
@@ -43,7 +44,13 @@ func TestRoutersRunTheHAProxyUnderTest(t *testing.T) {
 
 	check := func(t *testing.T) {
 		t.Helper()
+		// A reload may be under way (the router's first configuration
+		// has no routes; the master re-executes itself and is not
+		// listed meanwhile): wait a little for master and worker.
 		pids := r.haproxyPIDs()
+		for deadline := time.Now().Add(10 * time.Second); len(pids) < 2 && time.Now().Before(deadline); pids = r.haproxyPIDs() {
+			time.Sleep(50 * time.Millisecond)
+		}
 		if len(pids) < 2 {
 			t.Fatalf("want a master and a worker haproxy process, found %v", pids)
 		}
