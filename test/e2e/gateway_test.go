@@ -1140,3 +1140,43 @@ spec:
 		t.Errorf("Location %q, want https://app.gwhs.example.com/a?q=1", loc)
 	}
 }
+
+// TestWildcardRouteBesideHostnamedListenersKeepsTheErrorPage: a wildcard
+// Route (wildcardPolicy Subdomain) with a path, beside a Gateway whose
+// listeners all have hostnames: a request on its domain's other paths is
+// answered by the router's 503 error page, as without a Gateway (not by
+// the Gateway API's answers), and the Gateway's hostname is still served.
+func TestWildcardRouteBesideHostnamedListenersKeepsTheErrorPage(t *testing.T) {
+	m := newManifests(t)
+	m.Write("services.yaml", backendServices(t, "wild", "wild")+"---\n"+backendServices(t, "shop", "gw"))
+	m.Write("route.yaml", wildcardYAML("wild", "w", "w.abc.xyz", "/a", "wild", ""))
+	m.Write("gateway.yaml", gatewayWithListeners("shop", `{name: named, port: 80, protocol: HTTP, hostname: foo.bar.com}`)+`---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: named, namespace: shop}
+spec:
+  parentRefs: [{name: haproxy}]
+  rules:
+  - matches: [{path: {value: /p}}]
+    backendRefs: [{name: gw, port: 80}]
+`)
+	r := startRouter(t, m.Dir, map[string]string{"ROUTER_ALLOW_WILDCARD_ROUTES": "true"})
+	get := func(host, path string) func() (response, error) {
+		return func() (response, error) { return r.httpGet(host, path) }
+	}
+	expectBackend(t, loadTimeout, get("foo.bar.com", "/p/q"), "gw")
+	expectBackend(t, loadTimeout, get("any.abc.xyz", "/a/b"), "wild")
+	for _, tc := range []struct{ host, path string }{
+		{"any.abc.xyz", "/other"},
+		{"w.abc.xyz", "/"},
+		{"elsewhere.example.com", "/p"},
+	} {
+		resp, err := r.httpGet(tc.host, tc.path)
+		must(t, err)
+		if resp.Status != 503 || !strings.Contains(resp.Body, "Application is not available") {
+			t.Errorf("%s%s: got %d %q, want the router's 503 error page", tc.host, tc.path, resp.Status, resp.Body)
+		}
+	}
+	// The Gateway's hostname answers 404 for paths no route of it matches.
+	expectStatus(t, 5*time.Second, get("foo.bar.com", "/x"), 404)
+}
