@@ -605,7 +605,7 @@ func setsForwardedHeaders(policy string) bool {
 func ForwardedHeadersMap(td model.TemplateData) string {
 	var m mapText
 	global := setsForwardedHeaders(td.HAProxy.ForwardedHeaders)
-	for _, k := range td.SortedStateKeys() {
+	for _, k := range settingsKeys(td) {
 		cfg := td.State[k]
 		if cfg.TLSTermination == routev1.TLSTerminationPassthrough {
 			continue
@@ -619,6 +619,36 @@ func ForwardedHeadersMap(td model.TemplateData) string {
 		}
 	}
 	return m.String()
+}
+
+// HasMapSettings reports whether a route has a setting that one of the
+// route-settings maps may hold (TimeoutServerMap, TimeoutTunnelMap,
+// HSTSMap, RateLimitMap, ForwardedHeadersMap): a route without one is in
+// none of them (model.TemplateData.SettingsKeys).
+func HasMapSettings(cfg model.ServiceAliasConfig) bool {
+	s := cfg.Settings
+	return s.Timeout != "" || s.TimeoutTunnel != "" || s.HSTSHeader != "" || s.RateLimit || s.ForwardedHeaders != ""
+}
+
+// SettingsKeys returns the keys of the routes of td that HasMapSettings
+// (model.TemplateData.SettingsKeys), worked out from td.State.
+func SettingsKeys(td model.TemplateData) *model.KeySet {
+	var keys []model.ServiceAliasConfigKey
+	for k, cfg := range td.State {
+		if HasMapSettings(cfg) {
+			keys = append(keys, k)
+		}
+	}
+	return model.NewKeySet(keys)
+}
+
+// settingsKeys are the keys, in order, the route-settings maps walk:
+// td.SettingsKeys, else every route's.
+func settingsKeys(td model.TemplateData) []model.ServiceAliasConfigKey {
+	if td.SettingsKeys != nil {
+		return td.SettingsKeys.Keys()
+	}
+	return td.SortedStateKeys()
 }
 
 // TimeoutMillis is an HAProxy time value (a validated annotation) in
@@ -650,7 +680,7 @@ func TimeoutTunnelMap(td model.TemplateData) string {
 
 func timeoutMap(td model.TemplateData, value func(model.ServiceAliasConfig) string) string {
 	var m mapText
-	for _, k := range td.SortedStateKeys() {
+	for _, k := range settingsKeys(td) {
 		cfg := td.State[k]
 		if cfg.TLSTermination == routev1.TLSTerminationPassthrough {
 			continue
@@ -670,7 +700,7 @@ func timeoutMap(td model.TemplateData, value func(model.ServiceAliasConfig) stri
 // needs no reload.
 func HSTSMap(td model.TemplateData) string {
 	var m mapText
-	for _, k := range td.SortedStateKeys() {
+	for _, k := range settingsKeys(td) {
 		cfg := td.State[k]
 		if h := cfg.Settings.HSTSHeader; h != "" && terminated(cfg.TLSTermination) {
 			m.line(GenBackendNamePrefix(cfg.TLSTermination)+":"+string(k), h)
@@ -723,7 +753,7 @@ func HasStickyCookie(cfg model.ServiceAliasConfig) bool {
 // so that a changed limit needs no reload.
 func RateLimitMap(td model.TemplateData, limit string) string {
 	var m mapText
-	for _, k := range td.SortedStateKeys() {
+	for _, k := range settingsKeys(td) {
 		cfg := td.State[k]
 		s := cfg.Settings
 		if !s.RateLimit {

@@ -100,8 +100,9 @@ type Options struct {
 type Result struct {
 	// Routes are the routes to admit, sorted by namespace and name.
 	Routes []*routev1.Route
-	// Origins tells, for each of Routes, where it comes from.
-	Origins map[admission.Key]Origin
+	// Origins tells, for each of Routes, where it comes from (shared
+	// with the Memo and later passes: read only).
+	Origins map[admission.Key]*Origin
 	// Classes are the conditions of this router's GatewayClasses, by name.
 	Classes map[string]ClassStatus
 	// Gateways are the status of this router's Gateways.
@@ -129,8 +130,9 @@ type Result struct {
 	DefaultCertificate []byte
 
 	// tlsDigest is a digest of the routes made from TLSRoutes
-	// (TLSRoutesChanged).
+	// (TLSRoutesChanged), tlsMade their translations.
 	tlsDigest string
+	tlsMade   []*translation
 
 	// controller is Options.ControllerName.
 	controller string
@@ -238,63 +240,61 @@ type unserved struct {
 	backend bool
 }
 
-// Made reports whether a route was made from an HTTPRoute (false for a
-// nil Result).
-func (res *Result) Made(k admission.Key) bool {
+// origin returns the origin of route k (nil: not made here, or a nil
+// Result).
+func (res *Result) origin(k admission.Key) *Origin {
 	if res == nil {
-		return false
+		return nil
 	}
-	_, ok := res.Origins[k]
-	return ok
+	return res.Origins[k]
 }
 
+// Made reports whether a route was made from an HTTPRoute (false for a
+// nil Result).
+func (res *Result) Made(k admission.Key) bool { return res.origin(k) != nil }
+
 // MadeRoute returns what route r (made here) has beyond the Route API
-// (nil: r is not made here).
+// (nil: r is not made here). It is shared: read only.
 func (res *Result) MadeRoute(r *routev1.Route) *model.MadeRoute {
-	if res == nil {
-		return nil
+	if o := res.origin(admission.KeyOf(r)); o != nil {
+		return &o.Made
 	}
-	o, ok := res.Origins[admission.KeyOf(r)]
-	if !ok {
-		return nil
-	}
-	return &o.Made
+	return nil
 }
 
 // ClaimGroup returns the claim group of route k (made here; "" else).
 func (res *Result) ClaimGroup(k admission.Key) string {
-	if res == nil {
-		return ""
+	if o := res.origin(k); o != nil {
+		return o.ClaimGroup
 	}
-	return res.Origins[k].ClaimGroup
+	return ""
 }
 
 // ClaimPath returns the path route k claims in admission when it is not
 // its path (admission.Options.ClaimPath).
 func (res *Result) ClaimPath(k admission.Key) string {
-	if res == nil {
-		return ""
+	if o := res.origin(k); o != nil {
+		return o.ClaimPath
 	}
-	return res.Origins[k].ClaimPath
+	return ""
 }
 
 // ClaimSide returns the one port route k (made here) is served on, ""
 // for both (admission.Options.ClaimSide).
 func (res *Result) ClaimSide(k admission.Key) string {
-	if res == nil {
-		return ""
+	if o := res.origin(k); o != nil {
+		return o.ClaimSide
 	}
-	return res.Origins[k].ClaimSide
+	return ""
 }
 
 // HeaderMatched reports whether route k (made here) matches more than its
 // path: headers, a method, query parameters.
 func (res *Result) HeaderMatched(k admission.Key) bool {
-	if res == nil {
-		return false
+	if o := res.origin(k); o != nil {
+		return o.Made.Conditional()
 	}
-	m := res.Origins[k].Made
-	return m.Conditional()
+	return false
 }
 
 // IsTLSRoute reports whether an origin is a TLSRoute's.
@@ -325,11 +325,14 @@ func Translate(v View, o Options) *Result {
 	if o.ControllerName == "" {
 		o.ControllerName = DefaultControllerName
 	}
+	// As large as the last pass's (no growing a map of 10,000 routes).
+	routes, httpRoutes := o.Memo.sizes()
 	res := &Result{
-		Origins:    map[admission.Key]Origin{},
+		Routes:     make([]*routev1.Route, 0, routes),
+		Origins:    make(map[admission.Key]*Origin, routes),
 		Classes:    map[string]ClassStatus{},
 		Gateways:   map[store.Key]*GatewayStatus{},
-		HTTPRoutes: map[store.Key]*RouteStatus{},
+		HTTPRoutes: make(map[store.Key]*RouteStatus, httpRoutes),
 		TLSRoutes:  map[store.Key]*RouteStatus{},
 		controller: o.ControllerName,
 	}
@@ -376,9 +379,10 @@ func Translate(v View, o Options) *Result {
 		res.add(translateTLSRoute(v, tr, res))
 	}
 	res.memo, res.memoAt = o.Memo, o.Memo.position()
+	o.Memo.setSizes(len(res.Routes), len(res.HTTPRoutes))
 	res.tlsDigest = tlsDigest(res)
 	slices.SortFunc(res.Routes, func(a, b *routev1.Route) int {
-		return strings.Compare(string(admission.KeyOf(a)), string(admission.KeyOf(b)))
+		return store.CompareKeys(a.Namespace, a.Name, b.Namespace, b.Name)
 	})
 	return res
 }

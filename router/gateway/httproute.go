@@ -41,12 +41,14 @@ func (res *Result) add(t *translation) {
 		res.HTTPRoutes[t.key] = t.rs
 	}
 	res.Routes = append(res.Routes, t.routes...)
-	for i, r := range t.routes {
-		k := admission.KeyOf(r)
-		res.Origins[k] = t.origins[i]
+	for i, k := range t.rs.routes { // the keys of t.routes
+		res.Origins[k] = &t.origins[i]
 		if t.origins[i].Made.Conditional() {
 			res.Conditional = append(res.Conditional, k)
 		}
+	}
+	if t.kind == tlsRouteKind.Kind {
+		res.tlsMade = append(res.tlsMade, t)
 	}
 }
 

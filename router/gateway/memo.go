@@ -31,6 +31,9 @@ type Memo struct {
 	// (their seq and HTTPRoute), for RetranslatedSince.
 	seq uint64
 	log []memoLogEntry
+	// routes and httpRoutes are the last pass's numbers of routes made
+	// and HTTPRoutes translated (sizes).
+	routes, httpRoutes int
 }
 
 // memoLogEntry is a translation made afresh.
@@ -86,6 +89,28 @@ func (m *Memo) logFresh(k store.Key) {
 		m.log = slices.Delete(m.log, 0, len(m.log)/2)
 	}
 	m.log = append(m.log, memoLogEntry{m.seq, k})
+}
+
+// sizes returns the last pass's numbers of routes made and HTTPRoutes
+// translated (0 without a memo).
+func (m *Memo) sizes() (routes, httpRoutes int) {
+	if m == nil {
+		return 0, 0
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.routes, m.httpRoutes
+}
+
+// setSizes records a pass's numbers of routes made and HTTPRoutes
+// translated.
+func (m *Memo) setSizes(routes, httpRoutes int) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.routes, m.httpRoutes = routes, httpRoutes
 }
 
 // position returns the memo's count of fresh translations.
@@ -223,16 +248,15 @@ func worldOf(v View, res *Result) []any {
 	return w
 }
 
-// copy returns a copy of t whose status the caller may change (the routes
-// are shared: nobody changes them).
+// copy returns a copy of t whose status the caller may change: its
+// parents' entries are its own, their conditions shared (Finish replaces
+// a parent's conditions, never changes them in place); the routes are
+// shared: nobody changes them.
 func (t *translation) copy() *translation {
 	if t == nil {
 		return nil
 	}
 	rs := *t.rs
-	rs.Parents = make([]gatewayv1.RouteParentStatus, len(t.rs.Parents))
-	for i := range t.rs.Parents {
-		t.rs.Parents[i].DeepCopyInto(&rs.Parents[i])
-	}
+	rs.Parents = slices.Clone(t.rs.Parents)
 	return &translation{key: t.key, rs: &rs, routes: t.routes, origins: t.origins}
 }

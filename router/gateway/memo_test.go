@@ -104,3 +104,38 @@ spec:
 		t.Errorf("memo keeps %d entries, want 2 (one per HTTPRoute)", len(memo.last))
 	}
 }
+
+// TestFinishLeavesTheRememberedTranslationAsItWas: a pass's Finish changes
+// its own statuses, never the memo's: after a pass in which admission
+// refused all, then one of, an HTTPRoute's routes (Accepted False, then
+// PartiallyInvalid), a pass with every route admitted and nothing changed
+// gives the HTTPRoute the status a translation without the memo gives.
+func TestFinishLeavesTheRememberedTranslationAsItWas(t *testing.T) {
+	v := view(t, onGateway+httpRouteHead("r1", "a.example.com, b.example.com")+` [{backendRefs: [{name: web, port: 8080}]}]`)
+	memo := NewMemo()
+	refuse := func(rs []*routev1.Route, n int) map[admission.Key]admission.Result {
+		out := admitAll(rs)
+		for _, r := range rs[:n] {
+			out[admission.KeyOf(r)] = admission.Result{Host: r.Spec.Host, Reason: admission.ReasonHostAlreadyClaimed,
+				Message: "a route in another namespace holds host " + r.Spec.Host, Holder: "other/route"}
+		}
+		return out
+	}
+	for _, refused := range []int{2, 1} {
+		res := Translate(v, Options{Memo: memo})
+		if len(res.Routes) != 2 {
+			t.Fatalf("made %d routes, want 2", len(res.Routes))
+		}
+		res.Finish(refuse(res.Routes, refused))
+		if got := conditions(res.HTTPRoutes["default/r1"].Parents[0].Conditions); got == "Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs" {
+			t.Fatalf("%d of 2 routes refused: status %s, want it to say so", refused, got)
+		}
+	}
+	withMemo, without := Translate(v, Options{Memo: memo}), Translate(v, Options{})
+	if a, b := describeResult(withMemo), describeResult(without); a != b {
+		t.Errorf("after passes that refused routes, with the memo\n%s\nwithout\n%s", a, b)
+	}
+	if got := conditions(withMemo.HTTPRoutes["default/r1"].Parents[0].Conditions); got != "Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs" {
+		t.Errorf("every route admitted: status %s", got)
+	}
+}

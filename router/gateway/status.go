@@ -37,19 +37,19 @@ func (rs *RouteStatus) finish(res *Result, results map[admission.Key]admission.R
 	t := rs.tally(res, results)
 	accepted := false
 	for i := range rs.Parents {
-		c := &rs.Parents[i].Conditions[0]
+		p := &rs.Parents[i]
 		switch {
-		case c.Status != metav1.ConditionTrue:
+		case p.Conditions[0].Status != metav1.ConditionTrue:
 		case t.admitted[i] > 0:
 			accepted = true
 		case t.refusal[i] != nil:
-			*c = condition(gatewayv1.RouteConditionAccepted, false, gatewayv1.RouteConditionReason(t.refusal[i].Reason), t.refusal[i].Message, rs.Generation)
+			setAccepted(p, condition(gatewayv1.RouteConditionAccepted, false, gatewayv1.RouteConditionReason(t.refusal[i].Reason), t.refusal[i].Message, rs.Generation))
 		case t.backendOnly:
 			// Only backend references are invalid: Accepted, with
 			// ResolvedRefs=False saying why.
 			accepted = true
 		default:
-			*c = condition(gatewayv1.RouteConditionAccepted, false, gatewayv1.RouteReasonUnsupportedValue, listed(t.unserved), rs.Generation)
+			setAccepted(p, condition(gatewayv1.RouteConditionAccepted, false, gatewayv1.RouteReasonUnsupportedValue, listed(t.unserved), rs.Generation))
 		}
 	}
 	rs.countAttached(res)
@@ -58,10 +58,18 @@ func (rs *RouteStatus) finish(res *Result, results map[admission.Key]admission.R
 	}
 	for i := range rs.Parents {
 		if rs.Parents[i].Conditions[0].Status == metav1.ConditionTrue {
-			rs.Parents[i].Conditions = append(rs.Parents[i].Conditions,
+			rs.Parents[i].Conditions = append(slices.Clip(rs.Parents[i].Conditions),
 				condition(gatewayv1.RouteConditionPartiallyInvalid, true, gatewayv1.RouteReasonUnsupportedValue, listed(t.unserved), rs.Generation))
 		}
 	}
+}
+
+// setAccepted replaces the Accepted condition (the first) of p, whose
+// conditions may be shared with a remembered translation (Memo): in a
+// copy of them.
+func setAccepted(p *gatewayv1.RouteParentStatus, c metav1.Condition) {
+	p.Conditions = slices.Clone(p.Conditions)
+	p.Conditions[0] = c
 }
 
 // tally is what admission made of an HTTPRoute's routes, by parent.
@@ -85,6 +93,9 @@ func (rs *RouteStatus) tally(res *Result, results map[admission.Key]admission.Re
 	}
 	for _, rk := range rs.routes {
 		o, r := res.Origins[rk], results[rk]
+		if o == nil {
+			continue // (add puts every key of rs.routes in)
+		}
 		if res.shadowed(o, r) {
 			// An older route on the same Gateways has the same
 			// hostname and match: the spec serves the older one and
@@ -108,12 +119,12 @@ func (rs *RouteStatus) tally(res *Result, results map[admission.Key]admission.Re
 // shadowed reports whether admission refused a route (of origin o) only
 // because an older route made from an HTTPRoute on the same Gateways
 // (claim group) has the same hostname and match.
-func (res *Result) shadowed(o Origin, r admission.Result) bool {
+func (res *Result) shadowed(o *Origin, r admission.Result) bool {
 	if r.Admitted || r.Reason != admission.ReasonHostAlreadyClaimed {
 		return false
 	}
-	h, ok := res.Origins[r.Holder]
-	return ok && o.ClaimGroup != "" && h.ClaimGroup == o.ClaimGroup
+	h := res.Origins[r.Holder]
+	return h != nil && o.ClaimGroup != "" && h.ClaimGroup == o.ClaimGroup
 }
 
 // listed joins the first parts of what is not served.

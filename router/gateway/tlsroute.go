@@ -146,22 +146,20 @@ func tlsDigest(res *Result) string {
 		}
 		return fmt.Sprintf("%s:%d", b.Name, w)
 	}
-	for _, r := range res.Routes {
-		k := admission.KeyOf(r)
-		o := res.Origins[k]
-		if o.Kind != tlsRouteKind.Kind {
-			continue
+	for _, t := range res.tlsMade {
+		for i, r := range t.routes {
+			k, o := t.rs.routes[i], t.origins[i]
+			port := ""
+			if r.Spec.Port != nil {
+				port = r.Spec.Port.TargetPort.String()
+			}
+			fmt.Fprintf(h, "%s|%s|%s|%s|%s|%d|%d|%q|%q|%v|%s", k, r.ResourceVersion, r.Spec.Host, backend(r.Spec.To), port,
+				o.Made.Respond, o.Made.ErrorShare, o.Made.BackendNamespaces, o.Made.BackendPorts, o.Parents, o.ClaimGroup)
+			for _, b := range r.Spec.AlternateBackends {
+				fmt.Fprintf(h, "|%s", backend(b))
+			}
+			h.Write([]byte{'\n'})
 		}
-		port := ""
-		if r.Spec.Port != nil {
-			port = r.Spec.Port.TargetPort.String()
-		}
-		fmt.Fprintf(h, "%s|%s|%s|%s|%s|%d|%d|%q|%q|%v|%s", k, r.ResourceVersion, r.Spec.Host, backend(r.Spec.To), port,
-			o.Made.Respond, o.Made.ErrorShare, o.Made.BackendNamespaces, o.Made.BackendPorts, o.Parents, o.ClaimGroup)
-		for _, b := range r.Spec.AlternateBackends {
-			fmt.Fprintf(h, "|%s", backend(b))
-		}
-		h.Write([]byte{'\n'})
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

@@ -147,6 +147,13 @@ type TemplateData struct {
 	// request that gets that far). Partial renders share it. Nil: worked
 	// out from State.
 	RouteLookups *RouteLookups
+	// SettingsKeys (this router's addition), if set, are the keys of State
+	// whose routes have a setting the route-settings maps hold (timeouts,
+	// HSTS, rate limits, a forwarded-headers policy; see
+	// templates.HasMapSettings), as worked out for the whole model and
+	// kept up to date route by route: the map helpers walk these instead
+	// of every route. Partial renders share it. Nil: they walk State.
+	SettingsKeys *KeySet
 
 	// order remembers SortedStateKeys for State (nil: sorted on every
 	// call); see NewKeyOrder.
@@ -185,6 +192,53 @@ func (l RouteLookups) Rendered() [6]bool {
 // last, which is the same answer: no Route has that host.
 func (l RouteLookups) Marked() bool {
 	return l.ExactPath > 0 || l.Wildcard > 0 || l.WildcardExactPath > 0 || l.AnyHostExactPath > 0
+}
+
+// KeySet is a sorted set of State keys; it is not changed once shared
+// (With returns a changed copy).
+type KeySet struct{ keys []ServiceAliasConfigKey }
+
+// NewKeySet returns the set of keys (in any order, each once).
+func NewKeySet(keys []ServiceAliasConfigKey) *KeySet {
+	return &KeySet{keys: slices.Sorted(slices.Values(keys))}
+}
+
+// Keys returns the keys in order (shared: not to be changed); none for a
+// nil set.
+func (s *KeySet) Keys() []ServiceAliasConfigKey {
+	if s == nil {
+		return nil
+	}
+	return s.keys
+}
+
+// Edited returns the set without the keys out and with the keys in (a
+// key in both is in): a copy, or s itself when neither has keys.
+func (s *KeySet) Edited(out, in []ServiceAliasConfigKey) *KeySet {
+	if len(out) == 0 && len(in) == 0 {
+		return s
+	}
+	drop := make(map[ServiceAliasConfigKey]bool, len(out)+len(in))
+	for _, k := range slices.Concat(out, in) {
+		drop[k] = true
+	}
+	keys := make([]ServiceAliasConfigKey, 0, len(s.keys)+len(in))
+	for _, k := range s.keys {
+		if !drop[k] {
+			keys = append(keys, k)
+		}
+	}
+	if len(in) > 16 {
+		keys = append(keys, in...)
+		slices.Sort(keys)
+		return &KeySet{keys: slices.Compact(keys)}
+	}
+	for _, k := range in {
+		if i, found := slices.BinarySearch(keys, k); !found {
+			keys = slices.Insert(keys, i, k)
+		}
+	}
+	return &KeySet{keys: keys}
 }
 
 // ServiceAliasConfig is one admitted route.

@@ -58,7 +58,8 @@ func benchStore(n int) *store.Store {
 // benchInputs are the pass inputs of the benchmarks: the router's
 // defaults (5 spare server slots per backend).
 func benchInputs(r *templates.Renderer, dir string) Inputs {
-	return Inputs{Renderer: r, Admission: admission.Options{},
+	// The validation memo as the router runs.
+	return Inputs{Renderer: r, Admission: admission.Options{Memo: admission.NewValidationMemo()},
 		Build: builder.Options{WorkingDir: dir, RunDir: filepath.Join(dir, "run"), DefaultCertificate: filepath.Join(dir, "conf", "default.pem"),
 			HTTPPort: 80, HTTPSPort: 443, BindPorts: true, MaxConnections: 20000},
 		Servers: servers.Options{PoolSize: 5}}

@@ -388,7 +388,8 @@ func routesToBuild(old *model.TemplateData, d admission.Decision, affected map[m
 // rebuilt ones in, the service units and the certificate index following
 // (old is not changed). It keeps old's HeaderChains: a change that would
 // alter them is a full pass (frontendRulesChange); its RouteLookups count
-// the routes that go and come (lookupsChange).
+// the routes that go and come (lookupsChange), its SettingsKeys follow
+// them.
 func changedModel(old *model.TemplateData, ch routeChanges) *model.TemplateData {
 	td := withState(old, make(map[model.ServiceAliasConfigKey]model.ServiceAliasConfig, len(old.State)+1),
 		make(map[model.ServiceUnitKey]model.ServiceUnit, len(old.ServiceUnits)+len(ch.units)))
@@ -408,12 +409,14 @@ func changedModel(old *model.TemplateData, ch routeChanges) *model.TemplateData 
 		l := *old.RouteLookups
 		lookups, td.RouteLookups = &l, &l
 	}
+	var settingsOut, settingsIn []model.ServiceAliasConfigKey
 	for k := range ch.affected {
 		cfg, ok := old.State[k]
 		if !ok {
 			continue
 		}
 		delete(td.State, k)
+		settingsOut = append(settingsOut, k)
 		if lookups != nil {
 			templates.AddRouteLookups(lookups, k, cfg, -1)
 		}
@@ -431,6 +434,9 @@ func changedModel(old *model.TemplateData, ch routeChanges) *model.TemplateData 
 	}
 	for k, cfg := range ch.rebuilt {
 		td.State[k] = cfg
+		if templates.HasMapSettings(cfg) {
+			settingsIn = append(settingsIn, k)
+		}
 		if lookups != nil {
 			templates.AddRouteLookups(lookups, k, cfg, 1)
 		}
@@ -440,6 +446,9 @@ func changedModel(old *model.TemplateData, ch routeChanges) *model.TemplateData 
 		for su := range cfg.ServiceUnits {
 			assoc.of(su)[k] = true
 		}
+	}
+	if old.SettingsKeys != nil {
+		td.SettingsKeys = old.SettingsKeys.Edited(settingsOut, settingsIn)
 	}
 	assoc.apply(td)
 	return td
@@ -530,6 +539,7 @@ func withoutRoutes(td *model.TemplateData) *model.TemplateData {
 func withState(td *model.TemplateData, state map[model.ServiceAliasConfigKey]model.ServiceAliasConfig, units map[model.ServiceUnitKey]model.ServiceUnit) *model.TemplateData {
 	c := *td
 	c.State, c.ServiceUnits = state, units
+	c.SettingsKeys = nil // of td's State, not this one
 	c.NewKeyOrder()
 	return &c
 }

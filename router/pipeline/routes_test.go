@@ -20,6 +20,7 @@ import (
 
 	"github.com/openshift-router-go/router/haproxy/dynamic"
 	"github.com/openshift-router-go/router/haproxy/files"
+	"github.com/openshift-router-go/router/router/annotations"
 	"github.com/openshift-router-go/router/router/gateway"
 	"github.com/openshift-router-go/router/router/servers"
 	"github.com/openshift-router-go/router/router/store"
@@ -134,6 +135,9 @@ func sameFiles(t *testing.T, got, full *Output) {
 		if g := got.Model.ServiceUnits[k].ServiceAliasAssociations; len(g) != len(su.ServiceAliasAssociations) {
 			t.Errorf("service %s: routes %v, a full pass %v", k, g, su.ServiceAliasAssociations)
 		}
+	}
+	if g, f := got.Model.SettingsKeys.Keys(), full.Model.SettingsKeys.Keys(); !slices.Equal(g, f) {
+		t.Errorf("routes with map settings %v, a full pass %v", g, f)
 	}
 	if len(got.Model.CertificateIndex) != len(full.Model.CertificateIndex) {
 		t.Errorf("certificate index %d entries, a full pass %d", len(got.Model.CertificateIndex), len(full.Model.CertificateIndex))
@@ -351,6 +355,25 @@ func TestRouteChangesEqualAFullPass(t *testing.T) {
 				st.Delete(&gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "hx"}})
 			}, FullRouteLookups},
 		}},
+		{"route settings maps", r, []step{
+			{"a route with every map setting added", func(st *store.Store) {
+				st.Upsert(withAnnotations(tlsRoute(route("ns", "set", "set.example.com", "", "a", 80), routev1.TLSTerminationEdge, false),
+					annotations.Timeout, "7s", annotations.TimeoutTunnel, "1h", annotations.HSTSHeader, "max-age=100",
+					annotations.RateLimit, "true", annotations.RateLimitRateHTTP, "20", annotations.SetForwardedHeaders, "never"))
+			}, ""},
+			{"a route without one added", func(st *store.Store) { st.Upsert(route("ns", "plain", "plain.example.com", "", "a", 81)) }, ""},
+			{"its timeout and HSTS changed", func(st *store.Store) {
+				st.Upsert(withAnnotations(tlsRoute(route("ns", "set", "set.example.com", "", "a", 80), routev1.TLSTerminationEdge, false),
+					annotations.Timeout, "9s", annotations.HSTSHeader, "max-age=200"))
+			}, FullNoBackendChange},
+			{"a timeout for the route without one", func(st *store.Store) {
+				st.Upsert(withAnnotations(route("ns", "plain", "plain.example.com", "", "a", 81), annotations.Timeout, "3s"))
+			}, FullNoBackendChange},
+			{"the first route's settings all gone", func(st *store.Store) {
+				st.Upsert(tlsRoute(route("ns", "set", "set.example.com", "", "a", 80), routev1.TLSTerminationEdge, false))
+			}, FullNoBackendChange},
+			{"the route with a timeout deleted", func(st *store.Store) { st.Delete(route("ns", "plain", "", "", "", 0)) }, ""},
+		}},
 		{"routes and endpoints together", r, []step{
 			{"an endpoint added and a route added", func(st *store.Store) {
 				st.Upsert(endpointSlice("ns", "a-2", "a", true, "10.0.1.3"))
@@ -415,6 +438,15 @@ func TestRouteChangesEqualAFullPass(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withAnnotations is r with annotations (name, value, ...).
+func withAnnotations(r *routev1.Route, kv ...string) *routev1.Route {
+	r.Annotations = map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		r.Annotations[kv[i]] = kv[i+1]
+	}
+	return r
 }
 
 // endpointInASlot runs a full pass on st, then an endpoint change (service

@@ -79,7 +79,9 @@ func (v View) GatewayClasses() []*gatewayv1.GatewayClass { return sortedByKey(v.
 func (v View) Gateways() []*gatewayv1.Gateway { return sortedByKey(v.s.gw.gateways) }
 
 // HTTPRoutes returns the HTTPRoutes sorted by namespace, then name.
-func (v View) HTTPRoutes() []*gatewayv1.HTTPRoute { return sortedByKey(v.s.gw.httpRoutes) }
+func (v View) HTTPRoutes() []*gatewayv1.HTTPRoute {
+	return v.s.httpRouteOrder.sorted(v.s.gw.httpRoutes)
+}
 
 // TLSRoutes returns the TLSRoutes sorted by namespace, then name.
 func (v View) TLSRoutes() []*gatewayv1.TLSRoute { return sortedByKey(v.s.gw.tlsRoutes) }

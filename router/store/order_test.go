@@ -5,10 +5,12 @@ import (
 	"math/rand"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	routev1 "github.com/openshift/api/route/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 // TestRoutesAreInKeyOrderWhateverTheChanges: View.Routes lists every route
@@ -42,7 +44,7 @@ func TestRoutesAreInKeyOrderWhateverTheChanges(t *testing.T) {
 				want[k] = r
 			}
 		}
-		if s.orderKnown {
+		if s.routeOrder.known {
 			inPlace++
 		} else {
 			resorted++
@@ -77,4 +79,78 @@ func names(rs []*routev1.Route) []string {
 		out[i] = r.Namespace + "/" + r.Name + "@" + r.ResourceVersion
 	}
 	return out
+}
+
+// TestHTTPRoutesAreInKeyOrderWhateverTheChanges: View.HTTPRoutes lists every
+// HTTPRoute in the order of its key, "namespace/name" ("a-/x" before "a/x"),
+// each once, the version last upserted, after any mix of changes between
+// asks (in place, or sorted again after many); the slice is the caller's.
+func TestHTTPRoutesAreInKeyOrderWhateverTheChanges(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	namespaces := []string{"a", "a-", "a.b", "ab", "b"}
+	s := New()
+	want := map[string]*gatewayv1.HTTPRoute{}
+	inPlace, resorted := 0, 0
+	for round := 0; round < 300; round++ {
+		edits := 1 + rng.Intn(3)
+		if rng.Intn(8) == 0 {
+			edits = 3*maxOrderEdits + rng.Intn(100)
+		}
+		for e := 0; e < edits; e++ {
+			hr := &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{
+				Namespace: namespaces[rng.Intn(len(namespaces))], Name: fmt.Sprintf("r%d", rng.Intn(40)),
+				ResourceVersion: fmt.Sprint(round*1000 + e)}}
+			k := hr.Namespace + "/" + hr.Name
+			if rng.Intn(3) == 0 {
+				s.Delete(hr)
+				delete(want, k)
+			} else {
+				s.Upsert(hr)
+				want[k] = hr
+			}
+		}
+		if s.httpRouteOrder.known {
+			inPlace++
+		} else {
+			resorted++
+		}
+		var got []*gatewayv1.HTTPRoute
+		_ = s.Read(func(v View) error { got = v.HTTPRoutes(); return nil })
+		keys := make([]string, 0, len(want))
+		for k := range want {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		exp := make([]*gatewayv1.HTTPRoute, len(keys))
+		for i, k := range keys {
+			exp[i] = want[k]
+		}
+		if !slices.Equal(got, exp) {
+			t.Fatalf("round %d: HTTPRoutes() has %d, want %d in key order %v", round, len(got), len(exp), keys)
+		}
+		if len(got) > 1 {
+			got[0], got[1] = got[1], got[0] // the caller's own
+		}
+	}
+	if inPlace < 100 || resorted < 15 {
+		t.Fatalf("the cached order was changed in place before %d asks and sorted again before %d of 300", inPlace, resorted)
+	}
+}
+
+// TestCompareKeysIsTheKeysOrder: CompareKeys orders as the keys'
+// strings do, namespaces that start others included.
+func TestCompareKeysIsTheKeysOrder(t *testing.T) {
+	parts := []string{"", "a", "a-", "a/", "a.b", "ab", "b", "a-b"}
+	for _, ans := range parts {
+		for _, an := range parts {
+			for _, bns := range parts {
+				for _, bn := range parts {
+					want := strings.Compare(ans+"/"+an, bns+"/"+bn)
+					if got := CompareKeys(ans, an, bns, bn); got != want {
+						t.Errorf("CompareKeys(%q, %q, %q, %q) = %d, want %d", ans, an, bns, bn, got, want)
+					}
+				}
+			}
+		}
+	}
 }

@@ -79,64 +79,10 @@ type Store struct {
 	synced           map[string]bool
 	changed          chan struct{}
 
-	// order caches the routes sorted by key (View.Routes) once asked
-	// for: a route added or deleted later is put in or taken out in
-	// place, up to maxOrderEdits between two asks (more, as while the
-	// routes are first loaded, and the cache is dropped: the next ask
-	// sorts once). Upsert and Delete change it under mu; Routes, which
-	// runs under mu's read lock, builds it under orderMu.
-	orderMu    sync.Mutex
-	order      []*routev1.Route
-	orderKnown bool
-	orderEdits int
-}
-
-// maxOrderEdits bounds the routes put in or taken out of the cached order
-// between two View.Routes (each costs a copy of the order's tail).
-const maxOrderEdits = 64
-
-// compareRoutes orders routes by namespace, then name (View.Routes): -1,
-// 0 or +1 as slices.SortFunc takes it.
-func compareRoutes(a, b *routev1.Route) int {
-	if a.Namespace != b.Namespace {
-		return strings.Compare(a.Namespace, b.Namespace)
-	}
-	return strings.Compare(a.Name, b.Name)
-}
-
-// orderUpsert keeps the cached order up to date with route r added or
-// replaced (s.mu held).
-func (s *Store) orderUpsert(r *routev1.Route) {
-	if !s.orderKnown {
-		return
-	}
-	i, found := slices.BinarySearchFunc(s.order, r, compareRoutes)
-	switch {
-	case found:
-		s.order[i] = r
-	case s.orderEdits < maxOrderEdits:
-		s.order = slices.Insert(s.order, i, r)
-		s.orderEdits++
-	default:
-		s.order, s.orderKnown = nil, false
-	}
-}
-
-// orderDelete keeps the cached order up to date with route r deleted
-// (s.mu held).
-func (s *Store) orderDelete(r *routev1.Route) {
-	if !s.orderKnown {
-		return
-	}
-	i, found := slices.BinarySearchFunc(s.order, r, compareRoutes)
-	switch {
-	case !found:
-	case s.orderEdits < maxOrderEdits:
-		s.order = slices.Delete(s.order, i, i+1)
-		s.orderEdits++
-	default:
-		s.order, s.orderKnown = nil, false
-	}
+	// routeOrder and httpRouteOrder cache View.Routes and
+	// View.HTTPRoutes.
+	routeOrder     sortedCache[routev1.Route]
+	httpRouteOrder sortedCache[gatewayv1.HTTPRoute]
 }
 
 // endpointChange is one endpoint change (the generation it made and the
@@ -166,6 +112,8 @@ func New() *Store {
 		gw:              newGatewayObjects(),
 		synced:          map[string]bool{},
 		changed:         make(chan struct{}, 1),
+		routeOrder:      sortedCache[routev1.Route]{cmp: compareRoutes},
+		httpRouteOrder:  sortedCache[gatewayv1.HTTPRoute]{cmp: compareHTTPRoutes},
 	}
 }
 
@@ -255,7 +203,7 @@ func (s *Store) Upsert(obj runtime.Object) {
 	case *routev1.Route:
 		k := KeyOf(o.Namespace, o.Name)
 		s.routes[k] = o
-		s.orderUpsert(o)
+		s.routeOrder.upsert(o)
 		s.notifyRoute(k)
 		return
 	case *corev1.Service:
@@ -292,6 +240,7 @@ func (s *Store) Upsert(obj runtime.Object) {
 	case *gatewayv1.HTTPRoute:
 		k := KeyOf(o.Namespace, o.Name)
 		s.gw.httpRoutes[k] = o
+		s.httpRouteOrder.upsert(o)
 		s.notifyHTTPRoute(k)
 		return
 	default:
@@ -323,7 +272,7 @@ func (s *Store) Delete(obj runtime.Object) {
 		k := KeyOf(o.Namespace, o.Name)
 		if r, ok := s.routes[k]; ok {
 			delete(s.routes, k)
-			s.orderDelete(r)
+			s.routeOrder.remove(r)
 		}
 		s.notifyRoute(k)
 		return
@@ -355,7 +304,10 @@ func (s *Store) Delete(obj runtime.Object) {
 		delete(s.secrets, KeyOf(o.Namespace, o.Name))
 	case *gatewayv1.HTTPRoute:
 		k := KeyOf(o.Namespace, o.Name)
-		delete(s.gw.httpRoutes, k)
+		if hr, ok := s.gw.httpRoutes[k]; ok {
+			delete(s.gw.httpRoutes, k)
+			s.httpRouteOrder.remove(hr)
+		}
 		s.notifyHTTPRoute(k)
 		return
 	default:
@@ -447,21 +399,7 @@ func (v View) ChangesSince(since uint64) (routes, services []Key, ok bool) {
 
 // Routes returns all routes sorted by namespace, then name (a slice of
 // the caller's own). A route change costs a copy, not a sort.
-func (v View) Routes() []*routev1.Route {
-	s := v.s
-	s.orderMu.Lock()
-	defer s.orderMu.Unlock()
-	if !s.orderKnown {
-		s.order = make([]*routev1.Route, 0, len(s.routes))
-		for _, r := range s.routes {
-			s.order = append(s.order, r)
-		}
-		slices.SortFunc(s.order, compareRoutes)
-		s.orderKnown = true
-	}
-	s.orderEdits = 0
-	return slices.Clone(s.order)
-}
+func (v View) Routes() []*routev1.Route { return v.s.routeOrder.sorted(v.s.routes) }
 
 // Route returns a route or nil.
 func (v View) Route(namespace, name string) *routev1.Route {

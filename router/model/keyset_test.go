@@ -1,0 +1,55 @@
+package model
+
+import (
+	"maps"
+	"math/rand"
+	"slices"
+	"testing"
+)
+
+// TestKeySetEditedIsTheSetOfItsKeys: after any edits (keys out, keys in, a
+// key in both, keys that were not there; few and many at once), the set
+// holds exactly the keys it should, in order, each once; an edit never
+// changes the set it was made from, and no edit returns the same set.
+func TestKeySetEditedIsTheSetOfItsKeys(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	key := func() ServiceAliasConfigKey {
+		return NewServiceAliasConfigKey("ns", string(rune('a'+rng.Intn(26)))+string(rune('a'+rng.Intn(4))))
+	}
+	want := map[ServiceAliasConfigKey]bool{}
+	s := NewKeySet(nil)
+	for round := 0; round < 500; round++ {
+		var out, in []ServiceAliasConfigKey
+		n := rng.Intn(4)
+		if rng.Intn(10) == 0 {
+			n = 40
+		}
+		for i := 0; i < n; i++ {
+			out = append(out, key())
+			in = append(in, key())
+		}
+		before := slices.Clone(s.Keys())
+		next := s.Edited(out, in)
+		if !slices.Equal(s.Keys(), before) {
+			t.Fatalf("round %d: the edit changed the set it was made from", round)
+		}
+		if n == 0 && next != s || n > 0 && next == s {
+			t.Fatalf("round %d: %d keys each way: same set %v", round, n, next == s)
+		}
+		for _, k := range out {
+			delete(want, k)
+		}
+		for _, k := range in {
+			want[k] = true
+		}
+		exp := slices.Sorted(maps.Keys(want))
+		if !slices.Equal(next.Keys(), exp) {
+			t.Fatalf("round %d: %v, want %v", round, next.Keys(), exp)
+		}
+		s = next
+	}
+	var none *KeySet
+	if none.Keys() != nil {
+		t.Fatal("a nil set has keys")
+	}
+}
