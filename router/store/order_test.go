@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"maps"
 	"math/rand"
 	"slices"
 	"sort"
@@ -10,131 +11,112 @@ import (
 
 	routev1 "github.com/openshift/api/route/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
-// TestRoutesAreInKeyOrderWhateverTheChanges: View.Routes lists every route
-// sorted by namespace, then name — each once, the version last upserted —
-// after any mix of routes added, replaced and deleted between asks: one at
-// a time (the cached order changed in place), many at once (the cache
-// dropped and sorted again), deletions of routes never added, and namespaces
-// that are prefixes of others ("a", "a-", "ab"). The slice returned is the
-// caller's: changing it changes nothing.
-func TestRoutesAreInKeyOrderWhateverTheChanges(t *testing.T) {
-	rng := rand.New(rand.NewSource(1))
-	namespaces := []string{"a", "a-", "ab", "b", "b0"}
-	s := New()
-	want := map[string]*routev1.Route{}
-	inPlace, resorted := 0, 0
-	for round := 0; round < 400; round++ {
-		edits := 1 + rng.Intn(3)
-		if rng.Intn(8) == 0 {
-			edits = 3*maxOrderEdits + rng.Intn(100)
+// TestListsAreInOrderWhateverTheChanges: View.Routes lists every route
+// sorted by namespace, then name, and View.HTTPRoutes every HTTPRoute in
+// the order of its key, "namespace/name" ("a-/x" before "a/x") — each
+// once, the version last upserted — after any mix of objects added,
+// replaced and deleted between asks: one at a time (the cached order
+// changed in place), many at once (the cache dropped and sorted again),
+// deletions of objects never added, and namespaces that are prefixes of
+// others ("a", "a-", "ab"). The slice returned is the caller's: changing it
+// changes nothing.
+func TestListsAreInOrderWhateverTheChanges(t *testing.T) {
+	byNamespaceThenName := func(a, b metav1.Object) bool {
+		if a.GetNamespace() != b.GetNamespace() {
+			return a.GetNamespace() < b.GetNamespace()
 		}
-		for e := 0; e < edits; e++ {
-			r := &routev1.Route{ObjectMeta: metav1.ObjectMeta{
-				Namespace: namespaces[rng.Intn(len(namespaces))], Name: fmt.Sprintf("r%d", rng.Intn(60)),
-				ResourceVersion: fmt.Sprint(round*1000 + e)}}
-			k := r.Namespace + "/" + r.Name
-			if rng.Intn(3) == 0 {
-				s.Delete(r)
-				delete(want, k)
-			} else {
-				s.Upsert(r)
-				want[k] = r
-			}
-		}
-		if s.routeOrder.known {
-			inPlace++
-		} else {
-			resorted++
-		}
-		var got []*routev1.Route
-		_ = s.Read(func(v View) error { got = v.Routes(); return nil })
-		exp := make([]*routev1.Route, 0, len(want))
-		for _, r := range want {
-			exp = append(exp, r)
-		}
-		sort.Slice(exp, func(i, j int) bool {
-			if exp[i].Namespace != exp[j].Namespace {
-				return exp[i].Namespace < exp[j].Namespace
-			}
-			return exp[i].Name < exp[j].Name
-		})
-		if !slices.Equal(got, exp) {
-			t.Fatalf("round %d: Routes() = %v, want %v", round, names(got), names(exp))
-		}
-		if len(got) > 1 {
-			got[0], got[1] = got[1], got[0] // the caller's own
-		}
+		return a.GetName() < b.GetName()
 	}
-	if inPlace < 100 || resorted < 20 {
-		t.Fatalf("the cached order was changed in place before %d asks and sorted again before %d of 400", inPlace, resorted)
+	byKey := func(a, b metav1.Object) bool {
+		return a.GetNamespace()+"/"+a.GetName() < b.GetNamespace()+"/"+b.GetName()
+	}
+	tests := []struct {
+		name  string
+		make  func(meta metav1.ObjectMeta) runtime.Object
+		list  func(v View) []metav1.Object
+		known func(s *Store) bool
+		less  func(a, b metav1.Object) bool
+	}{
+		{"Routes", func(meta metav1.ObjectMeta) runtime.Object { return &routev1.Route{ObjectMeta: meta} },
+			func(v View) []metav1.Object { return objects(v.Routes()) },
+			func(s *Store) bool { return s.routeOrder.known }, byNamespaceThenName},
+		{"HTTPRoutes", func(meta metav1.ObjectMeta) runtime.Object { return &gatewayv1.HTTPRoute{ObjectMeta: meta} },
+			func(v View) []metav1.Object { return objects(v.HTTPRoutes()) },
+			func(s *Store) bool { return s.httpRouteOrder.known }, byKey},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rng := rand.New(rand.NewSource(1))
+			namespaces := []string{"a", "a-", "a.b", "ab", "b", "b0"}
+			s := New()
+			want := map[string]metav1.Object{}
+			inPlace, resorted := 0, 0
+			for round := 0; round < 400; round++ {
+				edits := 1 + rng.Intn(3)
+				if rng.Intn(8) == 0 {
+					edits = 3*maxOrderEdits + rng.Intn(100)
+				}
+				for e := 0; e < edits; e++ {
+					obj := tt.make(metav1.ObjectMeta{Namespace: namespaces[rng.Intn(len(namespaces))],
+						Name: fmt.Sprintf("r%d", rng.Intn(60)), ResourceVersion: fmt.Sprint(round*1000 + e)})
+					meta := obj.(metav1.Object)
+					k := meta.GetNamespace() + "/" + meta.GetName()
+					if rng.Intn(3) == 0 {
+						s.Delete(obj)
+						delete(want, k)
+					} else {
+						s.Upsert(obj)
+						want[k] = meta
+					}
+				}
+				if tt.known(s) {
+					inPlace++
+				} else {
+					resorted++
+				}
+				var got []metav1.Object
+				_ = s.Read(func(v View) error { got = tt.list(v); return nil })
+				exp := slices.Collect(maps.Values(want))
+				sort.Slice(exp, func(i, j int) bool { return tt.less(exp[i], exp[j]) })
+				if !slices.Equal(got, exp) {
+					t.Fatalf("round %d: %v, want %v", round, names(got), names(exp))
+				}
+				_ = s.Read(func(v View) error {
+					if l := tt.list(v); len(l) > 1 {
+						l[0], l[1] = l[1], l[0] // the caller's own
+					}
+					return nil
+				})
+			}
+			if inPlace < 100 || resorted < 20 {
+				t.Fatalf("the cached order was changed in place before %d asks and sorted again before %d of 400", inPlace, resorted)
+			}
+		})
 	}
 }
 
-func names(rs []*routev1.Route) []string {
-	out := make([]string, len(rs))
-	for i, r := range rs {
-		out[i] = r.Namespace + "/" + r.Name + "@" + r.ResourceVersion
+// objects are os as metav1.Objects.
+func objects[T any, P interface {
+	*T
+	metav1.Object
+}](os []P) []metav1.Object {
+	out := make([]metav1.Object, len(os))
+	for i, o := range os {
+		out[i] = o
 	}
 	return out
 }
 
-// TestHTTPRoutesAreInKeyOrderWhateverTheChanges: View.HTTPRoutes lists every
-// HTTPRoute in the order of its key, "namespace/name" ("a-/x" before "a/x"),
-// each once, the version last upserted, after any mix of changes between
-// asks (in place, or sorted again after many); the slice is the caller's.
-func TestHTTPRoutesAreInKeyOrderWhateverTheChanges(t *testing.T) {
-	rng := rand.New(rand.NewSource(2))
-	namespaces := []string{"a", "a-", "a.b", "ab", "b"}
-	s := New()
-	want := map[string]*gatewayv1.HTTPRoute{}
-	inPlace, resorted := 0, 0
-	for round := 0; round < 300; round++ {
-		edits := 1 + rng.Intn(3)
-		if rng.Intn(8) == 0 {
-			edits = 3*maxOrderEdits + rng.Intn(100)
-		}
-		for e := 0; e < edits; e++ {
-			hr := &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{
-				Namespace: namespaces[rng.Intn(len(namespaces))], Name: fmt.Sprintf("r%d", rng.Intn(40)),
-				ResourceVersion: fmt.Sprint(round*1000 + e)}}
-			k := hr.Namespace + "/" + hr.Name
-			if rng.Intn(3) == 0 {
-				s.Delete(hr)
-				delete(want, k)
-			} else {
-				s.Upsert(hr)
-				want[k] = hr
-			}
-		}
-		if s.httpRouteOrder.known {
-			inPlace++
-		} else {
-			resorted++
-		}
-		var got []*gatewayv1.HTTPRoute
-		_ = s.Read(func(v View) error { got = v.HTTPRoutes(); return nil })
-		keys := make([]string, 0, len(want))
-		for k := range want {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		exp := make([]*gatewayv1.HTTPRoute, len(keys))
-		for i, k := range keys {
-			exp[i] = want[k]
-		}
-		if !slices.Equal(got, exp) {
-			t.Fatalf("round %d: HTTPRoutes() has %d, want %d in key order %v", round, len(got), len(exp), keys)
-		}
-		if len(got) > 1 {
-			got[0], got[1] = got[1], got[0] // the caller's own
-		}
+func names(os []metav1.Object) []string {
+	out := make([]string, len(os))
+	for i, o := range os {
+		out[i] = o.GetNamespace() + "/" + o.GetName() + "@" + o.GetResourceVersion()
 	}
-	if inPlace < 100 || resorted < 15 {
-		t.Fatalf("the cached order was changed in place before %d asks and sorted again before %d of 300", inPlace, resorted)
-	}
+	return out
 }
 
 // TestCompareKeysIsTheKeysOrder: CompareKeys orders as the keys'
