@@ -98,7 +98,8 @@ type Options struct {
 
 // Result is a translation.
 type Result struct {
-	// Routes are the routes to admit, sorted by namespace and name.
+	// Routes are the routes to admit, in the order of their keys
+	// (admission.KeyOf).
 	Routes []*routev1.Route
 	// Origins tells, for each of Routes, where it comes from (shared
 	// with the Memo and later passes: read only).

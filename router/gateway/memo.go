@@ -155,7 +155,8 @@ func (m *Memo) end() {
 }
 
 // translate is translateHTTPRoute(v, hr, res), remembered; it returns a
-// translation of the caller's own (Finish changes the status).
+// copy (translation.copy) whose parents' entries are the caller's own, its
+// routes, origins and conditions shared (Finish replaces them).
 func (m *Memo) translate(v View, hr *gatewayv1.HTTPRoute, res *Result) *translation {
 	if m == nil {
 		return translateHTTPRoute(v, hr, res)

@@ -48,8 +48,16 @@ func TestKeySetEditedIsTheSetOfItsKeys(t *testing.T) {
 		}
 		s = next
 	}
+}
+
+// TestNilKeySetIsEmpty: a nil set has no keys and takes edits.
+func TestNilKeySetIsEmpty(t *testing.T) {
 	var none *KeySet
-	if none.Keys() != nil {
-		t.Fatal("a nil set has keys")
+	k := NewServiceAliasConfigKey("ns", "a")
+	if got := none.Edited([]ServiceAliasConfigKey{"x"}, []ServiceAliasConfigKey{k}).Keys(); !slices.Equal(got, []ServiceAliasConfigKey{k}) {
+		t.Fatalf("nil set edited: %v", got)
+	}
+	if none.Edited(nil, nil) != nil || none.Keys() != nil {
+		t.Fatal("an empty edit of a nil set is not nil, or it has keys")
 	}
 }

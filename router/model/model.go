@@ -152,7 +152,8 @@ type TemplateData struct {
 	// HSTS, rate limits, a forwarded-headers policy; see
 	// templates.HasMapSettings), as worked out for the whole model and
 	// kept up to date route by route: the map helpers walk these instead
-	// of every route. Partial renders share it. Nil: they walk State.
+	// of every route. Nil: they walk State (a partial render's State,
+	// which pipeline.withState gives none).
 	SettingsKeys *KeySet
 
 	// order remembers SortedStateKeys for State (nil: sorted on every
@@ -195,7 +196,7 @@ func (l RouteLookups) Marked() bool {
 }
 
 // KeySet is a sorted set of State keys; it is not changed once shared
-// (With returns a changed copy).
+// (Edited returns a changed copy). A nil set is empty.
 type KeySet struct{ keys []ServiceAliasConfigKey }
 
 // NewKeySet returns the set of keys (in any order, each once).
@@ -217,6 +218,9 @@ func (s *KeySet) Keys() []ServiceAliasConfigKey {
 func (s *KeySet) Edited(out, in []ServiceAliasConfigKey) *KeySet {
 	if len(out) == 0 && len(in) == 0 {
 		return s
+	}
+	if s == nil {
+		s = &KeySet{}
 	}
 	drop := make(map[ServiceAliasConfigKey]bool, len(out)+len(in))
 	for _, k := range slices.Concat(out, in) {

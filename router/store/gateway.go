@@ -58,7 +58,8 @@ func putObject[T any](m map[Key]*T, k Key, o *T, upsert bool) {
 	}
 }
 
-// sortedByKey returns the values of m ordered by key (namespace, then name).
+// sortedByKey returns the values of m in the order of their keys (the
+// strings "namespace/name").
 func sortedByKey[T any](m map[Key]*T) []*T {
 	keys := make([]Key, 0, len(m))
 	for k := range m {
@@ -75,15 +76,18 @@ func sortedByKey[T any](m map[Key]*T) []*T {
 // GatewayClasses returns the GatewayClasses sorted by name.
 func (v View) GatewayClasses() []*gatewayv1.GatewayClass { return sortedByKey(v.s.gw.classes) }
 
-// Gateways returns the Gateways sorted by namespace, then name.
+// Gateways returns the Gateways in the order of their keys,
+// "namespace/name" (as the other lists here but View.Routes).
 func (v View) Gateways() []*gatewayv1.Gateway { return sortedByKey(v.s.gw.gateways) }
 
-// HTTPRoutes returns the HTTPRoutes sorted by namespace, then name.
+// HTTPRoutes returns the HTTPRoutes in the order of their keys,
+// "namespace/name" ("a-/x" before "a/x"; View.Routes orders by namespace,
+// then name), a slice of the caller's own.
 func (v View) HTTPRoutes() []*gatewayv1.HTTPRoute {
 	return v.s.httpRouteOrder.sorted(v.s.gw.httpRoutes)
 }
 
-// TLSRoutes returns the TLSRoutes sorted by namespace, then name.
+// TLSRoutes returns the TLSRoutes in the order of their keys.
 func (v View) TLSRoutes() []*gatewayv1.TLSRoute { return sortedByKey(v.s.gw.tlsRoutes) }
 
 // TLSRoutesWatched is the name a source marks synced (Sink.MarkSynced)
@@ -97,7 +101,7 @@ const TLSRoutesWatched = "gateway.networking.k8s.io/tlsroutes"
 // only then.
 func (v View) TLSRoutesServed() bool { return v.s.synced[TLSRoutesWatched] }
 
-// ReferenceGrants returns the ReferenceGrants sorted by namespace, then name.
+// ReferenceGrants returns the ReferenceGrants in the order of their keys.
 func (v View) ReferenceGrants() []*gatewayv1.ReferenceGrant { return sortedByKey(v.s.gw.grants) }
 
 // HTTPRouteChangesSince returns the HTTPRoutes added, changed or deleted
