@@ -3,6 +3,7 @@ package pipeline
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -391,18 +392,10 @@ func routesToBuild(old *model.TemplateData, d admission.Decision, affected map[m
 // the routes that go and come (lookupsChange), its SettingsKeys follow
 // them.
 func changedModel(old *model.TemplateData, ch routeChanges) *model.TemplateData {
-	td := withState(old, make(map[model.ServiceAliasConfigKey]model.ServiceAliasConfig, len(old.State)+1),
-		make(map[model.ServiceUnitKey]model.ServiceUnit, len(old.ServiceUnits)+len(ch.units)))
-	for k, cfg := range old.State {
-		td.State[k] = cfg
-	}
-	for k, su := range old.ServiceUnits {
-		td.ServiceUnits[k] = su
-	}
-	td.CertificateIndex = make(map[string]int, len(old.CertificateIndex))
-	for c, n := range old.CertificateIndex {
-		td.CertificateIndex[c] = n
-	}
+	// (maps.Clone copies a map's tables as they are: no hashing of
+	// 10,000 keys again.)
+	td := withState(old, cloneMap(old.State), cloneMap(old.ServiceUnits))
+	td.CertificateIndex = cloneMap(old.CertificateIndex)
 	assoc := associationsOf(old)
 	var lookups *model.RouteLookups
 	if old.RouteLookups != nil {
@@ -452,6 +445,14 @@ func changedModel(old *model.TemplateData, ch routeChanges) *model.TemplateData 
 	}
 	assoc.apply(td)
 	return td
+}
+
+// cloneMap is maps.Clone, but never nil (a nil map is cloned empty).
+func cloneMap[M ~map[K]V, K comparable, V any](m M) M {
+	if m == nil {
+		return M{}
+	}
+	return maps.Clone(m)
 }
 
 // associations are copies of the ServiceAliasAssociations of the service
