@@ -61,3 +61,40 @@ func TestNilKeySetIsEmpty(t *testing.T) {
 		t.Fatal("an empty edit of a nil set is not nil, or it has keys")
 	}
 }
+
+// TestEditKeyOrderIsTheSortedKeys: a model whose State is another's with
+// keys taken out and put in, its order edited from the other's, lists its
+// keys as sorting them would; without the other's order known, or with
+// another State than the edits say, it sorts them itself.
+func TestEditKeyOrderIsTheSortedKeys(t *testing.T) {
+	state := func(keys ...ServiceAliasConfigKey) map[ServiceAliasConfigKey]ServiceAliasConfig {
+		m := map[ServiceAliasConfigKey]ServiceAliasConfig{}
+		for _, k := range keys {
+			m[k] = ServiceAliasConfig{}
+		}
+		return m
+	}
+	old := &TemplateData{State: state("b", "d", "f", "h")}
+	old.NewKeyOrder()
+	_ = old.SortedStateKeys()
+	for _, tc := range []struct {
+		name    string
+		state   map[ServiceAliasConfigKey]ServiceAliasConfig
+		out, in []ServiceAliasConfigKey
+	}{
+		{"keys out and in", state("a", "b", "e", "h", "i"), []ServiceAliasConfigKey{"d", "f"}, []ServiceAliasConfigKey{"a", "e", "i"}},
+		{"a key changed (out and in)", state("b", "d", "f", "h"), []ServiceAliasConfigKey{"d"}, []ServiceAliasConfigKey{"d"}},
+		{"edits that are not the State's", state("b", "c", "z"), []ServiceAliasConfigKey{"d"}, []ServiceAliasConfigKey{"a"}},
+	} {
+		td := &TemplateData{State: tc.state}
+		td.EditKeyOrder(old, tc.out, tc.in)
+		if got, want := td.SortedStateKeys(), sortedKeys(tc.state); !slices.Equal(got, want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, want)
+		}
+	}
+	fresh := &TemplateData{State: state("x", "a")}
+	fresh.EditKeyOrder(&TemplateData{State: state("a")}, nil, []ServiceAliasConfigKey{"x"})
+	if got := fresh.SortedStateKeys(); !slices.Equal(got, []ServiceAliasConfigKey{"a", "x"}) {
+		t.Errorf("from a model without a known order: %v", got)
+	}
+}

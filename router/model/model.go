@@ -758,6 +758,27 @@ func (td *TemplateData) SortedStateKeys() []ServiceAliasConfigKey {
 // that will not gain or lose keys once it is read.
 func (td *TemplateData) NewKeyOrder() { td.order = &keyOrder{} }
 
+// EditKeyOrder makes td remember the order of its State keys as old's
+// without the keys out and with the keys in (KeySet.Edited), when old
+// remembers its order: td.State must be old.State with exactly those keys
+// taken out and put in (a key in both is in). Else it is NewKeyOrder. A
+// route change then costs a copy of the order, not a sort.
+func (td *TemplateData) EditKeyOrder(old *TemplateData, out, in []ServiceAliasConfigKey) {
+	td.NewKeyOrder()
+	if old.order == nil {
+		return
+	}
+	old.order.mu.Lock()
+	known := old.order.state != nil && reflect.ValueOf(old.order.state).UnsafePointer() == reflect.ValueOf(old.State).UnsafePointer() &&
+		len(old.order.sorted) == len(old.State)
+	sorted := old.order.sorted
+	old.order.mu.Unlock()
+	if !known {
+		return
+	}
+	td.order.state, td.order.sorted = td.State, (&KeySet{keys: sorted}).Edited(out, in).Keys()
+}
+
 // keyOrder is the sorted keys of one State map.
 type keyOrder struct {
 	mu sync.Mutex

@@ -402,14 +402,14 @@ func changedModel(old *model.TemplateData, ch routeChanges) *model.TemplateData 
 		l := *old.RouteLookups
 		lookups, td.RouteLookups = &l, &l
 	}
-	var settingsOut, settingsIn []model.ServiceAliasConfigKey
+	var out, settingsIn []model.ServiceAliasConfigKey
 	for k := range ch.affected {
 		cfg, ok := old.State[k]
 		if !ok {
 			continue
 		}
 		delete(td.State, k)
-		settingsOut = append(settingsOut, k)
+		out = append(out, k)
 		if lookups != nil {
 			templates.AddRouteLookups(lookups, k, cfg, -1)
 		}
@@ -441,8 +441,9 @@ func changedModel(old *model.TemplateData, ch routeChanges) *model.TemplateData 
 		}
 	}
 	if old.SettingsKeys != nil {
-		td.SettingsKeys = old.SettingsKeys.Edited(settingsOut, settingsIn)
+		td.SettingsKeys = old.SettingsKeys.Edited(out, settingsIn)
 	}
+	td.EditKeyOrder(old, out, slices.Collect(maps.Keys(ch.rebuilt)))
 	assoc.apply(td)
 	return td
 }
