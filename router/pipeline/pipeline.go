@@ -142,6 +142,10 @@ type Output struct {
 	admitted map[model.ServiceAliasConfigKey]*routev1.Route
 	base     *dynamic.Config
 	baseText []byte
+	// cut is Config cut into its route sections (cutRoutes), as the
+	// UpdateRoutes that spliced it knew it; nil when it did not make
+	// Config (routeCut cuts it then).
+	cut *routeText
 	// touched are the routes whose model entries endpoint changes
 	// replaced since the pass (Apply): Config does not have their
 	// sections as HAProxy runs them.

@@ -420,7 +420,7 @@ func TestRouteChangesEqualAFullPass(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					t.Run(s.name+"/following", func(t *testing.T) { sameFiles(t, following, onRunning) })
+					t.Run(s.name+"/following", func(t *testing.T) { sameFiles(t, following, onRunning); sameCut(t, following) })
 					fresh, why, err := UpdateRoutesFresh(st, in, State{}, out)
 					if err != nil || why != "" {
 						t.Fatalf("%s: fresh: full pass %q, %v", s.name, why, err)
@@ -433,10 +433,36 @@ func TestRouteChangesEqualAFullPass(t *testing.T) {
 					out = want
 					continue
 				}
-				t.Run(s.name, func(t *testing.T) { sameOutput(t, next, want) })
+				t.Run(s.name, func(t *testing.T) { sameOutput(t, next, want); sameCut(t, next) })
 				out = next
 			}
 		})
+	}
+}
+
+// sameCut checks that the cut of out's configuration an UpdateRoutes
+// remembered (out.cut) is the one cutRoutes makes of it.
+func sameCut(t *testing.T, out *Output) {
+	t.Helper()
+	if out.cut == nil {
+		t.Fatal("no cut remembered")
+	}
+	want, ok := cutRoutes(out.Config, routeOf(out.Model.State))
+	if !ok {
+		t.Fatal("the configuration does not cut")
+	}
+	got := out.cut
+	if !bytes.Equal(got.head, want.head) || !bytes.Equal(got.rest, want.rest) || !bytes.Equal(got.tail, want.tail) || !slices.Equal(got.keys, want.keys) {
+		t.Fatalf("remembered cut: head %d rest %d tail %d bytes, keys %v; cutRoutes: %d %d %d, %v",
+			len(got.head), len(got.rest), len(got.tail), got.keys, len(want.head), len(want.rest), len(want.tail), want.keys)
+	}
+	for k, b := range want.blocks {
+		if !bytes.Equal(got.blocks[k], b) {
+			t.Errorf("route %s: remembered section\n%s\ncutRoutes'\n%s", k, got.blocks[k], b)
+		}
+	}
+	if len(got.blocks) != len(want.blocks) {
+		t.Errorf("%d routes' sections remembered, cutRoutes %d", len(got.blocks), len(want.blocks))
 	}
 }
 
