@@ -159,6 +159,9 @@ func Admit(routes []*routev1.Route, opts Options) Decision {
 	domains := NewDomainPolicy(opts.AllowedDomains, opts.DeniedDomains)
 	checks := []check{
 		func(r *routev1.Route) (Result, bool) {
+			if len(opts.Excluded) == 0 {
+				return Result{}, true // (no key made)
+			}
 			res, excluded := opts.Excluded[KeyOf(r)]
 			return res, !excluded
 		},
@@ -193,10 +196,11 @@ routes:
 
 	d.Admitted = make([]*routev1.Route, 0, len(candidates))
 	for _, r := range candidates {
-		if opts.Pending[KeyOf(r)] {
+		k := KeyOf(r)
+		if opts.Pending[k] {
 			continue
 		}
-		if tls := served[KeyOf(r)]; tls != nil {
+		if tls := served[k]; tls != nil {
 			// Served with its sanitised certificates; the watched
 			// route itself is not changed.
 			c := *r
@@ -204,7 +208,7 @@ routes:
 			r = &c
 		}
 		d.Admitted = append(d.Admitted, r)
-		d.Results[KeyOf(r)] = Result{Admitted: true, Host: hostOf(r)}
+		d.Results[k] = Result{Admitted: true, Host: hostOf(r)}
 	}
 	sort.Slice(d.Admitted, func(i, j int) bool { return keyLess(d.Admitted[i], d.Admitted[j]) })
 	return d
