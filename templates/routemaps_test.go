@@ -3,6 +3,7 @@ package templates
 import (
 	"fmt"
 	"math/rand"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -391,5 +392,53 @@ func TestCountRouteLookupsCountsKeysByTheLookupThatFindsThem(t *testing.T) {
 				t.Errorf("without the routes %+v, want %+v", *got, *want)
 			}
 		})
+	}
+}
+
+// TestSettingsKeysHoldEveryRouteTheSettingsMapsWrite: the route-settings
+// maps written from the routes HasMapSettings names are those written from
+// every route, for routes that have any one setting of annotations.Route
+// (each field in turn, found by reflection: a setting a map helper reads
+// later and HasMapSettings misses fails here), all of them, rate limits
+// with their values, under each termination.
+func TestSettingsKeysHoldEveryRouteTheSettingsMapsWrite(t *testing.T) {
+	var settings []annotations.Route
+	all := reflect.ValueOf(&annotations.Route{}).Elem()
+	for i := 0; i < all.NumField(); i++ {
+		one := reflect.ValueOf(&annotations.Route{}).Elem()
+		for _, v := range []reflect.Value{one.Field(i), all.Field(i)} {
+			switch v.Kind() {
+			case reflect.String:
+				v.SetString("5s")
+			case reflect.Bool:
+				v.SetBool(true)
+			case reflect.Int:
+				v.SetInt(7)
+			}
+		}
+		settings = append(settings, one.Interface().(annotations.Route))
+	}
+	settings = append(settings, all.Interface().(annotations.Route),
+		annotations.Route{RateLimit: true, RateLimitConcurrentTCP: 1, RateLimitRateHTTP: 2, RateLimitRateTCP: 3})
+	td := model.TemplateData{State: map[model.ServiceAliasConfigKey]model.ServiceAliasConfig{}}
+	for i, s := range settings {
+		for _, term := range []routev1.TLSTerminationType{"", routev1.TLSTerminationEdge, routev1.TLSTerminationReencrypt, routev1.TLSTerminationPassthrough} {
+			k := model.NewServiceAliasConfigKey("ns", fmt.Sprintf("r%d-%s", i, term))
+			td.State[k] = model.ServiceAliasConfig{Name: string(k), Namespace: "ns", TLSTermination: term, Settings: s}
+		}
+	}
+	td.State["ns:none"] = model.ServiceAliasConfig{Name: "none", Namespace: "ns"}
+	maps := func(td model.TemplateData) []string {
+		return []string{TimeoutServerMap(td), TimeoutTunnelMap(td), HSTSMap(td), ForwardedHeadersMap(td),
+			RateLimitMap(td, "concurrent-tcp"), RateLimitMap(td, "rate-tcp"), RateLimitMap(td, "rate-http")}
+	}
+	want := maps(td)
+	indexed := td
+	indexed.SettingsKeys = SettingsKeys(td)
+	if got := maps(indexed); !slices.Equal(got, want) {
+		t.Errorf("from SettingsKeys:\n%q\nfrom every route:\n%q", got, want)
+	}
+	if n := len(indexed.SettingsKeys.Keys()); n == 0 || n >= len(td.State) {
+		t.Errorf("SettingsKeys has %d of %d routes", n, len(td.State))
 	}
 }
