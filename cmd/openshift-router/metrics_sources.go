@@ -33,29 +33,43 @@ func statsSource(uri, socket string, timeout time.Duration) haproxymetrics.Sourc
 	if u.Scheme == "unix" {
 		return &runtimeapi.Client{Path: u.Path, Timeout: timeout}
 	}
-	client := &http.Client{Timeout: timeout}
-	return haproxymetrics.SourceFunc(func(ctx context.Context, command string) (string, error) {
-		if command != "show stat" {
-			return "", fmt.Errorf("scrape URI %s: only statistics are read over HTTP, not %q", u.Redacted(), command)
-		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, uri, nil)
-		if err != nil {
-			return "", err
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return "", fmt.Errorf("scrape URI %s: %w", u.Redacted(), err)
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode < 200 || resp.StatusCode > 299 {
-			return "", fmt.Errorf("scrape URI %s: HTTP status %d", u.Redacted(), resp.StatusCode)
-		}
-		body, err := io.ReadAll(io.LimitReader(resp.Body, maxStatsBody))
-		if err != nil {
-			return "", fmt.Errorf("scrape URI %s: %w", u.Redacted(), err)
-		}
-		return string(body), nil
-	})
+	return &httpStats{uri: uri, u: u, client: &http.Client{Timeout: timeout}}
+}
+
+// httpStats reads HAProxy's CSV statistics from an http(s) URI.
+type httpStats struct {
+	uri    string
+	u      *url.URL
+	client *http.Client
+}
+
+// Exec fetches the statistics; "show stat" is the only command.
+func (h *httpStats) Exec(ctx context.Context, command string) (string, error) {
+	return h.ExecSized(ctx, command, 0)
+}
+
+// ExecSized fetches the statistics into a buffer of sizeHint bytes.
+func (h *httpStats) ExecSized(ctx context.Context, command string, sizeHint int) (string, error) {
+	if command != "show stat" {
+		return "", fmt.Errorf("scrape URI %s: only statistics are read over HTTP, not %q", h.u.Redacted(), command)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.uri, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := h.client.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("scrape URI %s: %w", h.u.Redacted(), err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return "", fmt.Errorf("scrape URI %s: HTTP status %d", h.u.Redacted(), resp.StatusCode)
+	}
+	body, err := runtimeapi.ReadString(io.LimitReader(resp.Body, maxStatsBody), min(sizeHint, maxStatsBody))
+	if err != nil {
+		return "", fmt.Errorf("scrape URI %s: %w", h.u.Redacted(), err)
+	}
+	return body, nil
 }
 
 // readyHTTPTimeout is OpenShift's bound on its backend-http probe.

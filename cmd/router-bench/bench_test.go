@@ -173,7 +173,8 @@ func TestScenarios(t *testing.T) {
 			t.Errorf("insane memory: %+v", res)
 		}
 		// Every route's backend is in the scraped statistics.
-		if res.Scrapes != memoryScrapes || res.ScrapeSeries < cfg.Routes || res.RouterAfterScrapes.RSSKiB < 1024 {
+		if res.Scrapes != memoryScrapes || res.ScrapeSeries < cfg.Routes || res.RouterAfterScrapes.RSSKiB < 1024 ||
+			len(res.RouterScrapeRSSKiB) != memoryScrapes-1 {
 			t.Errorf("insane scrapes: %d scrapes, %d samples, RSS after %d KiB", res.Scrapes, res.ScrapeSeries, res.RouterAfterScrapes.RSSKiB)
 		}
 	})

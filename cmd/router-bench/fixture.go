@@ -608,6 +608,15 @@ func fullRouteYAML(rt *route) string {
 // mib formats KiB as MiB.
 func mib(kib int64) string { return fmt.Sprintf("%.1f MiB", float64(kib)/1024) }
 
+// mibs formats sizes in KiB as "a, b MiB".
+func mibs(kib []int64) string {
+	out := make([]string, len(kib))
+	for i, k := range kib {
+		out[i] = fmt.Sprintf("%.1f", float64(k)/1024)
+	}
+	return strings.Join(out, ", ") + " MiB"
+}
+
 // seconds formats a duration in seconds with millisecond precision.
 func seconds(d time.Duration) string { return fmt.Sprintf("%.3fs", d.Seconds()) }
 

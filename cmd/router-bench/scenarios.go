@@ -101,6 +101,9 @@ type memoryResult struct {
 	ScrapeSeries       int     `json:"scrape_series"` // samples in the last scrape
 	ScrapeCPUSeconds   float64 `json:"scrape_cpu_seconds"`
 	RouterAfterScrapes memory  `json:"router_after_scrapes"`
+	// RouterScrapeRSSKiB is the router's RSS memoryScrapeGap after each
+	// scrape but the last (whose figure is RouterAfterScrapes).
+	RouterScrapeRSSKiB []int64 `json:"router_scrape_rss_kib"`
 	StopProblem        string  `json:"stop_problem,omitempty"`
 }
 
@@ -111,10 +114,10 @@ const (
 )
 
 func (r *memoryResult) Line() string {
-	return fmt.Sprintf("memory: %d routes loaded and answering: router RSS %s (PSS %s; %s of it its binary's pages; peak %s); haproxy RSS %s (PSS %s) in %d processes (master + workers); after %d scrapes of /metrics (%d samples, %.2f s router CPU in all): router RSS %s%s",
+	return fmt.Sprintf("memory: %d routes loaded and answering: router RSS %s (PSS %s; %s of it its binary's pages; peak %s); haproxy RSS %s (PSS %s) in %d processes (master + workers); after %d scrapes of /metrics (%d samples, %.2f s router CPU in all): router RSS %s (%s after each before)%s",
 		r.Routes, mib(r.Router.RSSKiB), mib(r.Router.PSSKiB), mib(r.Router.RSSFileKiB), mib(r.Router.PeakKiB),
 		mib(r.HAProxy.RSSKiB), mib(r.HAProxy.PSSKiB), r.HAProxyProcesses,
-		r.Scrapes, r.ScrapeSeries, r.ScrapeCPUSeconds, mib(r.RouterAfterScrapes.RSSKiB), stopNote(r.StopProblem))
+		r.Scrapes, r.ScrapeSeries, r.ScrapeCPUSeconds, mib(r.RouterAfterScrapes.RSSKiB), mibs(r.RouterScrapeRSSKiB), stopNote(r.StopProblem))
 }
 
 func runMemory(ctx context.Context, cfg config, n int) (res *memoryResult, err error) {
@@ -168,6 +171,11 @@ func runMemory(ctx context.Context, cfg config, n int) (res *memoryResult, err e
 	for i := 0; i < memoryScrapes; i++ {
 		if i > 0 {
 			sleepCtx(ctx, memoryScrapeGap)
+			m, err := processMemory(res.RouterPID)
+			if err != nil {
+				return res, fmt.Errorf("router memory: %w", err)
+			}
+			res.RouterScrapeRSSKiB = append(res.RouterScrapeRSSKiB, m.RSSKiB)
 		}
 		n, err := f.Router.scrape(ctx)
 		if err != nil {

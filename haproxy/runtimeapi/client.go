@@ -55,7 +55,20 @@ func (c *Client) Exec(ctx context.Context, command string) (string, error) {
 	if err := validateCommand(command); err != nil {
 		return "", fmt.Errorf("runtime API %s: command %q: %w", c.Path, name, err)
 	}
-	return c.send(ctx, name, command+"\n")
+	return c.send(ctx, name, command+"\n", 0)
+}
+
+// ExecSized is Exec for a command whose reply is about sizeHint bytes
+// (e.g. the last reply to the same command): the reply is read into one
+// buffer of that size instead of one grown as it arrives. A long reply
+// ("show stat" of 10,000 routes is about 7 MB) read without a hint
+// allocates several times its size.
+func (c *Client) ExecSized(ctx context.Context, command string, sizeHint int) (string, error) {
+	name := commandName(command)
+	if err := validateCommand(command); err != nil {
+		return "", fmt.Errorf("runtime API %s: command %q: %w", c.Path, name, err)
+	}
+	return c.send(ctx, name, command+"\n", sizeHint)
 }
 
 // ExecPayload sends a command that takes a multi-line payload (e.g. "set
@@ -82,11 +95,12 @@ func (c *Client) ExecPayload(ctx context.Context, command, payload string) (stri
 		b.WriteString(line + "\n")
 	}
 	b.WriteString("\n")
-	return c.send(ctx, name, b.String())
+	return c.send(ctx, name, b.String(), 0)
 }
 
-// send writes text (one command, terminated) and reads the whole reply.
-func (c *Client) send(ctx context.Context, name, text string) (string, error) {
+// send writes text (one command, terminated) and reads the whole reply,
+// into a buffer of sizeHint bytes to begin with.
+func (c *Client) send(ctx context.Context, name, text string, sizeHint int) (string, error) {
 
 	timeout := c.Timeout
 	if timeout <= 0 {
@@ -130,11 +144,68 @@ func (c *Client) send(ctx context.Context, name, text string) (string, error) {
 			return "", ioErr("close write side", err)
 		}
 	}
-	reply, err := io.ReadAll(conn)
+	reply, err := ReadString(conn, sizeHint)
 	if err != nil {
-		return string(reply), ioErr("read reply", err)
+		return reply, ioErr("read reply", err)
 	}
-	return string(reply), nil
+	return reply, nil
+}
+
+// ReadString reads r to its end into a string, in one buffer of sizeHint
+// bytes (plus a little, to see the end) when the text fits; a longer text
+// is read into chunks of 1 MiB and joined once it is whole (twice its
+// size allocated, where a buffer grown as the text arrives allocates
+// about five times its size). What was read is returned with an error.
+func ReadString(r io.Reader, sizeHint int) (string, error) {
+	w := &spillWriter{}
+	w.first.Grow(max(sizeHint, 0) + 512)
+	_, err := io.Copy(w, r)
+	return w.String(), err
+}
+
+// spillChunk is the size of the chunks a text longer than its hint
+// spills into.
+const spillChunk = 1 << 20
+
+// spillWriter keeps what is written in first while it fits, then in
+// chunks.
+type spillWriter struct {
+	first  strings.Builder
+	chunks [][]byte
+	n      int
+}
+
+func (w *spillWriter) Write(p []byte) (int, error) {
+	w.n += len(p)
+	if len(w.chunks) == 0 && w.first.Len()+len(p) <= w.first.Cap() {
+		return w.first.Write(p)
+	}
+	for rest := p; len(rest) > 0; {
+		last := len(w.chunks) - 1
+		if last < 0 || len(w.chunks[last]) == cap(w.chunks[last]) {
+			w.chunks = append(w.chunks, make([]byte, 0, spillChunk))
+			last++
+		}
+		c := w.chunks[last]
+		k := min(len(rest), cap(c)-len(c))
+		w.chunks[last] = append(c, rest[:k]...)
+		rest = rest[k:]
+	}
+	return len(p), nil
+}
+
+// String is everything written.
+func (w *spillWriter) String() string {
+	if len(w.chunks) == 0 {
+		return w.first.String()
+	}
+	var b strings.Builder
+	b.Grow(w.n)
+	b.WriteString(w.first.String())
+	for _, c := range w.chunks {
+		b.Write(c)
+	}
+	return b.String()
 }
 
 func validateCommand(command string) error {

@@ -5,13 +5,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/openshift-router-go/router/test/prereq"
@@ -149,6 +152,23 @@ func TestExecAgainstHAProxy(t *testing.T) {
 		}
 	})
 
+	t.Run("sized replies are the replies", func(t *testing.T) {
+		want, err := c.Exec(ctx, "show stat")
+		if err != nil || !strings.Contains(want, "fe,FRONTEND") {
+			t.Fatalf("show stat: err=%v\n%s", err, want)
+		}
+		// A hint too small, about right, and far too large: the same reply.
+		for _, hint := range []int{0, 10, len(want), 10 * len(want)} {
+			got, err := c.ExecSized(ctx, "show stat", hint)
+			if err != nil || !sameStatRows(got, want) {
+				t.Errorf("ExecSized(hint %d) = %v\n%s\nwant the rows of\n%s", hint, err, got, want)
+			}
+		}
+		if _, err := c.ExecSized(ctx, "show stat; shutdown frontend fe", 100); !errors.Is(err, ErrInvalidCommand) {
+			t.Errorf("ExecSized of two commands = %v, want ErrInvalidCommand", err)
+		}
+	})
+
 	t.Run("cancelled context", func(t *testing.T) {
 		cctx, cancel := context.WithCancel(ctx)
 		cancel()
@@ -156,6 +176,52 @@ func TestExecAgainstHAProxy(t *testing.T) {
 			t.Fatalf("Exec with cancelled ctx = %v, want context.Canceled", err)
 		}
 	})
+}
+
+// sameStatRows compares two "show stat" replies by their rows' proxy,
+// server and type (the counters move between two asks).
+func sameStatRows(a, b string) bool {
+	key := func(text string) []string {
+		var out []string
+		for _, l := range strings.Split(text, "\n") {
+			f := strings.Split(l, ",")
+			if len(f) > 32 {
+				out = append(out, f[0]+","+f[1]+","+f[32])
+			}
+		}
+		return out
+	}
+	ka, kb := key(a), key(b)
+	return len(ka) > 0 && strings.Join(ka, "\n") == strings.Join(kb, "\n")
+}
+
+func TestReadStringReadsEverythingWhateverTheHint(t *testing.T) {
+	text := strings.Repeat("be_http:ns:route,BACKEND,0,0,1,2\n", 80000) // 2.6 MB: three chunks
+	for _, hint := range []int{-1, 0, 1, len(text) - 1, len(text), len(text) + 1, 4 * len(text)} {
+		got, err := ReadString(strings.NewReader(text), hint)
+		if err != nil || got != text {
+			t.Errorf("hint %d: %d bytes, err %v; want %d bytes", hint, len(got), err, len(text))
+		}
+	}
+	// What reading allocates: about the text with the right hint, about
+	// twice the text without one (a buffer grown as the text arrives
+	// would allocate about five times the text).
+	for _, tc := range []struct {
+		hint int
+		most float64
+	}{{len(text), 1.1}, {0, 2.5}} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		got, _ := ReadString(struct{ io.Reader }{strings.NewReader(text)}, tc.hint) // read as from a socket
+		runtime.ReadMemStats(&after)
+		if n := float64(after.TotalAlloc - before.TotalAlloc); got != text || n > tc.most*float64(len(text)) {
+			t.Errorf("hint %d: %.0f bytes allocated for %d, want at most %.1f times", tc.hint, n, len(text), tc.most)
+		}
+	}
+	got, err := ReadString(iotest.TimeoutReader(strings.NewReader(text)), len(text))
+	if err == nil || !strings.HasPrefix(text, got) {
+		t.Errorf("a failing read: %d bytes, err %v; want what was read and the error", len(got), err)
+	}
 }
 
 func TestExecMissingSocket(t *testing.T) {

@@ -46,6 +46,15 @@ type Source interface {
 	Exec(ctx context.Context, command string) (string, error)
 }
 
+// SizedSource is a Source that reads a reply into a buffer of the size it
+// is told to expect (*runtimeapi.Client is one): the collector tells it
+// the size of the last "show stat" reply, and a scrape of 10,000 routes
+// allocates that reply once instead of several times as it grows.
+type SizedSource interface {
+	Source
+	ExecSized(ctx context.Context, command string, sizeHint int) (string, error)
+}
+
 // SourceFunc adapts a function to Source.
 type SourceFunc func(ctx context.Context, command string) (string, error)
 
@@ -139,6 +148,7 @@ type Collector struct {
 	serverCount  int
 	maxConns     float64
 	series       []series
+	replyLen     int // of the last "show stat" reply
 }
 
 // New returns a Collector; it fails on an unknown column.
@@ -288,7 +298,7 @@ func (c *Collector) scrape(now time.Time) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), c.o.Timeout)
 	defer cancel()
-	reply, err := c.o.Source.Exec(ctx, "show stat")
+	reply, err := c.showStat(ctx)
 	var bad []error
 	servers, rows := 0, 0
 	if err == nil {
@@ -332,7 +342,7 @@ func (c *Collector) scrape(now time.Time) {
 
 	// Second pass: the values of the rows exported (the rows were checked
 	// by the first pass, whose errors are the ones counted).
-	b := seriesBuilder{c: c, limited: servers > c.o.ServerThreshold, index: map[string]int{}}
+	b := newSeriesBuilder(c, servers > c.o.ServerThreshold, rows, servers)
 	_, _ = eachRow(reply, c.minCols, b.add)
 	c.series = slices.Clip(b.series)
 	bad = append(bad, b.errs...)
@@ -341,6 +351,20 @@ func (c *Collector) scrape(now time.Time) {
 		log.V(1).Info("some HAProxy statistics could not be parsed and were skipped", "failures", len(bad), "first", bad[0].Error())
 	}
 	c.nextInterval = time.Duration(float64(c.o.BaseScrapeInterval) * (1 + float64(rows)/1000))
+}
+
+// showStat asks the source for "show stat", telling a SizedSource to
+// expect a little more than the last reply.
+func (c *Collector) showStat(ctx context.Context) (string, error) {
+	src, ok := c.o.Source.(SizedSource)
+	if !ok {
+		return c.o.Source.Exec(ctx, "show stat")
+	}
+	reply, err := src.ExecSized(ctx, "show stat", c.replyLen+c.replyLen/16)
+	if err == nil {
+		c.replyLen = len(reply)
+	}
+	return reply, err
 }
 
 // backendName puts in a backend or server row the name of the backend it
@@ -390,7 +414,32 @@ type seriesBuilder struct {
 	// that has one.
 	index map[string]int
 	errs  []error
+	// free is where the values of the next series are taken from: one
+	// allocation for all of a scrape's series.
+	free []float64
 }
+
+// newSeriesBuilder makes a builder with room for the series of rows rows
+// of which servers are servers.
+func newSeriesBuilder(c *Collector, limited bool, rows, servers int) *seriesBuilder {
+	if limited {
+		rows -= servers
+	}
+	return &seriesBuilder{c: c, limited: limited, index: make(map[string]int, rows),
+		series: make([]series, 0, rows), free: make([]float64, rows*len(c.cols))}
+}
+
+// values is room for a series' values, taken from free only by keep.
+func (b *seriesBuilder) values() []float64 {
+	n := len(b.c.cols)
+	if len(b.free) < n {
+		b.free = make([]float64, 64*n)
+	}
+	return b.free[:n:n]
+}
+
+// keep marks the room values gave as used.
+func (b *seriesBuilder) keep() { b.free = b.free[len(b.c.cols):] }
 
 func (b *seriesBuilder) add(r Row) {
 	var (
@@ -424,7 +473,7 @@ func (b *seriesBuilder) add(r Row) {
 		}
 		server = name
 	}
-	values := make([]float64, len(b.c.cols))
+	values := b.values()
 	any := false
 	for i, col := range b.c.cols {
 		values[i] = math.NaN()
@@ -471,6 +520,7 @@ func (b *seriesBuilder) add(r Row) {
 	}
 	b.index[key] = len(b.series)
 	b.series = append(b.series, series{kind: k, labels: labels, values: values})
+	b.keep()
 }
 
 // labelValues are the label values of column col's metric of s.

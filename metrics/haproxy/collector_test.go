@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
@@ -638,5 +639,54 @@ func TestPIDFile(t *testing.T) {
 	none := FirstPID(func(context.Context) ([]int, error) { return nil, nil }, time.Second)
 	if _, err := none(); err == nil {
 		t.Error("FirstPID without workers: no error")
+	}
+}
+
+// sizedReplies is replies that records the size hints it is given.
+type sizedReplies struct {
+	replies
+	hints []int
+}
+
+func (r *sizedReplies) ExecSized(ctx context.Context, cmd string, hint int) (string, error) {
+	r.hints = append(r.hints, hint)
+	return r.Exec(ctx, cmd)
+}
+
+// TestASizedSourceIsToldToExpectTheLastReplysSize: the first "show stat"
+// is read without a hint, each next one with a little more than the last
+// successful reply (a failed ask changes nothing), and the metrics are
+// those of a source without hints.
+func TestASizedSourceIsToldToExpectTheLastReplysSize(t *testing.T) {
+	small, big := readFixture(t, fixture), bigReply(t, 50, 0)
+	clk := &clock{t: time.Unix(1000, 0)}
+	src := &sizedReplies{replies: replies{texts: []string{small, big, "", big}, errs: []error{nil, nil, errors.New("refused"), nil}}}
+	c, err := New(Options{Source: src, Now: clk.now, BaseScrapeInterval: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 4; i++ {
+		g := gather(t, c)
+		if up := g.value(t, "haproxy_up", nil); up != map[bool]float64{true: 0, false: 1}[i == 2] {
+			t.Fatalf("ask %d: haproxy_up %v", i, up)
+		}
+		clk.t = clk.t.Add(time.Minute)
+	}
+	want := []int{0, len(small) + len(small)/16, len(big) + len(big)/16, len(big) + len(big)/16}
+	if !reflect.DeepEqual(src.hints, want) {
+		t.Errorf("hints %v, want %v", src.hints, want)
+	}
+	plain, _ := newFromFixture(t, Options{}, big)
+	stats := func(text string) string { // the exporter's own counters differ
+		var keep []string
+		for _, l := range strings.Split(text, "\n") {
+			if !strings.Contains(l, "haproxy_exporter_") {
+				keep = append(keep, l)
+			}
+		}
+		return strings.Join(keep, "\n")
+	}
+	if w, g := stats(textOf(t, streamed(t, plain))), stats(textOf(t, streamed(t, c))); w != g {
+		t.Errorf("metrics through a sized source differ:\n%s\nwant\n%s", g, w)
 	}
 }

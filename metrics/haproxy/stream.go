@@ -40,9 +40,10 @@ func (c *Collector) StreamFamilies(emit func(*dto.MetricFamily) error) error {
 		}
 	}
 
-	var w familyWriter
-	for _, f := range c.families() {
-		mf := w.family(c.cols, all, f)
+	fs := c.families()
+	w := newFamilyWriter(c.cols, all, fs)
+	for _, f := range fs {
+		mf := w.family(f)
 		if len(mf.Metric) == 0 {
 			continue // as a registry leaves out a family without metrics
 		}
@@ -137,24 +138,77 @@ func (b byName) Swap(i, j int) {
 }
 
 // familyWriter builds families into storage it reuses from one family to
-// the next.
+// the next. The label pairs of a series are made once and shared by its
+// metrics in every family (the encoders only read them); only a family
+// with a "code" label needs a list of them per metric. At 10,000 routes a
+// scrape's families hold some 200,000 metrics: made one by one with their
+// own pairs they were most of what a scrape allocated.
 type familyWriter struct {
+	cols   []exported
+	all    []series
+	shared [][]*dto.LabelPair // per series: its label pairs, sorted, no "code"
+	codes  []dto.LabelPair    // per column with a Code: its "code" pair
+
 	mf      dto.MetricFamily
 	metrics []*dto.Metric
 	slab    []dto.Metric
-	pairs   []dto.LabelPair
-	ptrs    []*dto.LabelPair
+	ptrs    []*dto.LabelPair // the label lists of a family with codes
 	values  []float64
 	gauges  []dto.Gauge
 	counts  []dto.Counter
 }
 
-// family fills w's MetricFamily with f's metrics of the series all (cols
-// are the collector's columns).
-func (w *familyWriter) family(cols []exported, all []series, f family) *dto.MetricFamily {
-	n := 0
+// newFamilyWriter makes the label pairs of the series all and room for
+// the largest of the families fs.
+func newFamilyWriter(cols []exported, all []series, fs []family) *familyWriter {
+	w := &familyWriter{cols: cols, all: all, shared: make([][]*dto.LabelPair, len(all)),
+		codes: make([]dto.LabelPair, len(cols))}
+	npairs := 0
+	for i := range all {
+		npairs += len(all[i].labels)
+	}
+	pairs := make([]dto.LabelPair, 0, npairs)
+	ptrs := make([]*dto.LabelPair, 0, npairs)
 	for i := range all {
 		s := &all[i]
+		order := labelOrder[s.kind]
+		start := len(ptrs)
+		for li, from := range order.from {
+			if from < 0 {
+				continue
+			}
+			pairs = append(pairs, dto.LabelPair{Name: &order.names[li], Value: &s.labels[from]})
+			ptrs = append(ptrs, &pairs[len(pairs)-1])
+		}
+		w.shared[i] = ptrs[start:len(ptrs):len(ptrs)]
+	}
+	for j := range cols {
+		if cols[j].Code != "" {
+			w.codes[j] = dto.LabelPair{Name: &codeLabel, Value: &cols[j].Code}
+		}
+	}
+	most, mostCoded := 0, 0
+	for _, f := range fs {
+		n := w.count(f)
+		most = max(most, n)
+		if w.coded(f) {
+			mostCoded = max(mostCoded, n*len(labelOrder[f.kind].names))
+		}
+	}
+	w.metrics = make([]*dto.Metric, 0, most)
+	w.slab = make([]dto.Metric, 0, most)
+	w.values = make([]float64, 0, most)
+	w.ptrs = make([]*dto.LabelPair, 0, mostCoded)
+	return w
+}
+
+var codeLabel = "code"
+
+// count is the number of metrics of family f.
+func (w *familyWriter) count(f family) int {
+	n := 0
+	for i := range w.all {
+		s := &w.all[i]
 		if s.kind != f.kind {
 			continue
 		}
@@ -164,19 +218,33 @@ func (w *familyWriter) family(cols []exported, all []series, f family) *dto.Metr
 			}
 		}
 	}
-	order := labelOrder[f.kind]
+	return n
+}
+
+// coded tells whether family f's metrics have a "code" label.
+func (w *familyWriter) coded(f family) bool {
+	for _, j := range f.cols {
+		if w.cols[j].Code != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// family fills w's MetricFamily with f's metrics.
+func (w *familyWriter) family(f family) *dto.MetricFamily {
+	n := w.count(f)
 	w.metrics = grow(w.metrics, n)[:0]
 	w.slab = grow(w.slab, n)[:0]
 	w.values = grow(w.values, n)[:0]
-	w.ptrs = grow(w.ptrs, n*len(order.names))[:0]
-	w.pairs = grow(w.pairs, n*len(order.names))[:0]
+	w.ptrs = w.ptrs[:0]
 	if f.counter {
 		w.counts = grow(w.counts, n)[:0]
 	} else {
 		w.gauges = grow(w.gauges, n)[:0]
 	}
-	for i := range all {
-		s := &all[i]
+	for i := range w.all {
+		s := &w.all[i]
 		if s.kind != f.kind {
 			continue
 		}
@@ -185,23 +253,8 @@ func (w *familyWriter) family(cols []exported, all []series, f family) *dto.Metr
 			if math.IsNaN(v) {
 				continue
 			}
-			code := cols[j].Code
-			start := len(w.ptrs)
-			for li, from := range order.from {
-				var value *string
-				switch {
-				case from >= 0:
-					value = &s.labels[from]
-				case code != "":
-					value = &cols[j].Code
-				default:
-					continue
-				}
-				w.pairs = append(w.pairs, dto.LabelPair{Name: &order.names[li], Value: value})
-				w.ptrs = append(w.ptrs, &w.pairs[len(w.pairs)-1])
-			}
 			w.values = append(w.values, v)
-			w.slab = append(w.slab, dto.Metric{Label: w.ptrs[start:len(w.ptrs):len(w.ptrs)]})
+			w.slab = append(w.slab, dto.Metric{Label: w.labels(i, j)})
 			m := &w.slab[len(w.slab)-1]
 			if f.counter {
 				w.counts = append(w.counts, dto.Counter{Value: &w.values[len(w.values)-1]})
@@ -219,6 +272,26 @@ func (w *familyWriter) family(cols []exported, all []series, f family) *dto.Metr
 	}
 	w.mf = dto.MetricFamily{Name: &f.name, Help: &f.help, Type: &typ, Metric: w.metrics}
 	return &w.mf
+}
+
+// labels are the label pairs of series i's metric of column j: the
+// series' own, with column j's "code" pair in its place when it has one.
+func (w *familyWriter) labels(i, j int) []*dto.LabelPair {
+	own := w.shared[i]
+	if w.cols[j].Code == "" {
+		return own
+	}
+	start := len(w.ptrs)
+	k := 0
+	for _, from := range labelOrder[w.all[i].kind].from {
+		if from < 0 {
+			w.ptrs = append(w.ptrs, &w.codes[j])
+			continue
+		}
+		w.ptrs = append(w.ptrs, own[k])
+		k++
+	}
+	return w.ptrs[start:len(w.ptrs):len(w.ptrs)]
 }
 
 // grow returns s with room for n elements; its contents are not kept

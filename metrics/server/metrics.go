@@ -9,6 +9,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // FamilyStreamer writes metric families one at a time to emit, which does
@@ -49,8 +50,9 @@ func (s *Server) metricsHandler() http.Handler {
 				return
 			}
 		}
+		emit := streamEncoder(enc, out, format)
 		for _, st := range s.o.Streams {
-			if err := st.StreamFamilies(enc.Encode); err != nil {
+			if err := st.StreamFamilies(emit); err != nil {
 				fail(err)
 				return
 			}
@@ -61,6 +63,37 @@ func (s *Server) metricsHandler() http.Handler {
 			}
 		}
 	})
+}
+
+// streamEncoder encodes streamed families as enc does, without the
+// escaping step for a family whose metric and label names need none:
+// the escaping step copies a family's list of metrics (hundreds of
+// thousands of entries for HAProxy's statistics at 10,000 routes) even
+// when it changes nothing, and such names are written the same either way.
+func streamEncoder(enc expfmt.Encoder, out io.Writer, format expfmt.Format) func(*dto.MetricFamily) error {
+	plain := expfmt.NewEncoder(out, format.WithEscapingScheme(model.NoEscaping))
+	return func(mf *dto.MetricFamily) error {
+		if legacyNames(mf) {
+			return plain.Encode(mf)
+		}
+		return enc.Encode(mf)
+	}
+}
+
+// legacyNames tells whether mf's name and its metrics' label names are
+// all valid without escaping.
+func legacyNames(mf *dto.MetricFamily) bool {
+	if !model.IsValidLegacyMetricName(mf.GetName()) {
+		return false
+	}
+	for _, m := range mf.Metric {
+		for _, l := range m.Label {
+			if !model.LabelName(l.GetName()).IsValidLegacy() {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // acceptsGzip reports whether an Accept-Encoding header accepts gzip (a
