@@ -103,7 +103,7 @@ CORE_E2E_TESTS = \
   TestHTTPSListenerServesTheGatewaysCertificate TestKubeHTTPSListenerSecretNeedsTheRoutersAccess \
   TestHTTPRouteHeaderModifiersReachBackendAndClient TestHTTPRouteWithoutHostnameServesEveryHost \
   TestHTTPRouteRewritesAndTimeouts TestHTTPRouteRegularExpressionsMatchWholeValues TestHTTPRouteRuleSpreadsOverMoreThanFourBackends TestHTTPRouteRetriesFailedRequests TestTLSRoutePassesTLSThrough TestKubeTLSRouteServedWithStatus \
-  TestHTTPRouteRedirectsHTTPToHTTPS
+  TestHTTPRouteRedirectsHTTPToHTTPS TestHTTPRouteCORSAnswersPreflightsAndMarksResponses
 empty :=
 space := $(empty) $(empty)
 CORE_E2E = ^($(subst $(space),|,$(strip $(CORE_E2E_TESTS))))$$

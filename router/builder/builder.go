@@ -198,7 +198,7 @@ func buildAlias(v store.View, td *model.TemplateData, r *routev1.Route, o Option
 		cfg.Method, cfg.QueryMatches, cfg.PathRegex = m.Method, m.QueryMatches, m.PathRegex
 		cfg.Respond, cfg.Redirect = m.Respond, m.Redirect
 		cfg.HTTPRequestHeaderAdds, cfg.HTTPResponseHeaderAdds = headerAdds(m.RequestHeaderAdds), headerAdds(m.ResponseHeaderAdds)
-		cfg.RewritePath, cfg.Retry = m.RewritePath, m.Retry
+		cfg.RewritePath, cfg.Retry, cfg.CORS = m.RewritePath, m.Retry, m.CORS
 		if m.ErrorShare > 0 && m.ErrorShare < 1000 {
 			cfg.ErrorShare = m.ErrorShare
 		}

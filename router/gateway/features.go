@@ -15,6 +15,7 @@ var SupportedFeatures = []gatewayv1.FeatureName{
 	"HTTPRouteBackendProtocolH2C",
 	"HTTPRouteBackendProtocolWebSocket",
 	"HTTPRouteBackendTimeout",
+	"HTTPRouteCORS",
 	"HTTPRouteHostRewrite",
 	"HTTPRouteMethodMatching",
 	"HTTPRouteNamedRouteRule",

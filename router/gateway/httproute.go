@@ -113,7 +113,7 @@ func translateHTTPRoute(v View, hr *gatewayv1.HTTPRoute, res *Result) *translati
 						MatchOrder:        matchOrder(hr, rule.index, m.index),
 						BackendNamespaces: rule.backendNamespaces(), BackendPorts: rule.backendPorts(),
 						RequestHeaderAdds: rule.adds.request, ResponseHeaderAdds: rule.adds.response,
-						RewritePath: rule.rewrite.fullPath, ErrorShare: rule.errorShare, Retry: rule.retry},
+						RewritePath: rule.rewrite.fullPath, ErrorShare: rule.errorShare, Retry: rule.retry, CORS: rule.cors},
 					ClaimGroup: group, ClaimPath: m.claimPath(), ClaimSide: how.side()})
 				rs.routes = append(rs.routes, admission.KeyOf(r))
 			}

@@ -37,6 +37,8 @@ type rule struct {
 	errorShare int
 	// retry is the rule's retry (nil: none).
 	retry *model.Retry
+	// cors is the rule's CORS filter (nil: none).
+	cors *model.CORS
 }
 
 // match is a served match of a rule: a path prefix ("" for every path),
@@ -182,6 +184,10 @@ func translateRules(v View, hr *gatewayv1.HTTPRoute, rs *RouteStatus) ([]rule, m
 		if why == "" {
 			retry, why = retryOf(r)
 		}
+		var cors *model.CORS
+		if why == "" {
+			cors, why = corsOf(r.Filters)
+		}
 		if why != "" {
 			rs.unserved = append(rs.unserved, unserved{msg: fmt.Sprintf("rule %d: %s", ri, why)})
 			continue
@@ -216,7 +222,7 @@ func translateRules(v View, hr *gatewayv1.HTTPRoute, rs *RouteStatus) ([]rule, m
 			ms = append(ms, mt)
 		}
 		if len(ms) > 0 {
-			ru := rule{index: ri, matches: ms, backends: refs.valid, headers: headers, adds: adds, redirect: redirect, rewrite: rw, errorShare: refs.errorShare, retry: retry}
+			ru := rule{index: ri, matches: ms, backends: refs.valid, headers: headers, adds: adds, redirect: redirect, rewrite: rw, errorShare: refs.errorShare, retry: retry, cors: cors}
 			if refs.errorShare == 1000 {
 				// No valid backend (or none named): the spec
 				// answers the rule's requests with 500.
@@ -263,7 +269,7 @@ func unsupportedRule(r gatewayv1.HTTPRouteRule) string {
 	for _, f := range r.Filters {
 		switch f.Type {
 		case gatewayv1.HTTPRouteFilterRequestHeaderModifier, gatewayv1.HTTPRouteFilterResponseHeaderModifier, gatewayv1.HTTPRouteFilterRequestRedirect,
-			gatewayv1.HTTPRouteFilterURLRewrite:
+			gatewayv1.HTTPRouteFilterURLRewrite, gatewayv1.HTTPRouteFilterCORS:
 		default:
 			return fmt.Sprintf("filters of type %s are not served by this router yet", f.Type)
 		}

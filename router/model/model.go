@@ -320,6 +320,11 @@ type ServiceAliasConfig struct {
 	// route's requests (the Gateway API's retry); the default template
 	// writes it into the route's backend.
 	Retry *Retry
+	// CORS (this router's addition), if set, is the route's cross-origin
+	// resource sharing (the Gateway API's CORS filter); the default
+	// template answers preflight requests and adds the response headers
+	// in the route's backend.
+	CORS *CORS
 	// PrimaryServiceUnitKey is the key of the route's spec.to service.
 	PrimaryServiceUnitKey ServiceUnitKey
 
@@ -448,7 +453,44 @@ type MadeRoute struct {
 	RewritePath string
 	ErrorShare  int
 	Retry       *Retry
+	// CORS: as in ServiceAliasConfig.
+	CORS *CORS
 }
+
+// CORS is a route's cross-origin resource sharing (the Gateway API's
+// HTTPCORSFilter), its strings written as haproxy.config words (quoted;
+// header values also inert as log-format strings). A request's Origin
+// header is allowed when AnyOrigin is set (any Origin), when it is one
+// of Origins, or when it matches one of OriginPatterns (PCRE, the whole
+// value), compared without case; both in groups of at most
+// CORSGroup (an HAProxy line takes at most 64 words). A preflight request (OPTIONS with
+// Origin and Access-Control-Request-Method) is answered by the router:
+// 204 with the Access-Control-Allow-* headers for an allowed origin, 403
+// otherwise; other responses to an allowed origin get
+// Access-Control-Allow-Origin (the request's Origin), -Allow-Credentials
+// and -Expose-Headers.
+type CORS struct {
+	AnyOrigin      bool
+	Origins        [][]string
+	OriginPatterns [][]string
+	// AllowMethods, AllowHeaders and ExposeHeaders are the values of the
+	// Access-Control-* headers ("" for none); with AnyMethod or
+	// AnyHeader the preflight's Access-Control-Request-Method or
+	// -Headers is echoed instead.
+	AllowMethods  string
+	AnyMethod     bool
+	AllowHeaders  string
+	AnyHeader     bool
+	ExposeHeaders string
+	// Credentials: Access-Control-Allow-Credentials: true.
+	Credentials bool
+	// MaxAge is Access-Control-Max-Age, in seconds.
+	MaxAge int32
+}
+
+// CORSGroup is the most origins or patterns of a group of CORS.Origins
+// or CORS.OriginPatterns (one line of haproxy.config each).
+const CORSGroup = 32
 
 // Retry is when HAProxy retries a request of a route on another attempt
 // (the Gateway API's retry): On is HAProxy's retry-on keywords and

@@ -1,0 +1,190 @@
+package gateway
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/openshift-router-go/router/haproxy/syntax"
+	"github.com/openshift-router-go/router/router/model"
+)
+
+// The CRD's bounds of an HTTPCORSFilter, checked again here: the
+// manifests source has no API server to check them.
+const (
+	maxCORSOrigins = 64
+	maxCORSMethods = 9
+	maxCORSHeaders = 64
+	maxCORSName    = 256
+	maxCORSOrigin  = 253
+	// defaultCORSMaxAge is Access-Control-Max-Age when maxAge is unset
+	// (the CRD's default).
+	defaultCORSMaxAge = 5
+)
+
+// corsOriginPattern is the CRD's pattern of an allowed origin: "*", or a
+// scheme, a host (labels, the first of them may be "*", or "*" alone) and
+// an optional port.
+var corsOriginPattern = regexp.MustCompile(`^(https?)://((\*\.)?([a-zA-Z0-9-]+\.)*[a-zA-Z0-9-]+|\*)(:([0-9]{1,5}))?$`)
+
+// corsHeaderName is the CRD's pattern of an HTTPHeaderName.
+var corsHeaderName = regexp.MustCompile("^[A-Za-z0-9!#$%&'*+\\-.^_`|~]+$")
+
+// corsMethods are the methods allowMethods takes (the CRD's enum).
+var corsMethods = map[string]bool{"GET": true, "HEAD": true, "POST": true, "PUT": true, "DELETE": true,
+	"CONNECT": true, "OPTIONS": true, "TRACE": true, "PATCH": true, "*": true}
+
+// corsOf translates a rule's CORS filter (nil without one), or says why
+// it is not served.
+func corsOf(filters []gatewayv1.HTTPRouteFilter) (*model.CORS, string) {
+	var f *gatewayv1.HTTPCORSFilter
+	for _, x := range filters {
+		if x.Type != gatewayv1.HTTPRouteFilterCORS {
+			continue
+		}
+		if f != nil {
+			return nil, "more than one CORS filter"
+		}
+		if x.CORS == nil {
+			return nil, "a CORS filter without its settings"
+		}
+		f = x.CORS
+	}
+	if f == nil {
+		return nil, ""
+	}
+	out := &model.CORS{Credentials: f.AllowCredentials != nil && *f.AllowCredentials, MaxAge: f.MaxAge}
+	if out.MaxAge <= 0 {
+		out.MaxAge = defaultCORSMaxAge
+	}
+	if why := corsOrigins(out, f.AllowOrigins); why != "" {
+		return nil, "CORS: " + why
+	}
+	methods := make([]string, len(f.AllowMethods))
+	for i, m := range f.AllowMethods {
+		if !corsMethods[string(m)] {
+			return nil, fmt.Sprintf("CORS: allowMethods: %q is not a method it takes", m)
+		}
+		methods[i] = string(m)
+	}
+	if len(methods) > maxCORSMethods {
+		return nil, fmt.Sprintf("CORS: allowMethods: more than %d", maxCORSMethods)
+	}
+	var why string
+	if out.AllowMethods, out.AnyMethod, why = corsList("allowMethods", methods); why != "" {
+		return nil, why
+	}
+	if out.AllowHeaders, out.AnyHeader, why = corsList("allowHeaders", headerNames(f.AllowHeaders)); why != "" {
+		return nil, why
+	}
+	expose, any, why := corsList("exposeHeaders", headerNames(f.ExposeHeaders))
+	if why != "" {
+		return nil, why
+	}
+	switch {
+	case any && !out.Credentials:
+		out.ExposeHeaders = syntax.LogFormat("*")
+	case !any:
+		// (With credentials, "*" would name a header "*": none is
+		// exposed beyond the safelisted ones.)
+		out.ExposeHeaders = expose
+	}
+	return out, ""
+}
+
+// corsOrigins puts the allowed origins into c, or says why not.
+func corsOrigins(c *model.CORS, origins []gatewayv1.CORSOrigin) string {
+	if len(origins) > maxCORSOrigins {
+		return fmt.Sprintf("allowOrigins: more than %d", maxCORSOrigins)
+	}
+	var exact, patterns []string
+	for _, o := range origins {
+		if o == "*" {
+			c.AnyOrigin = true
+			continue
+		}
+		m := corsOriginPattern.FindStringSubmatch(string(o))
+		if len(o) > maxCORSOrigin || m == nil {
+			return fmt.Sprintf("allowOrigins: %q is not an origin (scheme://host[:port], the host's first label may be *)", o)
+		}
+		scheme, host, port := strings.ToLower(m[1]), strings.ToLower(m[2]), m[6]
+		def := map[string]string{"http": "80", "https": "443"}[scheme]
+		// Without a port, or with the scheme's, an Origin with or
+		// without the port is the same origin.
+		ports := []string{":" + port}
+		if port == "" || port == def {
+			ports = []string{"", ":" + def}
+		}
+		if !strings.Contains(host, "*") {
+			for _, p := range ports {
+				exact = append(exact, syntax.Quote(scheme+"://"+host+p))
+			}
+			continue
+		}
+		// "*" matches any number of labels to its left: one or more
+		// characters of host names (linear for HAProxy's matcher, whatever
+		// the request's Origin).
+		pattern := "^" + scheme + "://[a-z0-9.-]+" + regexp.QuoteMeta(strings.TrimPrefix(host, "*"))
+		if len(ports) == 2 {
+			pattern += "(?::" + def + ")?$"
+		} else {
+			pattern += regexp.QuoteMeta(ports[0]) + "$"
+		}
+		patterns = append(patterns, syntax.Quote(pattern))
+	}
+	c.Origins, c.OriginPatterns = groups(exact), groups(patterns)
+	if c.AnyOrigin && (len(c.Origins) > 0 || len(c.OriginPatterns) > 0) {
+		return "allowOrigins: \"*\" beside other origins"
+	}
+	if !c.AnyOrigin && len(c.Origins) == 0 && len(c.OriginPatterns) == 0 {
+		return "allowOrigins: none (no request would be allowed)"
+	}
+	return ""
+}
+
+// groups cuts words into groups of at most model.CORSGroup (nil for
+// none).
+func groups(words []string) [][]string {
+	var out [][]string
+	for len(words) > 0 {
+		n := min(len(words), model.CORSGroup)
+		out = append(out, words[:n:n])
+		words = words[n:]
+	}
+	return out
+}
+
+// headerNames returns names as strings.
+func headerNames(names []gatewayv1.HTTPHeaderName) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = string(n)
+	}
+	return out
+}
+
+// corsList writes a list of methods or header names as a header value
+// (", " between them, a log-format-inert haproxy.config word; "" for
+// none), or reports "*" (any), or says why the list is not taken.
+func corsList(field string, names []string) (value string, any bool, why string) {
+	if len(names) > maxCORSHeaders {
+		return "", false, fmt.Sprintf("CORS: %s: more than %d", field, maxCORSHeaders)
+	}
+	for _, n := range names {
+		if len(n) > maxCORSName || !corsHeaderName.MatchString(n) {
+			return "", false, fmt.Sprintf("CORS: %s: %q is not a header name", field, n)
+		}
+		if n == "*" {
+			any = true
+		}
+	}
+	if any && len(names) > 1 {
+		return "", false, fmt.Sprintf("CORS: %s: \"*\" beside other names", field)
+	}
+	if any || len(names) == 0 {
+		return "", any, ""
+	}
+	return syntax.LogFormat(strings.Join(names, ", ")), false, ""
+}

@@ -1,0 +1,100 @@
+package gateway
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/openshift-router-go/router/router/model"
+)
+
+// TestCORSFilterIsTranslatedOrRefused: a rule's CORS filter becomes the
+// route's model.CORS — exact origins with and without the scheme's
+// default port, "*." wildcards as patterns of host-name characters, lists
+// as header values inert as log-format ("%" doubled), "*" as echo, maxAge 5
+// by default, "*" exposed only without credentials — and what the CRD
+// would refuse (the manifests source has no API server) is refused with
+// the reason, the rule unserved.
+func TestCORSFilterIsTranslatedOrRefused(t *testing.T) {
+	many := func(n int, f string) string {
+		var l []string
+		for i := 0; i < n; i++ {
+			l = append(l, fmt.Sprintf(f, i))
+		}
+		return "[" + strings.Join(l, ", ") + "]"
+	}
+	for _, tc := range []struct{ name, cors, want string }{
+		{"exact origins, default and other ports", `{allowOrigins: ["https://www.Foo.com", "http://a.test:80", "http://b.test:8080"]}`,
+			`any=false exact=[[https://www.foo.com https://www.foo.com:443 http://a.test http://a.test:80 http://b.test:8080]] patterns=[] methods= headers= expose= creds=false age=5`},
+		{"wildcard origins", `{allowOrigins: ["https://*.bar.com", "http://*.x-y.test:8080", "https://*"]}`,
+			`any=false exact=[] patterns=[["^https://[a-z0-9.-]+\\.bar\\.com(?::443)?\$" "^http://[a-z0-9.-]+\\.x-y\\.test:8080\$" "^https://[a-z0-9.-]+(?::443)?\$"]] methods= headers= expose= creds=false age=5`},
+		{"lists", `{allowOrigins: ["*"], allowMethods: [GET, OPTIONS], allowHeaders: [x-a, "x-100%"], exposeHeaders: [x-c], allowCredentials: true, maxAge: 3600}`,
+			`any=true exact=[] patterns=[] methods="GET, OPTIONS" headers="x-a, x-100%%" expose=x-c creds=true age=3600`},
+		{"wildcards", `{allowOrigins: ["*"], allowMethods: ["*"], allowHeaders: ["*"], exposeHeaders: ["*"]}`,
+			`any=true exact=[] patterns=[] methods=(echo) headers=(echo) expose="*" creds=false age=5`},
+		{"no exposed * with credentials", `{allowOrigins: ["*"], exposeHeaders: ["*"], allowCredentials: true}`,
+			`any=true exact=[] patterns=[] methods= headers= expose= creds=true age=5`},
+		{"another scheme", `{allowOrigins: ["ftp://a.test"]}`, `rule 0: CORS: allowOrigins: "ftp://a.test" is not an origin (scheme://host[:port], the host's first label may be *)`},
+		{"a path", `{allowOrigins: ["https://a.test/x"]}`, `rule 0: CORS: allowOrigins: "https://a.test/x" is not an origin (scheme://host[:port], the host's first label may be *)`},
+		{"a wildcard inside", `{allowOrigins: ["https://a.*.test"]}`, `rule 0: CORS: allowOrigins: "https://a.*.test" is not an origin (scheme://host[:port], the host's first label may be *)`},
+		{"* beside origins", `{allowOrigins: ["*", "https://a.test"]}`, `rule 0: CORS: allowOrigins: "*" beside other origins`},
+		{"no origin", `{allowMethods: [GET]}`, `rule 0: CORS: allowOrigins: none (no request would be allowed)`},
+		{"too many origins", `{allowOrigins: ` + many(65, `"https://a%d.test"`) + `}`, `rule 0: CORS: allowOrigins: more than 64`},
+		{"an unknown method", `{allowOrigins: ["*"], allowMethods: [FETCH]}`, `rule 0: CORS: allowMethods: "FETCH" is not a method it takes`},
+		{"* beside methods", `{allowOrigins: ["*"], allowMethods: ["*", GET]}`, `rule 0: CORS: allowMethods: "*" beside other names`},
+		{"a header name with a blank", `{allowOrigins: ["*"], allowHeaders: ["x a"]}`, `rule 0: CORS: allowHeaders: "x a" is not a header name`},
+		{"a header name with a bracket", `{allowOrigins: ["*"], exposeHeaders: ["%[env(HOME)]"]}`, `rule 0: CORS: exposeHeaders: "%[env(HOME)]" is not a header name`},
+		{"too many headers", `{allowOrigins: ["*"], allowHeaders: ` + many(65, `x-%d`) + `}`, `rule 0: CORS: allowHeaders: more than 64`},
+	} {
+		res := Translate(view(t, onGateway+`
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r}
+spec:
+  parentRefs: [{name: gw}]
+  rules: [{backendRefs: [{name: web, port: 8080}], filters: [{type: CORS, cors: `+tc.cors+`}]}]`), Options{})
+		var got string
+		if len(res.Routes) == 1 {
+			c := res.MadeRoute(res.Routes[0]).CORS
+			echo := map[bool]string{true: "(echo)"}
+			got = fmt.Sprintf("any=%v exact=%v patterns=%v methods=%s%s headers=%s%s expose=%s creds=%v age=%d",
+				c.AnyOrigin, c.Origins, c.OriginPatterns, c.AllowMethods, echo[c.AnyMethod], c.AllowHeaders, echo[c.AnyHeader],
+				c.ExposeHeaders, c.Credentials, c.MaxAge)
+		} else {
+			res.Finish(admitAll(res.Routes))
+			for _, c := range res.HTTPRoutes["default/r"].Parents[0].Conditions {
+				got += c.Message
+			}
+		}
+		if got != tc.want {
+			t.Errorf("%s: %s\n got %s\nwant %s", tc.name, tc.cors, got, tc.want)
+		}
+	}
+}
+
+// TestCORSOriginsComeInGroupsOfALine: 64 origins written without a port
+// are 128 words, in groups of at most model.CORSGroup (an HAProxy line
+// takes at most 64 words), none lost.
+func TestCORSOriginsComeInGroupsOfALine(t *testing.T) {
+	var origins []gatewayv1.CORSOrigin
+	for i := 0; i < maxCORSOrigins; i++ {
+		origins = append(origins, gatewayv1.CORSOrigin(fmt.Sprintf("https://a%d.test", i)))
+	}
+	c, why := corsOf([]gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterCORS, CORS: &gatewayv1.HTTPCORSFilter{AllowOrigins: origins}}})
+	if why != "" {
+		t.Fatal(why)
+	}
+	n := 0
+	for _, g := range c.Origins {
+		if len(g) == 0 || len(g) > model.CORSGroup {
+			t.Errorf("a group of %d", len(g))
+		}
+		n += len(g)
+	}
+	if n != 2*maxCORSOrigins || len(c.Origins) != 2*maxCORSOrigins/model.CORSGroup {
+		t.Errorf("%d origins in %d groups, want %d in %d", n, len(c.Origins), 2*maxCORSOrigins, 2*maxCORSOrigins/model.CORSGroup)
+	}
+}
