@@ -25,8 +25,10 @@ import (
 type Memo struct {
 	mu sync.Mutex
 	// world are the Gateway-wide inputs the entries were made with.
-	world     []any
-	last, cur map[store.Key]*memoEntry
+	world []any
+	// last and cur are the entries of the last pass and of this one, by
+	// the HTTPRoute object (the store replaces an object that changes).
+	last, cur map[*gatewayv1.HTTPRoute]*memoEntry
 	// seq counts the translations made afresh; log holds the latest
 	// (their seq and HTTPRoute), for RetranslatedSince.
 	seq uint64
@@ -63,7 +65,7 @@ type read struct {
 
 // NewMemo returns an empty memo.
 func NewMemo() *Memo {
-	return &Memo{last: map[store.Key]*memoEntry{}, cur: map[store.Key]*memoEntry{}}
+	return &Memo{last: map[*gatewayv1.HTTPRoute]*memoEntry{}, cur: map[*gatewayv1.HTTPRoute]*memoEntry{}}
 }
 
 // begin starts a pass whose Gateway-wide inputs are world: entries made
@@ -75,9 +77,9 @@ func (m *Memo) begin(world []any) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !slices.Equal(m.world, world) {
-		m.world, m.last = world, map[store.Key]*memoEntry{}
+		m.world, m.last = world, map[*gatewayv1.HTTPRoute]*memoEntry{}
 	}
-	m.cur = map[store.Key]*memoEntry{}
+	m.cur = make(map[*gatewayv1.HTTPRoute]*memoEntry, len(m.last))
 }
 
 // logFresh records that HTTPRoute k was translated afresh.
@@ -151,30 +153,29 @@ func (m *Memo) end() {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.last, m.cur = m.cur, map[store.Key]*memoEntry{}
+	m.last, m.cur = m.cur, map[*gatewayv1.HTTPRoute]*memoEntry{}
 }
 
-// translate is translateHTTPRoute(v, hr, res), remembered; it returns a
-// copy (translation.copy) whose parents' entries are the caller's own, its
-// routes, origins and conditions shared (Finish replaces them).
+// translate is translateHTTPRoute(v, hr, res), remembered; the
+// translation returned is shared with the memo and must not be changed
+// (Finish copies a status it changes).
 func (m *Memo) translate(v View, hr *gatewayv1.HTTPRoute, res *Result) *translation {
 	if m == nil {
 		return translateHTTPRoute(v, hr, res)
 	}
-	k := store.KeyOf(hr.Namespace, hr.Name)
 	m.mu.Lock()
-	e, ok := m.last[k]
+	e, ok := m.last[hr]
 	m.mu.Unlock()
-	if !ok || e.hr != hr || !e.same(v) {
+	if !ok || !e.same(v) {
 		rec := &recorder{View: v}
 		e = &memoEntry{hr: hr, t: translateHTTPRoute(rec, hr, res)}
 		e.reads = rec.reads
-		m.logFresh(k)
+		m.logFresh(store.KeyOf(hr.Namespace, hr.Name))
 	}
 	m.mu.Lock()
-	m.cur[k] = e
+	m.cur[hr] = e
 	m.mu.Unlock()
-	return e.t.copy()
+	return e.t
 }
 
 // same reports whether every lookup of the entry gives the same object.
@@ -247,17 +248,4 @@ func worldOf(v View, res *Result) []any {
 		w = append(w, v.Secret(ns, name))
 	}
 	return w
-}
-
-// copy returns a copy of t whose status the caller may change: its
-// parents' entries are its own, their conditions shared (Finish replaces
-// a parent's conditions, never changes them in place); the routes are
-// shared: nobody changes them.
-func (t *translation) copy() *translation {
-	if t == nil {
-		return nil
-	}
-	rs := *t.rs
-	rs.Parents = slices.Clone(t.rs.Parents)
-	return &translation{key: t.key, rs: &rs, routes: t.routes, origins: t.origins}
 }

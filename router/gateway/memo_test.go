@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	routev1 "github.com/openshift/api/route/v1"
@@ -137,5 +138,58 @@ func TestFinishLeavesTheRememberedTranslationAsItWas(t *testing.T) {
 	}
 	if got := conditions(withMemo.HTTPRoutes["default/r1"].Parents[0].Conditions); got != "Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs" {
 		t.Errorf("every route admitted: status %s", got)
+	}
+}
+
+// TestFinishIsTheSameWhateverTheOrder: Finish walks the HTTPRoutes in map
+// order (each status is its own, the attached counts are sums): over many
+// passes, with and without the memo, some routes refused, shadowed or
+// partly unserved, the statuses and the listeners' counts are the same.
+func TestFinishIsTheSameWhateverTheOrder(t *testing.T) {
+	doc := onGateway
+	for i := 0; i < 12; i++ {
+		hosts := fmt.Sprintf("h%d.example.com, shared.example.com", i%4)
+		doc += httpRouteHead(fmt.Sprintf("r%02d", i), hosts) + ` [{backendRefs: [{name: web, port: 8080}]}, {backendRefs: [{name: missing, port: 80}], matches: [{path: {value: /gone}}]}]`
+	}
+	v := view(t, doc)
+	memo := NewMemo()
+	describe := func(res *Result) string {
+		results := admitAll(res.Routes)
+		for i, r := range res.Routes {
+			switch {
+			case strings.HasPrefix(r.Name, "r00") || i%3 == 0:
+				// (r00's routes all refused: not Accepted.)
+				results[admission.KeyOf(r)] = admission.Result{Host: r.Spec.Host, Reason: admission.ReasonHostAlreadyClaimed,
+					Message: "held", Holder: "other/route"}
+			case i%5 == 0:
+				// Shadowed: held by another HTTPRoute's route.
+				results[admission.KeyOf(r)] = admission.Result{Host: r.Spec.Host, Reason: admission.ReasonHostAlreadyClaimed,
+					Message: "held", Holder: admission.KeyOf(res.Routes[(i+4)%len(res.Routes)])}
+			}
+		}
+		res.Finish(results)
+		var out string
+		for _, k := range slices.Sorted(maps.Keys(res.HTTPRoutes)) {
+			out += fmt.Sprintf("%s %+v\n", k, res.HTTPRoutes[k].Parents)
+		}
+		for _, k := range slices.Sorted(maps.Keys(res.Gateways)) {
+			for _, l := range res.Gateways[k].Listeners {
+				out += fmt.Sprintf("%s %s %d\n", k, l.Name, l.AttachedRoutes)
+			}
+		}
+		return out
+	}
+	want := describe(Translate(v, Options{}))
+	if !strings.Contains(want, "PartiallyInvalid") || !strings.Contains(want, "HostAlreadyClaimed") {
+		t.Fatalf("the case has no refused or partly served route:\n%s", want)
+	}
+	for i := 0; i < 30; i++ {
+		o := Options{}
+		if i%2 == 1 {
+			o.Memo = memo
+		}
+		if got := describe(Translate(v, o)); got != want {
+			t.Fatalf("pass %d (memo %v):\n%s\nwant\n%s", i, o.Memo != nil, got, want)
+		}
 	}
 }

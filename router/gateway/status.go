@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -23,45 +22,63 @@ const maxUnservedListed = 5
 // with parts not served (refused, or not served by this router yet) gets
 // PartiallyInvalid=True listing them.
 func (res *Result) Finish(results map[admission.Key]admission.Result) {
-	for _, k := range slices.Sorted(maps.Keys(res.HTTPRoutes)) {
-		res.HTTPRoutes[k].finish(res, results)
+	// (Each route's status is its own: the order does not matter.)
+	for k, rs := range res.HTTPRoutes {
+		if done := rs.finish(res, results); done != rs {
+			res.HTTPRoutes[k] = done
+		}
 	}
-	for _, k := range slices.Sorted(maps.Keys(res.TLSRoutes)) {
-		res.TLSRoutes[k].finish(res, results)
+	for k, rs := range res.TLSRoutes {
+		if done := rs.finish(res, results); done != rs {
+			res.TLSRoutes[k] = done
+		}
 	}
 }
 
 // finish completes one HTTPRoute's status (see Finish) and counts it in
-// the attachedRoutes of the listeners of its Accepted parents.
-func (rs *RouteStatus) finish(res *Result, results map[admission.Key]admission.Result) {
+// the attachedRoutes of the listeners of its Accepted parents. The status
+// may be a remembered translation's (Memo): one that changes is a copy,
+// returned; rs is returned when nothing changes.
+func (rs *RouteStatus) finish(res *Result, results map[admission.Key]admission.Result) *RouteStatus {
 	t := rs.tally(res, results)
+	rs.countAttached(res)
+	out := rs
+	own := func() {
+		if out == rs {
+			cp := *rs
+			cp.Parents = slices.Clone(rs.Parents)
+			out = &cp
+		}
+	}
 	accepted := false
 	for i := range rs.Parents {
-		p := &rs.Parents[i]
 		switch {
-		case p.Conditions[0].Status != metav1.ConditionTrue:
+		case rs.Parents[i].Conditions[0].Status != metav1.ConditionTrue:
 		case t.admitted[i] > 0:
 			accepted = true
 		case t.refusal[i] != nil:
-			setAccepted(p, condition(gatewayv1.RouteConditionAccepted, false, gatewayv1.RouteConditionReason(t.refusal[i].Reason), t.refusal[i].Message, rs.Generation))
+			own()
+			setAccepted(&out.Parents[i], condition(gatewayv1.RouteConditionAccepted, false, gatewayv1.RouteConditionReason(t.refusal[i].Reason), t.refusal[i].Message, rs.Generation))
 		case t.backendOnly:
 			// Only backend references are invalid: Accepted, with
 			// ResolvedRefs=False saying why.
 			accepted = true
 		default:
-			setAccepted(p, condition(gatewayv1.RouteConditionAccepted, false, gatewayv1.RouteReasonUnsupportedValue, listed(t.unserved), rs.Generation))
+			own()
+			setAccepted(&out.Parents[i], condition(gatewayv1.RouteConditionAccepted, false, gatewayv1.RouteReasonUnsupportedValue, listed(t.unserved), rs.Generation))
 		}
 	}
-	rs.countAttached(res)
 	if !accepted || len(t.unserved) == 0 {
-		return
+		return out
 	}
-	for i := range rs.Parents {
-		if rs.Parents[i].Conditions[0].Status == metav1.ConditionTrue {
-			rs.Parents[i].Conditions = append(slices.Clip(rs.Parents[i].Conditions),
+	own()
+	for i := range out.Parents {
+		if out.Parents[i].Conditions[0].Status == metav1.ConditionTrue {
+			out.Parents[i].Conditions = append(slices.Clip(out.Parents[i].Conditions),
 				condition(gatewayv1.RouteConditionPartiallyInvalid, true, gatewayv1.RouteReasonUnsupportedValue, listed(t.unserved), rs.Generation))
 		}
 	}
+	return out
 }
 
 // setAccepted replaces the Accepted condition (the first) of p, whose
@@ -142,11 +159,12 @@ func listed(parts []string) string {
 // listener it attaches to, whatever its conditions (the spec: attachment
 // depends on allowedRoutes and parentRefs alone).
 func (rs *RouteStatus) countAttached(res *Result) {
-	counted := map[listenerRef]bool{}
+	var few [8]listenerRef // (a route attaches to a few listeners)
+	counted := few[:0]
 	for i := range rs.Parents {
 		for _, l := range rs.listeners[i] {
-			if !counted[l] {
-				counted[l] = true
+			if !slices.Contains(counted, l) {
+				counted = append(counted, l)
 				res.Gateways[l.gateway].Listeners[l.index].AttachedRoutes++
 			}
 		}
