@@ -21,6 +21,7 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unsafe"
 )
 
 // DefaultTimeout bounds one Exec call when Client.Timeout is zero.
@@ -151,61 +152,53 @@ func (c *Client) send(ctx context.Context, name, text string, sizeHint int) (str
 	return reply, nil
 }
 
-// ReadString reads r to its end into a string, in one buffer of sizeHint
-// bytes (plus a little, to see the end) when the text fits; a longer text
-// is read into chunks of 1 MiB and joined once it is whole (twice its
-// size allocated, where a buffer grown as the text arrives allocates
-// about five times its size). What was read is returned with an error.
+// ReadString reads r to its end into a string: into one buffer of
+// sizeHint bytes (plus a little, to see the end) when the text fits,
+// returned without a copy; a longer text goes on into chunks that double
+// from 4 KiB up to 1 MiB and is joined once whole (about twice its size
+// allocated, where a buffer grown as the text arrives allocates about
+// five times its size; a reply of a few hundred bytes, as most commands
+// get, allocates about the hint). What was read is returned with an
+// error.
 func ReadString(r io.Reader, sizeHint int) (string, error) {
-	w := &spillWriter{}
-	w.first.Grow(max(sizeHint, 0) + 512)
-	_, err := io.Copy(w, r)
-	return w.String(), err
+	buf := make([]byte, 0, max(sizeHint, 0)+512)
+	var full [][]byte
+	n := 0
+	for {
+		if len(buf) == cap(buf) {
+			full = append(full, buf)
+			buf = make([]byte, 0, min(max(2*cap(buf), 4<<10), spillChunk))
+		}
+		k, err := r.Read(buf[len(buf):cap(buf)])
+		buf, n = buf[:len(buf)+k], n+k
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return joined(full, buf, n), err
+		}
+	}
 }
 
-// spillChunk is the size of the chunks a text longer than its hint
-// spills into.
+// spillChunk is the largest chunk ReadString reads into.
 const spillChunk = 1 << 20
 
-// spillWriter keeps what is written in first while it fits, then in
-// chunks.
-type spillWriter struct {
-	first  strings.Builder
-	chunks [][]byte
-	n      int
-}
-
-func (w *spillWriter) Write(p []byte) (int, error) {
-	w.n += len(p)
-	if len(w.chunks) == 0 && w.first.Len()+len(p) <= w.first.Cap() {
-		return w.first.Write(p)
+// joined is the text of the full chunks and last (n bytes in all), as a
+// string sharing its bytes with no one: last itself when it is all.
+func joined(full [][]byte, last []byte, n int) string {
+	if n == 0 {
+		return ""
 	}
-	for rest := p; len(rest) > 0; {
-		last := len(w.chunks) - 1
-		if last < 0 || len(w.chunks[last]) == cap(w.chunks[last]) {
-			w.chunks = append(w.chunks, make([]byte, 0, spillChunk))
-			last++
+	out := last
+	if len(full) > 0 {
+		out = make([]byte, 0, n)
+		for _, c := range full {
+			out = append(out, c...)
 		}
-		c := w.chunks[last]
-		k := min(len(rest), cap(c)-len(c))
-		w.chunks[last] = append(c, rest[:k]...)
-		rest = rest[k:]
+		out = append(out, last...)
 	}
-	return len(p), nil
-}
-
-// String is everything written.
-func (w *spillWriter) String() string {
-	if len(w.chunks) == 0 {
-		return w.first.String()
-	}
-	var b strings.Builder
-	b.Grow(w.n)
-	b.WriteString(w.first.String())
-	for _, c := range w.chunks {
-		b.Write(c)
-	}
-	return b.String()
+	// The bytes are not written again (strings.Builder does the same).
+	return unsafe.String(unsafe.SliceData(out), len(out))
 }
 
 func validateCommand(command string) error {
