@@ -7,6 +7,7 @@ import (
 
 	routev1 "github.com/openshift/api/route/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -168,7 +169,12 @@ func translateRules(v View, hr *gatewayv1.HTTPRoute, rs *RouteStatus) ([]rule, m
 	resolved := condition(gatewayv1.RouteConditionResolvedRefs, true, gatewayv1.RouteReasonResolvedRefs, "", gen)
 	var out []rule
 	for ri, r := range hr.Spec.Rules {
-		headers, adds, why := headerActions(r.Filters)
+		r, why := withBackendFilters(r)
+		var headers *routev1.RouteHTTPHeaders
+		var adds headerAdds
+		if why == "" {
+			headers, adds, why = headerActions(r.Filters)
+		}
 		if why == "" {
 			why = unsupportedRule(r)
 		}
@@ -264,6 +270,38 @@ func prefixReplaced(m match, rw rewrite, rd *model.Redirect) string {
 	return ""
 }
 
+// withBackendFilters returns rule r with the filters of its backendRefs
+// moved to the rule's, after its own, when every backendRef has the same
+// ones (one backendRef, most often): a rule's backendRefs are the servers
+// of one HAProxy backend, which has no per-server request rules, so the
+// filters must apply whichever backendRef serves a request. Otherwise it
+// says why the rule is not served. r's object is not changed.
+func withBackendFilters(r gatewayv1.HTTPRouteRule) (gatewayv1.HTTPRouteRule, string) {
+	if !slices.ContainsFunc(r.BackendRefs, func(b gatewayv1.HTTPBackendRef) bool { return len(b.Filters) > 0 }) {
+		return r, ""
+	}
+	shared := r.BackendRefs[0].Filters
+	for _, b := range r.BackendRefs[1:] {
+		if !equality.Semantic.DeepEqual(b.Filters, shared) {
+			return r, "backendRefs with filters of their own that differ are not served (a rule's backendRefs share one HAProxy backend)"
+		}
+	}
+	for _, f := range shared {
+		switch f.Type {
+		case gatewayv1.HTTPRouteFilterRequestHeaderModifier, gatewayv1.HTTPRouteFilterResponseHeaderModifier:
+		default:
+			return r, fmt.Sprintf("backendRef filters of type %s are not served", f.Type)
+		}
+	}
+	r.Filters = append(slices.Clip(r.Filters), shared...)
+	refs := slices.Clone(r.BackendRefs)
+	for i := range refs {
+		refs[i].Filters = nil
+	}
+	r.BackendRefs = refs
+	return r, ""
+}
+
 // unsupportedRule says what of a rule the router does not serve yet.
 func unsupportedRule(r gatewayv1.HTTPRouteRule) string {
 	for _, f := range r.Filters {
@@ -277,12 +315,7 @@ func unsupportedRule(r gatewayv1.HTTPRouteRule) string {
 	if r.SessionPersistence != nil {
 		return "session persistence is not served by this router yet"
 	}
-	for _, b := range r.BackendRefs {
-		if len(b.Filters) > 0 {
-			return "backendRef filters are not served by this router yet"
-		}
-	}
-	return ""
+	return "" // (backendRefs' filters: withBackendFilters)
 }
 
 // pathOf returns the path of a match, whether it is matched exactly (else
