@@ -3,6 +3,7 @@ package gateway
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -22,6 +23,11 @@ const (
 	// defaultCORSMaxAge is Access-Control-Max-Age when maxAge is unset
 	// (the CRD's default).
 	defaultCORSMaxAge = 5
+	// maxCORSHeaderBytes bounds the values of Access-Control-Allow-Headers
+	// and -Expose-Headers together: a preflight's answer carries both,
+	// and HAProxy answers 500 for a response whose headers do not fit
+	// its buffer (16 KiB by default, the request's headers in it too).
+	maxCORSHeaderBytes = 4096
 )
 
 // corsOriginPattern is the CRD's pattern of an allowed origin: "*", or a
@@ -56,8 +62,14 @@ func corsOf(filters []gatewayv1.HTTPRouteFilter) (*model.CORS, string) {
 		return nil, ""
 	}
 	out := &model.CORS{Credentials: f.AllowCredentials != nil && *f.AllowCredentials, MaxAge: f.MaxAge}
-	if out.MaxAge <= 0 {
+	switch {
+	case out.MaxAge < 0:
+		return nil, fmt.Sprintf("CORS: maxAge %d: at least 1", out.MaxAge)
+	case out.MaxAge == 0: // unset (the CRD's default)
 		out.MaxAge = defaultCORSMaxAge
+	}
+	if n := listBytes(f.AllowHeaders) + listBytes(f.ExposeHeaders); n > maxCORSHeaderBytes {
+		return nil, fmt.Sprintf("CORS: allowHeaders and exposeHeaders are %d bytes as header values, more than the %d the router sends (a response's headers must fit HAProxy's buffer)", n, maxCORSHeaderBytes)
 	}
 	if why := corsOrigins(out, f.AllowOrigins); why != "" {
 		return nil, "CORS: " + why
@@ -94,12 +106,16 @@ func corsOf(filters []gatewayv1.HTTPRouteFilter) (*model.CORS, string) {
 	return out, ""
 }
 
-// corsOrigins puts the allowed origins into c, or says why not.
+// corsOrigins puts the allowed origins into c, or says why not. No
+// origin is matched with a regular expression but one: HAProxy compiles
+// each expression of each route's backend apart (kilobytes each), where
+// the strings an Origin begins or ends with cost what they are long.
 func corsOrigins(c *model.CORS, origins []gatewayv1.CORSOrigin) string {
 	if len(origins) > maxCORSOrigins {
 		return fmt.Sprintf("allowOrigins: more than %d", maxCORSOrigins)
 	}
-	var exact, patterns []string
+	var exact []string
+	ends := map[string][]string{} // by scheme
 	for _, o := range origins {
 		if o == "*" {
 			c.AnyOrigin = true
@@ -117,31 +133,44 @@ func corsOrigins(c *model.CORS, origins []gatewayv1.CORSOrigin) string {
 		if port == "" || port == def {
 			ports = []string{"", ":" + def}
 		}
-		if !strings.Contains(host, "*") {
+		switch {
+		case !strings.Contains(host, "*"):
 			for _, p := range ports {
 				exact = append(exact, syntax.Quote(scheme+"://"+host+p))
 			}
-			continue
+		case host == "*" && len(ports) == 2:
+			// Any host on the scheme's port: an Origin without a port
+			// or with that one (an expression, one a scheme at most).
+			c.AnyHostPatterns = appendNew(c.AnyHostPatterns, syntax.Quote("^"+scheme+"://[^:/]+(?::"+def+")?$"))
+		default:
+			// "*." takes one or more labels to its left: an Origin of
+			// the scheme ending with the rest of the host and the port
+			// (for "*" alone, the port).
+			for _, p := range ports {
+				if end := strings.TrimPrefix(host, "*") + p; end != "" {
+					ends[scheme] = append(ends[scheme], syntax.Quote(end))
+				}
+			}
 		}
-		// "*" matches any number of labels to its left: one or more
-		// characters of host names (linear for HAProxy's matcher, whatever
-		// the request's Origin).
-		pattern := "^" + scheme + "://[a-z0-9.-]+" + regexp.QuoteMeta(strings.TrimPrefix(host, "*"))
-		if len(ports) == 2 {
-			pattern += "(?::" + def + ")?$"
-		} else {
-			pattern += regexp.QuoteMeta(ports[0]) + "$"
-		}
-		patterns = append(patterns, syntax.Quote(pattern))
 	}
-	c.Origins, c.OriginPatterns = groups(exact), groups(patterns)
-	if c.AnyOrigin && (len(c.Origins) > 0 || len(c.OriginPatterns) > 0) {
+	c.Origins = groups(exact)
+	for _, scheme := range []string{"http", "https"} {
+		if len(ends[scheme]) > 0 {
+			c.Wildcards = append(c.Wildcards, model.CORSWildcards{Scheme: scheme, Ends: groups(ends[scheme])})
+		}
+	}
+	if c.AnyOrigin && (len(c.Origins) > 0 || len(c.Wildcards) > 0 || len(c.AnyHostPatterns) > 0) {
 		return "allowOrigins: \"*\" beside other origins"
 	}
-	if !c.AnyOrigin && len(c.Origins) == 0 && len(c.OriginPatterns) == 0 {
-		return "allowOrigins: none (no request would be allowed)"
-	}
 	return ""
+}
+
+// appendNew appends s to list unless it is there.
+func appendNew(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
 }
 
 // groups cuts words into groups of at most model.CORSGroup (nil for
@@ -154,6 +183,15 @@ func groups(words []string) [][]string {
 		words = words[n:]
 	}
 	return out
+}
+
+// listBytes is the length of names as a header value (", " between).
+func listBytes(names []gatewayv1.HTTPHeaderName) int {
+	n := 0
+	for _, h := range names {
+		n += len(h) + 2
+	}
+	return n
 }
 
 // headerNames returns names as strings.

@@ -27,20 +27,23 @@ func TestCORSFilterIsTranslatedOrRefused(t *testing.T) {
 	}
 	for _, tc := range []struct{ name, cors, want string }{
 		{"exact origins, default and other ports", `{allowOrigins: ["https://www.Foo.com", "http://a.test:80", "http://b.test:8080"]}`,
-			`any=false exact=[[https://www.foo.com https://www.foo.com:443 http://a.test http://a.test:80 http://b.test:8080]] patterns=[] methods= headers= expose= creds=false age=5`},
-		{"wildcard origins", `{allowOrigins: ["https://*.bar.com", "http://*.x-y.test:8080", "https://*"]}`,
-			`any=false exact=[] patterns=[["^https://[a-z0-9.-]+\\.bar\\.com(?::443)?\$" "^http://[a-z0-9.-]+\\.x-y\\.test:8080\$" "^https://[a-z0-9.-]+(?::443)?\$"]] methods= headers= expose= creds=false age=5`},
+			`any=false exact=[[https://www.foo.com https://www.foo.com:443 http://a.test http://a.test:80 http://b.test:8080]] ends=[] anyhost=[] methods= headers= expose= creds=false age=5`},
+		{"wildcard origins", `{allowOrigins: ["https://*.bar.com", "http://*.x-y.test:8080", "https://*", "http://*", "https://*:8443", "https://*:443"]}`,
+			`any=false exact=[] ends=[{http [[.x-y.test:8080]]} {https [[.bar.com .bar.com:443 :8443]]}] anyhost=["^https://[^:/]+(?::443)?\$" "^http://[^:/]+(?::80)?\$"] methods= headers= expose= creds=false age=5`},
 		{"lists", `{allowOrigins: ["*"], allowMethods: [GET, OPTIONS], allowHeaders: [x-a, "x-100%"], exposeHeaders: [x-c], allowCredentials: true, maxAge: 3600}`,
-			`any=true exact=[] patterns=[] methods="GET, OPTIONS" headers="x-a, x-100%%" expose=x-c creds=true age=3600`},
+			`any=true exact=[] ends=[] anyhost=[] methods="GET, OPTIONS" headers="x-a, x-100%%" expose=x-c creds=true age=3600`},
 		{"wildcards", `{allowOrigins: ["*"], allowMethods: ["*"], allowHeaders: ["*"], exposeHeaders: ["*"]}`,
-			`any=true exact=[] patterns=[] methods=(echo) headers=(echo) expose="*" creds=false age=5`},
+			`any=true exact=[] ends=[] anyhost=[] methods=(echo) headers=(echo) expose="*" creds=false age=5`},
 		{"no exposed * with credentials", `{allowOrigins: ["*"], exposeHeaders: ["*"], allowCredentials: true}`,
-			`any=true exact=[] patterns=[] methods= headers= expose= creds=true age=5`},
+			`any=true exact=[] ends=[] anyhost=[] methods= headers= expose= creds=true age=5`},
 		{"another scheme", `{allowOrigins: ["ftp://a.test"]}`, `rule 0: CORS: allowOrigins: "ftp://a.test" is not an origin (scheme://host[:port], the host's first label may be *)`},
 		{"a path", `{allowOrigins: ["https://a.test/x"]}`, `rule 0: CORS: allowOrigins: "https://a.test/x" is not an origin (scheme://host[:port], the host's first label may be *)`},
 		{"a wildcard inside", `{allowOrigins: ["https://a.*.test"]}`, `rule 0: CORS: allowOrigins: "https://a.*.test" is not an origin (scheme://host[:port], the host's first label may be *)`},
 		{"* beside origins", `{allowOrigins: ["*", "https://a.test"]}`, `rule 0: CORS: allowOrigins: "*" beside other origins`},
-		{"no origin", `{allowMethods: [GET]}`, `rule 0: CORS: allowOrigins: none (no request would be allowed)`},
+		{"no origin", `{allowMethods: [GET]}`, `any=false exact=[] ends=[] anyhost=[] methods=GET headers= expose= creds=false age=5`},
+		{"a negative maxAge", `{allowOrigins: ["*"], maxAge: -1}`, `rule 0: CORS: maxAge -1: at least 1`},
+		{"header lists too long", `{allowOrigins: ["*"], allowHeaders: ` + many(64, "x-%02d-"+strings.Repeat("a", 30)) + `, exposeHeaders: ` + many(64, "y-%02d-"+strings.Repeat("a", 30)) + `}`,
+			`rule 0: CORS: allowHeaders and exposeHeaders are 4736 bytes as header values, more than the 4096 the router sends (a response's headers must fit HAProxy's buffer)`},
 		{"too many origins", `{allowOrigins: ` + many(65, `"https://a%d.test"`) + `}`, `rule 0: CORS: allowOrigins: more than 64`},
 		{"an unknown method", `{allowOrigins: ["*"], allowMethods: [FETCH]}`, `rule 0: CORS: allowMethods: "FETCH" is not a method it takes`},
 		{"* beside methods", `{allowOrigins: ["*"], allowMethods: ["*", GET]}`, `rule 0: CORS: allowMethods: "*" beside other names`},
@@ -60,8 +63,8 @@ spec:
 		if len(res.Routes) == 1 {
 			c := res.MadeRoute(res.Routes[0]).CORS
 			echo := map[bool]string{true: "(echo)"}
-			got = fmt.Sprintf("any=%v exact=%v patterns=%v methods=%s%s headers=%s%s expose=%s creds=%v age=%d",
-				c.AnyOrigin, c.Origins, c.OriginPatterns, c.AllowMethods, echo[c.AnyMethod], c.AllowHeaders, echo[c.AnyHeader],
+			got = fmt.Sprintf("any=%v exact=%v ends=%v anyhost=%v methods=%s%s headers=%s%s expose=%s creds=%v age=%d",
+				c.AnyOrigin, c.Origins, c.Wildcards, c.AnyHostPatterns, c.AllowMethods, echo[c.AnyMethod], c.AllowHeaders, echo[c.AnyHeader],
 				c.ExposeHeaders, c.Credentials, c.MaxAge)
 		} else {
 			res.Finish(admitAll(res.Routes))

@@ -460,19 +460,22 @@ type MadeRoute struct {
 // CORS is a route's cross-origin resource sharing (the Gateway API's
 // HTTPCORSFilter), its strings written as haproxy.config words (quoted;
 // header values also inert as log-format strings). A request's Origin
-// header is allowed when AnyOrigin is set (any Origin), when it is one
-// of Origins, or when it matches one of OriginPatterns (PCRE, the whole
-// value), compared without case; both in groups of at most
-// CORSGroup (an HAProxy line takes at most 64 words). A preflight request (OPTIONS with
-// Origin and Access-Control-Request-Method) is answered by the router:
-// 204 with the Access-Control-Allow-* headers for an allowed origin, 403
-// otherwise; other responses to an allowed origin get
-// Access-Control-Allow-Origin (the request's Origin), -Allow-Credentials
-// and -Expose-Headers.
+// header is allowed, compared without case, when AnyOrigin is set (any
+// Origin), when it is one of Origins, when it begins with one of
+// Wildcards' schemes ("https://") and ends with one of its Ends
+// (".example.com", ".example.com:443", ":8443"), or when it matches one of
+// AnyHostPatterns (PCRE, the whole value: any host on a scheme's default
+// port); Origins and Ends in groups of at most CORSGroup (an HAProxy line
+// takes at most 64 words). A preflight request (OPTIONS with Origin and
+// Access-Control-Request-Method) is answered by the router: 204 with the
+// Access-Control-Allow-* headers for an allowed origin, 403 otherwise;
+// other responses to an allowed origin get Access-Control-Allow-Origin
+// (the request's Origin), -Allow-Credentials and -Expose-Headers.
 type CORS struct {
-	AnyOrigin      bool
-	Origins        [][]string
-	OriginPatterns [][]string
+	AnyOrigin       bool
+	Origins         [][]string
+	Wildcards       []CORSWildcards
+	AnyHostPatterns []string
 	// AllowMethods, AllowHeaders and ExposeHeaders are the values of the
 	// Access-Control-* headers ("" for none); with AnyMethod or
 	// AnyHeader the preflight's Access-Control-Request-Method or
@@ -488,8 +491,15 @@ type CORS struct {
 	MaxAge int32
 }
 
-// CORSGroup is the most origins or patterns of a group of CORS.Origins
-// or CORS.OriginPatterns (one line of haproxy.config each).
+// CORSWildcards are the ends an allowed Origin of a scheme ("http" or
+// "https") may have (CORS).
+type CORSWildcards struct {
+	Scheme string
+	Ends   [][]string
+}
+
+// CORSGroup is the most words of a group of CORS.Origins or
+// CORSWildcards.Ends (one line of haproxy.config each).
 const CORSGroup = 32
 
 // Retry is when HAProxy retries a request of a route on another attempt

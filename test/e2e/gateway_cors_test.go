@@ -50,6 +50,18 @@ spec:
         allowOrigins: ["*"]
         allowMethods: ["*"]
         allowHeaders: ["*"]
+  - matches: [{path: {type: PathPrefix, value: /hosts}}]
+    backendRefs: [{name: web, port: 80}]
+    filters:
+    - type: CORS
+      cors:
+        allowOrigins: ["http://*", "https://*:8443"]
+  - matches: [{path: {type: PathPrefix, value: /none}}]
+    backendRefs: [{name: web, port: 80}]
+    filters:
+    - type: CORS
+      cors:
+        allowMethods: [GET]
 `)
 	m.Write("largest.yaml", largestCORS())
 	r := startRouter(t, m.Dir, nil)
@@ -90,6 +102,13 @@ spec:
 		{"an OPTIONS request that is no preflight reaches the backend", requestWith(r, http.MethodOptions, host, "/listed", "Origin", "https://www.foo.com"), 200, true, "https://www.foo.com", nil},
 		{"any origin, method and headers are echoed", preflight("/any", "https://x.example", "Access-Control-Request-Method", "PUT", "Access-Control-Request-Headers", "x-a, x-b"), 204, false, "https://x.example",
 			map[string]string{"Access-Control-Allow-Methods": "PUT", "Access-Control-Allow-Headers": "x-a, x-b", "Access-Control-Allow-Credentials": "", "Access-Control-Max-Age": "5"}},
+		{"any host on the default port", preflight("/hosts", "http://a.test"), 204, false, "http://a.test", map[string]string{"Access-Control-Max-Age": "5"}},
+		{"any host on the default port, written", preflight("/hosts", "http://a.test:80"), 204, false, "http://a.test:80", nil},
+		{"any host on another port", preflight("/hosts", "http://a.test:8080"), 403, false, "", nil},
+		{"any host on a listed port", preflight("/hosts", "https://a.b.test:8443"), 204, false, "https://a.b.test:8443", nil},
+		{"any host, not the listed port", preflight("/hosts", "https://a.test"), 403, false, "", nil},
+		{"no origin allowed: preflights refused", preflight("/none", "https://www.foo.com"), 403, false, "", nil},
+		{"no origin allowed: requests served", getHeaders(r, host, "/none", "Origin", "https://www.foo.com"), 200, true, "", map[string]string{"Vary": "Origin"}},
 		{"no requested headers, none allowed", preflight("/any", "https://x.example"), 204, false, "https://x.example",
 			map[string]string{"Access-Control-Allow-Methods": "GET", "Access-Control-Allow-Headers": ""}},
 	}
@@ -143,7 +162,7 @@ func largestCORS() string {
 			o = strings.Replace(o, "https://", "https://*.", 1)
 		}
 		origins = append(origins, `"`+o+`"`)
-		names = append(names, fmt.Sprintf("x-%02d-%s", i, strings.Repeat("n", 40)))
+		names = append(names, fmt.Sprintf("x-%02d-%s", i, strings.Repeat("n", 24))) // (both lists just under 4096 bytes)
 	}
 	return `apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
