@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -126,6 +127,13 @@ func corsOrigins(c *model.CORS, origins []gatewayv1.CORSOrigin) string {
 			return fmt.Sprintf("allowOrigins: %q is not an origin (scheme://host[:port], the host's first label may be *)", o)
 		}
 		scheme, host, port := strings.ToLower(m[1]), strings.ToLower(m[2]), m[6]
+		if port != "" {
+			p, err := strconv.Atoi(port)
+			if err != nil || p < 1 || p > 65535 {
+				return fmt.Sprintf("allowOrigins: %q: port %s is not from 1 to 65535", o, port)
+			}
+			port = strconv.Itoa(p) // ("0443" is 443)
+		}
 		def := map[string]string{"http": "80", "https": "443"}[scheme]
 		// Without a port, or with the scheme's, an Origin with or
 		// without the port is the same origin.
@@ -141,7 +149,7 @@ func corsOrigins(c *model.CORS, origins []gatewayv1.CORSOrigin) string {
 		case host == "*" && len(ports) == 2:
 			// Any host on the scheme's port: an Origin without a port
 			// or with that one (an expression, one a scheme at most).
-			c.AnyHostPatterns = appendNew(c.AnyHostPatterns, syntax.Quote("^"+scheme+"://[^:/]+(?::"+def+")?$"))
+			c.AnyHostPatterns = appendNew(c.AnyHostPatterns, syntax.Quote("^"+scheme+"://(?:[^:/\\[]+|\\[[0-9a-f:.]+\\])(?::"+def+")?$"))
 		default:
 			// "*." takes one or more labels to its left: an Origin of
 			// the scheme ending with the rest of the host and the port

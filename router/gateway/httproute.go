@@ -20,7 +20,11 @@ import (
 )
 
 // translation is what an HTTPRoute translates into: its status and its
-// routes (nil when it names none of this router's Gateways).
+// routes (nil when it names none of this router's Gateways). Once made it
+// is not changed: the memo hands it on to later passes, a Result points
+// into it (Origins), and the status writer takes a status that is the
+// same object as the last one for unchanged (Finish copies one it
+// changes).
 type translation struct {
 	key     store.Key
 	rs      *RouteStatus

@@ -2,9 +2,11 @@ package e2e
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestHTTPRouteCORSAnswersPreflightsAndMarksResponses: a rule's CORS
@@ -95,6 +97,12 @@ spec:
 		{"another scheme is another origin", preflight("/listed", "http://www.foo.com"), 403, false, "", nil},
 		{"a path is not a host", preflight("/listed", "https://evil.example/x.bar.com"), 403, false, "", nil},
 		{"a preflight from another origin is refused", preflight("/listed", "https://foobar.com"), 403, false, "", nil},
+		{"an empty path segment is a path too", preflight("/listed", "https://evil.example//x.bar.com"), 403, false, "", nil},
+		{"a wildcard's scheme is its own", preflight("/listed", "http://www.bar.com"), 403, false, "", nil},
+		{"a wildcard with the default port written", preflight("/listed", "https://a.bar.com:443"), 204, false, "https://a.bar.com:443", nil},
+		{"a wildcard without case", preflight("/listed", "HTTPS://A.BAR.COM"), 204, false, "HTTPS://A.BAR.COM", nil},
+		{"the last of two Origin headers is the one checked and echoed", twoOrigins(r, host, "/listed", "https://www.foo.com", "https://evil.example"), 403, false, "", nil},
+		{"the last of two Origin headers, allowed", twoOrigins(r, host, "/listed", "https://evil.example", "https://www.foo.com"), 204, false, "https://www.foo.com", nil},
 		{"an allowed origin's request gets the headers", getHeaders(r, host, "/listed", "Origin", "https://www.foo.com"), 200, true, "https://www.foo.com",
 			map[string]string{"Access-Control-Allow-Credentials": "true", "Access-Control-Expose-Headers": "x-header-3", "Vary": "Origin", "Access-Control-Max-Age": ""}},
 		{"another origin's request gets none", getHeaders(r, host, "/listed", "Origin", "https://foobar.com"), 200, true, "",
@@ -106,6 +114,8 @@ spec:
 		{"any host on the default port, written", preflight("/hosts", "http://a.test:80"), 204, false, "http://a.test:80", nil},
 		{"any host on another port", preflight("/hosts", "http://a.test:8080"), 403, false, "", nil},
 		{"any host on a listed port", preflight("/hosts", "https://a.b.test:8443"), 204, false, "https://a.b.test:8443", nil},
+		{"any host, an IPv6 address", preflight("/hosts", "http://[::1]"), 204, false, "http://[::1]", nil},
+		{"any host, not a path", preflight("/hosts", "http://a.test/x"), 403, false, "", nil},
 		{"any host, not the listed port", preflight("/hosts", "https://a.test"), 403, false, "", nil},
 		{"no origin allowed: preflights refused", preflight("/none", "https://www.foo.com"), 403, false, "", nil},
 		{"no origin allowed: requests served", getHeaders(r, host, "/none", "Origin", "https://www.foo.com"), 200, true, "", map[string]string{"Vary": "Origin"}},
@@ -153,7 +163,8 @@ func largestOrigin(i int, label string) string {
 }
 
 // largestCORS is an HTTPRoute whose CORS filter has as many origins and
-// header names as the CRD takes, each near its longest.
+// header names as the CRD takes, the origins near their longest, the names
+// as long as the two lists may be (4,096 bytes together).
 func largestCORS() string {
 	var origins, names []string
 	for i := 0; i < 64; i++ {
@@ -185,4 +196,27 @@ spec:
         allowCredentials: true
         maxAge: 2147483647
 `
+}
+
+// twoOrigins is a preflight to r for host and path with two Origin
+// headers, first and last.
+func twoOrigins(r *router, host, path, first, last string) func() (response, error) {
+	return func() (response, error) {
+		req, err := http.NewRequest(http.MethodOptions, fmt.Sprintf("http://127.0.0.1:%d%s", r.HTTPPort, path), nil)
+		if err != nil {
+			return response{}, err
+		}
+		req.Host = host
+		req.Header.Add("Origin", first)
+		req.Header.Add("Origin", last)
+		req.Header.Set("Access-Control-Request-Method", "GET")
+		c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+		resp, err := c.Do(req)
+		if err != nil {
+			return response{}, err
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		return response{Status: resp.StatusCode, Body: string(body), Header: resp.Header}, err
+	}
 }

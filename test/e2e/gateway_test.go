@@ -506,7 +506,9 @@ spec:
 
 // TestHTTPRouteHeaderModifiersReachBackendAndClient: a rule's
 // RequestHeaderModifier sets and removes request headers (a value's "%" is
-// text), its ResponseHeaderModifier sets and removes response headers.
+// text), its ResponseHeaderModifier sets and removes response headers; a
+// backendRef's own RequestHeaderModifier (the rule's only backendRef)
+// sets its header too.
 func TestHTTPRouteHeaderModifiersReachBackendAndClient(t *testing.T) {
 	be := startHeaderBackend(t, "gwh")
 	m := newManifests(t)
@@ -535,9 +537,21 @@ spec:
         set: [{name: X-Resp-Route, value: gateway}]
         add: [{name: X-Resp-Add, value: added}]
         remove: [X-Remove-Me]
+  - matches: [{path: {type: PathPrefix, value: /per-backend}}]
+    backendRefs:
+    - name: hdr
+      port: 80
+      filters:
+      - type: RequestHeaderModifier
+        requestHeaderModifier:
+          set: [{name: X-Wide, value: "on"}]
 `)
 	r := startRouter(t, m.Dir, nil)
 	expectBackend(t, loadTimeout, func() (response, error) { return r.httpGet("hdr.gwr.example.com", "/") }, "gwh")
+	// A backendRef's own filter (the rule's only backendRef): applied.
+	if resp := expectBackend(t, loadTimeout, func() (response, error) { return r.httpGet("hdr.gwr.example.com", "/per-backend") }, "gwh"); !strings.Contains(resp.Body, "X-Wide=on;") {
+		t.Errorf("a backendRef's filter: the backend saw no X-Wide=on:\n%s", resp.Body)
+	}
 	resp, body, err := r.getWithHeaders("hdr.gwr.example.com", map[string]string{"X-Drop": "client", "X-Quote": "client", "X-Client": "kept", "X-Both": "client"})
 	must(t, err)
 	for _, want := range []string{"X-Quote=100% set;", "X-Drop=;", "X-Client=kept;", "X-Both=client,50% more;"} {
