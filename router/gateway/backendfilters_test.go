@@ -31,26 +31,13 @@ func TestBackendRefFiltersSharedByEveryBackendAreTheRules(t *testing.T) {
 		{"the rule's header again", `{filters: ` + set("X-B", "rule") + `, backendRefs: [{name: web, port: 8080, filters: ` + set("x-b", "backend") + `}]}`,
 			"rule 0: header x-b is modified twice (header names are compared without case)"},
 	} {
-		v := view(t, onGateway+`
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: r}
-spec:
-  parentRefs: [{name: gw}]
-  rules: [`+tc.rule+`]`)
+		v := ruleView(t, `[`+tc.rule+`]`)
 		hr := v.HTTPRoutes()[0]
 		before, _ := json.Marshal(hr.Spec)
-		res := Translate(v, Options{})
-		var got string
+		res, got := translateView(v)
 		if len(res.Routes) == 1 {
 			b, _ := json.Marshal(res.Routes[0].Spec.HTTPHeaders)
 			got = string(b)
-		} else {
-			res.Finish(admitAll(res.Routes))
-			for _, c := range res.HTTPRoutes["default/r"].Parents[0].Conditions {
-				got += c.Message
-			}
 		}
 		if got != tc.want {
 			t.Errorf("%s:\n got %s\nwant %s", tc.name, got, tc.want)

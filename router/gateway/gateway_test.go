@@ -1583,6 +1583,40 @@ spec:
 	}
 }
 
+// ruleView is Gateway gw and HTTPRoute default/r on it with the rules (a
+// YAML list).
+func ruleView(t *testing.T, rules string) View {
+	return view(t, onGateway+`
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r}
+spec:
+  parentRefs: [{name: gw}]
+  rules: `+rules)
+}
+
+// translateRuleYAML translates ruleView(rules) (translateView).
+func translateRuleYAML(t *testing.T, rules string) (*Result, string) {
+	return translateView(ruleView(t, rules))
+}
+
+// translateView translates v and returns the result and, when it made no
+// route, the messages of HTTPRoute default/r's conditions (admission
+// admitting everything).
+func translateView(v View) (*Result, string) {
+	res := Translate(v, Options{})
+	if len(res.Routes) > 0 {
+		return res, ""
+	}
+	res.Finish(admitAll(res.Routes))
+	var why string
+	for _, c := range res.HTTPRoutes["default/r"].Parents[0].Conditions {
+		why += c.Message
+	}
+	return res, why
+}
+
 // TestRetryIsWhatHAProxyRetriesOn: a rule's retry is HAProxy's retry-on
 // (connection failures, the codes) and retries (attempts); codes HAProxy
 // cannot retry on and a backoff are refused with the reason.
@@ -1595,26 +1629,13 @@ func TestRetryIsWhatHAProxyRetriesOn(t *testing.T) {
 		`{backoff: 0s, attempts: 0}`:            "conn-failure empty-response 0",
 		`{attempts: 11}`:                        "rule 0: retry.attempts 11: from 0 to 10 are served",
 	} {
-		res := Translate(view(t, onGateway+`
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: r}
-spec:
-  parentRefs: [{name: gw}]
-  rules: [{backendRefs: [{name: web, port: 8080}], retry: `+retry+`}]`), Options{})
-		var got string
+		res, got := translateRuleYAML(t, `[{backendRefs: [{name: web, port: 8080}], retry: `+retry+`}]`)
 		if len(res.Routes) == 1 {
 			rt := res.MadeRoute(res.Routes[0]).Retry
 			if rt.Attempts != nil {
 				got = fmt.Sprintf("%s %d", rt.On, *rt.Attempts)
 			} else {
 				got = rt.On + " <nil>"
-			}
-		} else {
-			res.Finish(admitAll(res.Routes))
-			for _, c := range res.HTTPRoutes["default/r"].Parents[0].Conditions {
-				got += c.Message
 			}
 		}
 		if got != want {

@@ -567,7 +567,8 @@ spec:
 }
 
 // getHeaders returns a request to r for host and path with headers hdr
-// (name: value, ...), as expectBackend and expectStatus take it.
+// (name, value, ...; a name given twice is sent twice), as expectBackend
+// and expectStatus take it.
 func getHeaders(r *router, host, path string, hdr ...string) func() (response, error) {
 	return requestWith(r, http.MethodGet, host, path, hdr...)
 }
@@ -581,7 +582,7 @@ func requestWith(r *router, method, host, path string, hdr ...string) func() (re
 		}
 		req.Host = host
 		for i := 0; i+1 < len(hdr); i += 2 {
-			req.Header.Set(hdr[i], hdr[i+1])
+			req.Header.Add(hdr[i], hdr[i+1]) // (a name twice: two headers)
 		}
 		c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 		resp, err := c.Do(req)
