@@ -10,6 +10,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/openshift-router-go/router/haproxy/syntax"
+	"github.com/openshift-router-go/router/router/headeractions"
 	"github.com/openshift-router-go/router/router/model"
 )
 
@@ -35,9 +36,6 @@ const (
 // scheme, a host (labels, the first of them may be "*", or "*" alone) and
 // an optional port.
 var corsOriginPattern = regexp.MustCompile(`^(https?)://((\*\.)?([a-zA-Z0-9-]+\.)*[a-zA-Z0-9-]+|\*)(:([0-9]{1,5}))?$`)
-
-// corsHeaderName is the CRD's pattern of an HTTPHeaderName.
-var corsHeaderName = regexp.MustCompile("^[A-Za-z0-9!#$%&'*+\\-.^_`|~]+$")
 
 // corsMethods are the methods allowMethods takes (the CRD's enum).
 var corsMethods = map[string]bool{"GET": true, "HEAD": true, "POST": true, "PUT": true, "DELETE": true,
@@ -219,7 +217,7 @@ func corsList(field string, names []string) (value string, any bool, why string)
 		return "", false, fmt.Sprintf("CORS: %s: more than %d", field, maxCORSHeaders)
 	}
 	for _, n := range names {
-		if len(n) > maxCORSName || !corsHeaderName.MatchString(n) {
+		if len(n) > maxCORSName || !headeractions.IsName(n) { // (the CRD's HTTPHeaderName: a token)
 			return "", false, fmt.Sprintf("CORS: %s: %q is not a header name", field, n)
 		}
 		if n == "*" {

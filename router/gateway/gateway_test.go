@@ -1586,14 +1586,7 @@ spec:
 // ruleView is Gateway gw and HTTPRoute default/r on it with the rules (a
 // YAML list).
 func ruleView(t *testing.T, rules string) View {
-	return view(t, onGateway+`
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: r}
-spec:
-  parentRefs: [{name: gw}]
-  rules: `+rules)
+	return view(t, onGateway+httpRouteHead("r", "")+" "+rules)
 }
 
 // translateRuleYAML translates ruleView(rules) (translateView).

@@ -67,6 +67,10 @@ func (d Direction) Fetch() string {
 	return "req.hdr"
 }
 
+// IsName reports whether name has NamePattern's characters (an RFC 2616
+// token); its length is the caller's to bound.
+func IsName(name string) bool { return nameRE.MatchString(name) }
+
 // valuePattern is the Route API's pattern of a Set value (the CRD's CEL
 // rule, RE2 as CEL's matches): printable text in which "%" only starts
 // "%%" or a sample fetch the API allows — FETCH(NAME) or ssl_c_der,
