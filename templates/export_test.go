@@ -6,6 +6,7 @@ package templates
 var (
 	HAProxyCheckFiles    = haproxyCheckFiles
 	RouteSections        = routeSections
+	FrontendsAsAnyRoute  = frontendsAsAnyRoute
 	RouteSectionKeywords = routeSectionKeywords
 	HAProxyUnquote       = haproxyUnquote
 )

@@ -109,6 +109,7 @@ func FuncMap(opts FuncOptions) template.FuncMap {
 		"routeHTTPSMap":          RouteHTTPSMap,
 		"headerChains":           HeaderChains,
 		"routeLookups":           routeLookups,
+		"forwardedOthers":        forwardedOthers,
 		"chainLevel":             ChainLevel,
 		"routeSNIPassthroughMap": RouteSNIPassthroughMap,
 		"routeCertConfigMap":     RouteCertConfigMap,

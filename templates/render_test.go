@@ -645,13 +645,13 @@ func TestDefaultTemplateMutualTLSCookieErrorFilesAndForwarded(t *testing.T) {
 		t.Errorf("client certificate headers in %d TLS frontends, want 2", n)
 	}
 	// The frontends set the forwarded headers only for the backends in
-	// forwarded_headers.map, which has none.
+	// forwarded_headers.map, which has none: no rule, no lookup.
 	_, backends, _ := strings.Cut(cfg, "\nbackend openshift_default\n")
 	if strings.Contains(backends, "option forwardfor") || strings.Contains(backends, "X-Forwarded-Host") || strings.TrimSpace(got["conf/forwarded_headers.map"]) != "" {
 		t.Errorf("ROUTER_SET_FORWARDED_HEADERS=never still sets forwarded headers; forwarded_headers.map: %q", got["conf/forwarded_headers.map"])
 	}
-	if n := strings.Count(cfg, "\n  http-request set-header X-Forwarded-Host %[req.hdr(host)] if { var(txn.fwd_other) -m found }\n"); n != 3 {
-		t.Errorf("forwarded headers for the routes in forwarded_headers.map in %d frontends, want 3", n)
+	if strings.Contains(cfg, "X-Forwarded-Host") || strings.Contains(cfg, "fwd_other") {
+		t.Errorf("ROUTER_SET_FORWARDED_HEADERS=never, no route of another policy: the frontends still look at the forwarded headers")
 	}
 	// A route's annotation wins over the router-wide defaults.
 	a := td.State["ns:plain"]
@@ -665,6 +665,11 @@ func TestDefaultTemplateMutualTLSCookieErrorFilesAndForwarded(t *testing.T) {
 	}
 	if m := got2["conf/forwarded_headers.map"]; m != "\nbe_http:ns:plain replace\n" {
 		t.Errorf("forwarded_headers.map = %q, want the route whose policy sets the headers", m)
+	}
+	// With a key in forwarded_headers.map the frontends look it up, and set
+	// the headers for the routes found there.
+	if n := strings.Count(got2["conf/haproxy.config"], "\n  http-request set-header X-Forwarded-Host %[req.hdr(host)] if { var(txn.fwd_other) -m found }\n"); n != 3 {
+		t.Errorf("forwarded headers for the routes in forwarded_headers.map in %d frontends, want 3", n)
 	}
 	if t.Failed() {
 		t.Logf("haproxy.config:\n%s", cfg)
@@ -896,6 +901,69 @@ func TestDefaultTemplateMakesTheGatewayLookupsWhoseKeysExist(t *testing.T) {
 			}
 			if !strings.Contains(cfg, "use_backend be_gateway_answers") {
 				t.Errorf("Gateways served, but no be_gateway_answers")
+			}
+		})
+	}
+}
+
+// TestDefaultTemplateLooksUpForwardedPoliciesOnlyWhileARouteHasAnother:
+// the frontends set X-Forwarded-* for every route unconditionally while no
+// route's set-forwarded-headers policy differs from the router-wide one in
+// setting them or not, and only then look forwarded_headers.map up for
+// each request; the count (TemplateData.ForwardedOthers) decides it, and
+// is worked out from State when not set.
+func TestDefaultTemplateLooksUpForwardedPoliciesOnlyWhileARouteHasAnother(t *testing.T) {
+	const (
+		lookup = "\n  http-request set-var(txn.fwd_other) var(txn.backend),map("
+		always = "\n  http-request set-header X-Forwarded-Host %[req.hdr(host)]\n"
+		unless = "\n  http-request set-header X-Forwarded-Host %[req.hdr(host)] if !{ var(txn.fwd_other) -m found }\n"
+		when   = "\n  http-request set-header X-Forwarded-Host %[req.hdr(host)] if { var(txn.fwd_other) -m found }\n"
+		none   = ""
+	)
+	passthrough := &routev1.TLSConfig{Termination: routev1.TLSTerminationPassthrough}
+	policy := func(p string) map[string]string { return map[string]string{annotations.SetForwardedHeaders: p} }
+	one := 1
+	tests := []struct {
+		name     string
+		global   string
+		routes   []*routev1.Route
+		count    *int
+		want     string
+		lookedUp bool
+	}{
+		{"no policy anywhere: every route's headers, no lookup", "", []*routev1.Route{annotatedRoute("a", "a.example.com", "", nil, nil)}, nil, always, false},
+		{"a route of another policy that also sets them: no lookup", "append", []*routev1.Route{annotatedRoute("a", "a.example.com", "", nil, policy("replace"))}, nil, always, false},
+		{"a route of the never policy: looked up", "", []*routev1.Route{annotatedRoute("a", "a.example.com", "", nil, policy("never"))}, nil, unless, true},
+		{"a passthrough route of the never policy: not in the map, no lookup", "", []*routev1.Route{annotatedRoute("a", "a.example.com", "", passthrough, policy("never"))}, nil, always, false},
+		{"router-wide never, no route sets them: no rule at all", "never", []*routev1.Route{annotatedRoute("a", "a.example.com", "", nil, policy("if-none"))}, nil, none, false},
+		{"router-wide never, a route of the append policy: looked up", "never", []*routev1.Route{annotatedRoute("a", "a.example.com", "", nil, policy("append"))}, nil, when, true},
+		{"the count set: it decides, not State", "", []*routev1.Route{annotatedRoute("a", "a.example.com", "", nil, nil)}, &one, unless, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := shortDir(t)
+			td := fuzzModel(t, dir, tt.routes...)
+			td.HAProxy.ForwardedHeaders = tt.global
+			td.ForwardedOthers = tt.count
+			cfg := renderDefault(t, td, nil)["conf/haproxy.config"]
+			head, _ := routeSections(cfg)
+			if got := strings.Count(head, lookup); got != 0 && !tt.lookedUp || tt.lookedUp && got != 3 {
+				t.Errorf("forwarded_headers.map looked up in %d frontends, want it in all 3: %v", got, tt.lookedUp)
+			}
+			for _, rule := range []string{always, unless, when} {
+				want := 0
+				if rule == tt.want {
+					want = 3
+				}
+				if got := strings.Count(head, rule); got != want {
+					t.Errorf("%d frontends with %q, want %d", got, strings.TrimSpace(rule), want)
+				}
+			}
+			if tt.want == none && strings.Contains(head, "X-Forwarded-Host") {
+				t.Errorf("the frontends set X-Forwarded-Host:\n%s", head)
+			}
+			if t.Failed() {
+				t.Logf("frontends:\n%s", head)
 			}
 		})
 	}

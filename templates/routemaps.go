@@ -604,21 +604,44 @@ func setsForwardedHeaders(policy string) bool {
 // when the router-wide policy does, for these when it does not.
 func ForwardedHeadersMap(td model.TemplateData) string {
 	var m mapText
-	global := setsForwardedHeaders(td.HAProxy.ForwardedHeaders)
 	for _, k := range settingsKeys(td) {
 		cfg := td.State[k]
-		if cfg.TLSTermination == routev1.TLSTerminationPassthrough {
-			continue
-		}
-		policy := cfg.Settings.ForwardedHeaders
-		if policy == "" {
-			policy = td.HAProxy.ForwardedHeaders
-		}
-		if setsForwardedHeaders(policy) != global {
-			m.line(GenBackendNamePrefix(cfg.TLSTermination)+":"+string(k), policy)
+		if ForwardedOther(cfg, td.HAProxy) {
+			m.line(GenBackendNamePrefix(cfg.TLSTermination)+":"+string(k), cfg.Settings.ForwardedHeaders)
 		}
 	}
 	return m.String()
+}
+
+// ForwardedOther reports whether a route's backend is in
+// forwarded_headers.map: an HTTP route (not passthrough) whose
+// set-forwarded-headers policy differs from the router-wide one in setting
+// the headers or not.
+func ForwardedOther(cfg model.ServiceAliasConfig, h model.HAProxySettings) bool {
+	if cfg.TLSTermination == routev1.TLSTerminationPassthrough || cfg.Settings.ForwardedHeaders == "" {
+		return false
+	}
+	return setsForwardedHeaders(cfg.Settings.ForwardedHeaders) != setsForwardedHeaders(h.ForwardedHeaders)
+}
+
+// CountForwardedOthers counts the routes of td that are ForwardedOther
+// (model.TemplateData.ForwardedOthers).
+func CountForwardedOthers(td model.TemplateData) *int {
+	n := 0
+	for _, k := range settingsKeys(td) {
+		if ForwardedOther(td.State[k], td.HAProxy) {
+			n++
+		}
+	}
+	return &n
+}
+
+// forwardedOthers is td.ForwardedOthers, counted from td when not set.
+func forwardedOthers(td model.TemplateData) int {
+	if td.ForwardedOthers != nil {
+		return *td.ForwardedOthers
+	}
+	return *CountForwardedOthers(td)
 }
 
 // HasMapSettings reports whether a route has a setting that one of the

@@ -147,6 +147,15 @@ type TemplateData struct {
 	// request that gets that far). Partial renders share it. Nil: worked
 	// out from State.
 	RouteLookups *RouteLookups
+	// ForwardedOthers (this router's addition), if set, counts the routes
+	// whose forwarded-headers policy differs from the router-wide one in
+	// setting the headers or not (forwarded_headers.map's keys; see
+	// templates.ForwardedOther), as worked out for the whole model and
+	// kept up to date route by route: the default template's frontends
+	// look the map up only while it has keys (a lookup and a condition on
+	// each of five rules, every request). Partial renders share it. Nil:
+	// worked out from State.
+	ForwardedOthers *int
 	// SettingsKeys (this router's addition), if set, are the keys of State
 	// whose routes have a setting the route-settings maps hold (timeouts,
 	// HSTS, rate limits, a forwarded-headers policy; see

@@ -67,6 +67,11 @@ const (
 	// map keys change (model.RouteLookups: the first exact path, wildcard
 	// hostname or route for every host came, or the last went).
 	FullRouteLookups = "route-lookups-changed"
+	// FullForwardedLookup: the frontends' lookup of forwarded_headers.map
+	// comes or goes (model.TemplateData.ForwardedOthers: the first route
+	// whose forwarded-headers policy differs from the router-wide one came,
+	// or the last went).
+	FullForwardedLookup = "forwarded-headers-lookup-changed"
 	// FullNoChange: no route, service or endpoint changed since the pass.
 	FullNoChange = "no-route-change"
 )
@@ -127,8 +132,8 @@ func updateRoutes(src Source, in Inputs, st State, out *Output, mode routesMode)
 		return unchanged(out, next), "", nil
 	}
 	td := changedModel(out.Model, ch)
-	if lookupsChange(out.Model, td) {
-		return nil, FullRouteLookups, nil
+	if full := lookupsChange(out.Model, td); full != "" {
+		return nil, full, nil
 	}
 
 	// The budget, and the layouts: every backend as a fresh layout would
@@ -323,14 +328,26 @@ func frontendRulesChange(keys map[model.ServiceAliasConfigKey]bool, out, next *O
 	return false
 }
 
-// lookupsChange reports whether the frontends of td make other lookups of
-// the Gateway API's route map keys than old's (model.RouteLookups): a
-// lookup's first key appeared or its last went.
-func lookupsChange(old, td *model.TemplateData) bool {
-	if old.RouteLookups == nil || td.RouteLookups == nil {
-		return old.RouteLookups != td.RouteLookups
+// lookupsChange returns why the frontends of td make other lookups than
+// old's, or "": of the Gateway API's route map keys (model.RouteLookups,
+// FullRouteLookups) or of forwarded_headers.map
+// (model.TemplateData.ForwardedOthers, FullForwardedLookup) — a lookup's
+// first key appeared or its last went.
+func lookupsChange(old, td *model.TemplateData) string {
+	if (old.ForwardedOthers == nil) != (td.ForwardedOthers == nil) ||
+		old.ForwardedOthers != nil && (*old.ForwardedOthers > 0) != (*td.ForwardedOthers > 0) {
+		return FullForwardedLookup
 	}
-	return old.RouteLookups.Rendered() != td.RouteLookups.Rendered()
+	if old.RouteLookups == nil || td.RouteLookups == nil {
+		if old.RouteLookups != td.RouteLookups {
+			return FullRouteLookups
+		}
+		return ""
+	}
+	if old.RouteLookups.Rendered() != td.RouteLookups.Rendered() {
+		return FullRouteLookups
+	}
+	return ""
 }
 
 // affectedRoutes are the routes that changed (routes), whose admission
@@ -402,6 +419,10 @@ func changedModel(old *model.TemplateData, ch routeChanges) *model.TemplateData 
 		l := *old.RouteLookups
 		lookups, td.RouteLookups = &l, &l
 	}
+	others := forwardedOthersOf(old)
+	if others != nil {
+		td.ForwardedOthers = others
+	}
 	var out, settingsIn []model.ServiceAliasConfigKey
 	for k := range ch.affected {
 		cfg, ok := old.State[k]
@@ -412,6 +433,9 @@ func changedModel(old *model.TemplateData, ch routeChanges) *model.TemplateData 
 		out = append(out, k)
 		if lookups != nil {
 			templates.AddRouteLookups(lookups, k, cfg, -1)
+		}
+		if others != nil && templates.ForwardedOther(cfg, old.HAProxy) {
+			*others--
 		}
 		if cert, ok := cfg.Certificates[cfg.Host]; ok {
 			if td.CertificateIndex[cert.Contents]--; td.CertificateIndex[cert.Contents] <= 0 {
@@ -433,6 +457,9 @@ func changedModel(old *model.TemplateData, ch routeChanges) *model.TemplateData 
 		if lookups != nil {
 			templates.AddRouteLookups(lookups, k, cfg, 1)
 		}
+		if others != nil && templates.ForwardedOther(cfg, td.HAProxy) {
+			*others++
+		}
 		if cert, ok := cfg.Certificates[cfg.Host]; ok {
 			td.CertificateIndex[cert.Contents]++
 		}
@@ -446,6 +473,16 @@ func changedModel(old *model.TemplateData, ch routeChanges) *model.TemplateData 
 	td.EditKeyOrder(old, out, slices.Collect(maps.Keys(ch.rebuilt)))
 	assoc.apply(td)
 	return td
+}
+
+// forwardedOthersOf is a copy of old's ForwardedOthers count, for a
+// changed model to keep up to date (nil when old has none).
+func forwardedOthersOf(old *model.TemplateData) *int {
+	if old.ForwardedOthers == nil {
+		return nil
+	}
+	n := *old.ForwardedOthers
+	return &n
 }
 
 // cloneMap is maps.Clone, but never nil (a nil map is cloned empty).

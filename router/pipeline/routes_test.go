@@ -356,23 +356,30 @@ func TestRouteChangesEqualAFullPass(t *testing.T) {
 			}, FullRouteLookups},
 		}},
 		{"route settings maps", r, []step{
-			{"a route with every map setting added", func(st *store.Store) {
+			{"a route with every map setting added: the frontends look forwarded_headers.map up", func(st *store.Store) {
 				st.Upsert(withAnnotations(tlsRoute(route("ns", "set", "set.example.com", "", "a", 80), routev1.TLSTerminationEdge, false),
 					annotations.Timeout, "7s", annotations.TimeoutTunnel, "1h", annotations.HSTSHeader, "max-age=100",
 					annotations.RateLimit, "true", annotations.RateLimitRateHTTP, "20", annotations.SetForwardedHeaders, "never"))
-			}, ""},
+			}, FullForwardedLookup},
 			{"a route without one added", func(st *store.Store) { st.Upsert(route("ns", "plain", "plain.example.com", "", "a", 81)) }, ""},
 			{"its timeout and HSTS changed", func(st *store.Store) {
 				st.Upsert(withAnnotations(tlsRoute(route("ns", "set", "set.example.com", "", "a", 80), routev1.TLSTerminationEdge, false),
-					annotations.Timeout, "9s", annotations.HSTSHeader, "max-age=200"))
+					annotations.Timeout, "9s", annotations.HSTSHeader, "max-age=200", annotations.SetForwardedHeaders, "never"))
 			}, FullNoBackendChange},
-			{"a timeout for the route without one", func(st *store.Store) {
-				st.Upsert(withAnnotations(route("ns", "plain", "plain.example.com", "", "a", 81), annotations.Timeout, "3s"))
+			{"a timeout and the policy of the first for the route without one", func(st *store.Store) {
+				st.Upsert(withAnnotations(route("ns", "plain", "plain.example.com", "", "a", 81), annotations.Timeout, "3s",
+					annotations.SetForwardedHeaders, "never"))
 			}, FullNoBackendChange},
-			{"the first route's settings all gone", func(st *store.Store) {
+			{"the first route's settings all gone: another route's policy keeps the lookup", func(st *store.Store) {
 				st.Upsert(tlsRoute(route("ns", "set", "set.example.com", "", "a", 80), routev1.TLSTerminationEdge, false))
 			}, FullNoBackendChange},
-			{"the route with a timeout deleted", func(st *store.Store) { st.Delete(route("ns", "plain", "", "", "", 0)) }, ""},
+			{"the route with a timeout and the last such policy deleted: so is the lookup", func(st *store.Store) {
+				st.Delete(route("ns", "plain", "", "", "", 0))
+			}, FullForwardedLookup},
+			{"a passthrough route of that policy: not in the map, no lookup", func(st *store.Store) {
+				st.Upsert(withAnnotations(tlsRoute(route("ns", "pt", "pt.example.com", "", "a", 82), routev1.TLSTerminationPassthrough, false),
+					annotations.SetForwardedHeaders, "never"))
+			}, ""},
 		}},
 		{"routes and endpoints together", r, []step{
 			{"an endpoint added and a route added", func(st *store.Store) {

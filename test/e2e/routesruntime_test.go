@@ -352,6 +352,77 @@ func TestARouteThatTakesOverABackendKeepsItsForwardedHeadersPolicy(t *testing.T)
 	}
 }
 
+// TestTheFirstRouteOfAnotherForwardedHeadersPolicyReloadsOnce: while no
+// route's set-forwarded-headers policy differs from the router-wide one,
+// the frontends set X-Forwarded-* for every request without looking
+// forwarded_headers.map up; the first route of the never policy makes them
+// look it up (one reload), another that takes over its backend needs none,
+// and the last going — a deletion, which alone needs no reload — takes the
+// lookup away again (one reload). Every route gets its policy's headers
+// throughout.
+func TestTheFirstRouteOfAnotherForwardedHeadersPolicyReloadsOnce(t *testing.T) {
+	be := echoBackend(t, "fl-echo")
+	ann := map[string]string{"haproxy.router.openshift.io/disable_cookies": "true"}
+	never := map[string]string{"haproxy.router.openshift.io/disable_cookies": "true", "haproxy.router.openshift.io/set-forwarded-headers": "never"}
+	m := newManifests(t)
+	m.Write("svc.yaml", serviceYAML("fl", "web", be))
+	m.Write("default.yaml", annotatedRouteYAML("fl", "default", "default.fl.example.com", "", "web", "", ann))
+	env, ms := metricsEnv(t)
+	env["RELOAD_INTERVAL"] = "1s"
+	r := startRouter(t, m.Dir, env)
+	in := http.Header{"X-Forwarded-Host": {"client.example"}}
+	expect := func(host, want string) {
+		t.Helper()
+		eventually(t, 30*time.Second, host, func() error {
+			resp, err := annRequest(r, false, host, "/", in)
+			if err != nil || !strings.Contains(resp.Body, want) {
+				return fmt.Errorf("backend saw %q (%v), want %q", resp.Body, err, want)
+			}
+			return nil
+		})
+	}
+	lookups := func() int {
+		cfg, err := os.ReadFile(filepath.Join(r.WorkingDir, "conf", "haproxy.config"))
+		must(t, err)
+		return strings.Count(string(cfg), "set-var(txn.fwd_other)")
+	}
+	expect("default.fl.example.com", "xfh=[default.fl.example.com]")
+	waitReady(t, ms)
+	if n := lookups(); n != 0 {
+		t.Fatalf("no route of another policy, yet %d frontends look forwarded_headers.map up", n)
+	}
+	steps := []struct {
+		name    string
+		change  func()
+		reloads float64
+		lookups bool
+	}{
+		{"the first route of the never policy", func() {
+			m.Write("never-1.yaml", annotatedRouteYAML("fl", "never-1", "never-1.fl.example.com", "", "web", "", never))
+		}, 1, true},
+		{"another in its place (its backend taken over)", func() {
+			// One file: the deletion and the addition in one change.
+			m.Write("never-1.yaml", annotatedRouteYAML("fl", "never-2", "never-2.fl.example.com", "", "web", "", never))
+		}, 0, true},
+		{"the last deleted", func() { m.Remove("never-1.yaml") }, 1, false},
+	}
+	for _, s := range steps {
+		before := ms.settledReloads(t)
+		s.change()
+		if b, err := os.ReadFile(filepath.Join(m.Dir, "never-1.yaml")); err == nil {
+			name := map[bool]string{false: "never-1", true: "never-2"}[strings.Contains(string(b), "never-2")]
+			expect(name+".fl.example.com", "xfh=[client.example]")
+		}
+		expect("default.fl.example.com", "xfh=[default.fl.example.com]")
+		if got := ms.settledReloads(t) - before; got != s.reloads {
+			t.Errorf("%s: %v reloads (%s), want %v", s.name, got, ms.reloadReasons(), s.reloads)
+		}
+		if n := lookups(); (n == 3) != s.lookups || n != 0 && n != 3 {
+			t.Errorf("%s: %d frontends look forwarded_headers.map up, want it in all 3: %v", s.name, n, s.lookups)
+		}
+	}
+}
+
 // TestARouteTimeoutChangesWithoutAReload: an HTTP route's timeout
 // annotation is a map entry the defaults section reads by backend name
 // (http-request set-timeout): set, changed and removed through the
