@@ -968,3 +968,27 @@ func TestDefaultTemplateLooksUpForwardedPoliciesOnlyWhileARouteHasAnother(t *tes
 		})
 	}
 }
+
+// TestDefaultTemplateCleansRequestsInEveryHTTPFrontend: public, fe_sni and
+// fe_no_sni refuse an empty Content-Length, remove the Proxy header and
+// lower the Host before the route lookup, as OpenShift's frontends.
+func TestDefaultTemplateCleansRequestsInEveryHTTPFrontend(t *testing.T) {
+	td := fuzzModel(t, shortDir(t), annotatedRoute("a", "a.example.com", "", nil, nil))
+	cfg := renderDefault(t, td, nil)["conf/haproxy.config"]
+	for _, rule := range []string{
+		"\n  http-request deny if { hdr_len(content-length) 0 }\n",
+		"\n  http-request del-header Proxy\n",
+		"\n  http-request set-header Host %[req.hdr(host),lower]\n",
+	} {
+		if n := strings.Count(cfg, rule); n != 3 {
+			t.Errorf("%q in %d frontends, want 3", strings.TrimSpace(rule), n)
+		}
+	}
+	for _, fe := range []string{"\nfrontend public ", "\nfrontend fe_sni ", "\nfrontend fe_no_sni "} {
+		_, rest, _ := strings.Cut(cfg, fe)
+		section, _, _ := strings.Cut(rest, "\nfrontend ")
+		if lower, lookup := strings.Index(section, "set-header Host"), strings.Index(section, "set-var(txn.route_key)"); lower < 0 || lookup < lower {
+			t.Errorf("%s: the Host is lowered at %d, the route key made at %d", strings.TrimSpace(fe), lower, lookup)
+		}
+	}
+}

@@ -1,0 +1,85 @@
+package e2e
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestRequestsAreCleanedAsOpenShiftCleansThem: every HTTP frontend does
+// to a request what OpenShift's do before choosing a route: a request with
+// an empty Content-Length is refused (CVE-2023-40225: HAProxy builds with
+// the fix refuse it themselves, the frontends' rule covers the others) and
+// never reaches a backend, a Proxy header is removed (httpoxy), and the
+// Host is lowered (RFC 4343), so that a mixed-case host finds its route
+// and the backend gets the host in lower case — over HTTP and over TLS
+// terminated at the router.
+func TestRequestsAreCleanedAsOpenShiftCleansThem(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptestServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		fmt.Fprintf(w, "host=%s proxy=[%s] xfh=[%s]\n", r.Host, r.Header.Get("Proxy"), r.Header.Get("X-Forwarded-Host"))
+	}))
+	be := newBackend(t, "clean", srv)
+	m := newManifests(t)
+	m.Write("svc.yaml", serviceYAML("cl", "web", be))
+	m.Write("routes.yaml", strings.Join([]string{
+		routeYAML("cl", "plain", "plain.cl.example.com", "", "web", ""),
+		routeYAML("cl", "edge", "edge.cl.example.com", "", "web", tlsYAML("edge", "", nil)),
+	}, "---\n"))
+	r := startRouter(t, m.Dir, nil)
+	eventually(t, loadTimeout, "both routes", func() error {
+		for _, tlsOn := range []bool{false, true} {
+			host := map[bool]string{false: "plain.cl.example.com", true: "edge.cl.example.com"}[tlsOn]
+			if resp, err := annRequest(r, tlsOn, host, "/", nil); err != nil || resp.Status != 200 {
+				return fmt.Errorf("%s: %d %v", host, resp.Status, err)
+			}
+		}
+		return nil
+	})
+
+	for _, c := range []struct {
+		name  string
+		tlsOn bool
+		host  string
+	}{
+		{"HTTP", false, "Plain.CL.Example.COM"},
+		{"HTTP, with the port", false, "PLAIN.cl.example.com:80"},
+		{"TLS terminated at the router", true, "Edge.CL.example.com"},
+	} {
+		resp, err := annRequest(r, c.tlsOn, c.host, "/", http.Header{"Proxy": {"http://evil.example:3128"}})
+		must(t, err)
+		want := strings.ToLower(c.host)
+		if resp.Status != 200 || !strings.Contains(resp.Body, "host="+want+" ") {
+			t.Errorf("%s: Host %q: %d %q, want the route's backend to get %q", c.name, c.host, resp.Status, resp.Body, want)
+		}
+		if !strings.Contains(resp.Body, "proxy=[]") {
+			t.Errorf("%s: the Proxy header reached the backend: %q", c.name, resp.Body)
+		}
+		if !strings.Contains(resp.Body, "xfh=["+want+"]") {
+			t.Errorf("%s: X-Forwarded-Host not the lowered host: %q", c.name, resp.Body)
+		}
+	}
+
+	// An empty Content-Length, sent as is.
+	before := hits.Load()
+	conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", r.HTTPPort), 5*time.Second)
+	must(t, err)
+	defer conn.Close()
+	must(t, conn.SetDeadline(time.Now().Add(10*time.Second)))
+	_, err = fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: plain.cl.example.com\r\nContent-Length: \r\n\r\n")
+	must(t, err)
+	status, err := bufio.NewReader(conn).ReadString('\n')
+	must(t, err)
+	if !strings.HasPrefix(status, "HTTP/1.1 400 ") && !strings.HasPrefix(status, "HTTP/1.1 403 ") {
+		t.Errorf("a request with an empty Content-Length: %q, want it refused (400 or 403)", strings.TrimSpace(status))
+	}
+	if n := hits.Load() - before; n != 0 {
+		t.Errorf("a request with an empty Content-Length reached the backend (%d requests)", n)
+	}
+}
