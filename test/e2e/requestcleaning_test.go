@@ -66,7 +66,9 @@ func TestRequestsAreCleanedAsOpenShiftCleansThem(t *testing.T) {
 		}
 	}
 
-	// An empty Content-Length, sent as is.
+	// An empty Content-Length, sent as is. (HAProxy builds with the fix
+	// answer 400 before any rule, as both here do: this checks the outcome;
+	// the rule itself, for the others, is TestDefaultTemplateCleansRequestsInEveryHTTPFrontend's.)
 	before := hits.Load()
 	conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", r.HTTPPort), 5*time.Second)
 	must(t, err)
@@ -81,5 +83,52 @@ func TestRequestsAreCleanedAsOpenShiftCleansThem(t *testing.T) {
 	}
 	if n := hits.Load() - before; n != 0 {
 		t.Errorf("a request with an empty Content-Length reached the backend (%d requests)", n)
+	}
+}
+
+// TestRedirectToHTTPSKeepsThePathWhateverTheRequestsForm: an edge route's
+// insecureEdgeTerminationPolicy Redirect sends a plain HTTP request to
+// https on its host with its path and query — also a request in absolute
+// form ("GET http://host/path"), whose URI is whole (it used to be
+// appended to the host: "https://hosthttp://host/path").
+func TestRedirectToHTTPSKeepsThePathWhateverTheRequestsForm(t *testing.T) {
+	be := startBackend(t, "rd")
+	m := newManifests(t)
+	m.Write("svc.yaml", serviceYAML("rd", "web", be))
+	m.Write("route.yaml", routeYAML("rd", "edge", "edge.rd.example.com", "", "web", tlsYAML("edge", "Redirect", nil)))
+	r := startRouter(t, m.Dir, nil)
+	location := func(target string) (string, error) {
+		conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", r.HTTPPort), 5*time.Second)
+		if err != nil {
+			return "", err
+		}
+		defer conn.Close()
+		if err := conn.SetDeadline(time.Now().Add(10 * time.Second)); err != nil {
+			return "", err
+		}
+		if _, err := fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: edge.rd.example.com\r\nConnection: close\r\n\r\n", target); err != nil {
+			return "", err
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusFound {
+			return "", fmt.Errorf("status %d", resp.StatusCode)
+		}
+		return resp.Header.Get("Location"), nil
+	}
+	want := "https://edge.rd.example.com/p/q?x=1&y=2"
+	eventually(t, loadTimeout, "the redirect", func() error {
+		_, err := location("/p/q?x=1&y=2")
+		return err
+	})
+	for _, target := range []string{"/p/q?x=1&y=2", "http://edge.rd.example.com/p/q?x=1&y=2"} {
+		got, err := location(target)
+		must(t, err)
+		if got != want {
+			t.Errorf("GET %s: Location %q, want %q", target, got, want)
+		}
 	}
 }
