@@ -81,7 +81,8 @@ func TestIngressOperatorVariablesChangeTheConfiguration(t *testing.T) {
 		{env: map[string]string{"SSL_MIN_VERSION": "TLSv1.3"}, want: []string{"ssl-min-ver TLSv1.3"}},
 		{env: map[string]string{"ROUTER_IP_V4_V6_MODE": "v4v6"}, want: []string{"\n  bind :80\n  bind :::80 v6only\n", "\n  bind :443\n  bind :::443 v6only\n"}},
 		{env: map[string]string{"ROUTER_IP_V4_V6_MODE": "v6"}, want: []string{"\n  bind :::80 v6only\n"}, notWant: []string{"\n  bind :80\n"}},
-		{env: map[string]string{"ROUTER_SET_FORWARDED_HEADERS": "never"}, want: []string{"\n  http-request set-header X-Forwarded-Host %[req.hdr(host)] if { var(txn.fwd_other) -m found }\n"}, notWant: []string{"X-Forwarded-Host %[req.hdr(host)] if !{"}},
+		// No example route of another policy: no forwarded header anywhere.
+		{env: map[string]string{"ROUTER_SET_FORWARDED_HEADERS": "never"}, notWant: []string{"X-Forwarded-Host %[req.hdr(host)]", "fwd_other", "\n  option forwardfor\n"}},
 		{env: map[string]string{"ROUTER_UNIQUE_ID_HEADER_NAME": "X-Unique-Id", "ROUTER_UNIQUE_ID_FORMAT": `"%{+X}o %ci:%cp_%fi:%fp_%Ts_%rt:%pid"`},
 			want: []string{"\n  unique-id-format \"%{+X}o %ci:%cp_%fi:%fp_%Ts_%rt:%pid\"\n  unique-id-header X-Unique-Id\n"}},
 		{env: map[string]string{"ROUTER_H1_CASE_ADJUST": "Host,Cache-Control"}, want: []string{"\n  h1-case-adjust cache-control Cache-Control\n"}},
