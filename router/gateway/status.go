@@ -9,6 +9,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/openshift-router-go/router/router/admission"
+	"github.com/openshift-router-go/router/router/store"
 )
 
 // maxUnservedListed bounds the parts of an HTTPRoute a PartiallyInvalid
@@ -23,25 +24,43 @@ const maxUnservedListed = 5
 // PartiallyInvalid=True listing them.
 func (res *Result) Finish(results map[admission.Key]admission.Result) {
 	// (Each route's status is its own: the order does not matter.)
+	var gws gatewayCache
 	for k, rs := range res.HTTPRoutes {
-		if done := rs.finish(res, results); done != rs {
+		if done := rs.finish(res, results, &gws); done != rs {
 			res.HTTPRoutes[k] = done
 		}
 	}
 	for k, rs := range res.TLSRoutes {
-		if done := rs.finish(res, results); done != rs {
+		if done := rs.finish(res, results, &gws); done != rs {
 			res.TLSRoutes[k] = done
 		}
 	}
+}
+
+// gatewayCache remembers the Gateway last looked up in a Result's
+// Gateways: the routes of one Gateway follow one another, and a lookup by
+// name hashes it.
+type gatewayCache struct {
+	key store.Key
+	gs  *GatewayStatus
+}
+
+func (c *gatewayCache) get(res *Result, k store.Key) *GatewayStatus {
+	if c.gs == nil || c.key != k {
+		c.key, c.gs = k, res.Gateways[k]
+	}
+	return c.gs
 }
 
 // finish completes one HTTPRoute's status (see Finish) and counts it in
 // the attachedRoutes of the listeners of its Accepted parents. The status
 // may be a remembered translation's (Memo): one that changes is a copy,
 // returned; rs is returned when nothing changes.
-func (rs *RouteStatus) finish(res *Result, results map[admission.Key]admission.Result) *RouteStatus {
-	t := rs.tally(res, results)
-	rs.countAttached(res)
+func (rs *RouteStatus) finish(res *Result, results map[admission.Key]admission.Result, gws *gatewayCache) *RouteStatus {
+	var few [4]int
+	var fewRefusals [4]*admission.Result
+	t := rs.tally(res, results, few[:0], fewRefusals[:0])
+	rs.countAttached(res, gws)
 	out := rs
 	own := func() {
 		if out == rs {
@@ -102,8 +121,13 @@ type tally struct {
 	backendOnly bool
 }
 
-func (rs *RouteStatus) tally(res *Result, results map[admission.Key]admission.Result) tally {
-	t := tally{admitted: make([]int, len(rs.Parents)), refusal: make([]*admission.Result, len(rs.Parents)), backendOnly: len(rs.unserved) > 0 || rs.noValidBackend}
+// tally tallies admission's results for rs's routes. admitted and
+// refusal are empty slices whose room, when there is enough
+// for every parent, the tally uses (the caller's arrays: no allocation for
+// a route of a few parents).
+func (rs *RouteStatus) tally(res *Result, results map[admission.Key]admission.Result, admitted []int, refusal []*admission.Result) tally {
+	n := len(rs.Parents)
+	t := tally{admitted: slices.Grow(admitted[:0], n)[:n], refusal: slices.Grow(refusal[:0], n)[:n], backendOnly: len(rs.unserved) > 0 || rs.noValidBackend}
 	for _, u := range rs.unserved {
 		t.unserved = append(t.unserved, u.msg)
 		t.backendOnly = t.backendOnly && u.backend
@@ -126,7 +150,8 @@ func (rs *RouteStatus) tally(res *Result, results map[admission.Key]admission.Re
 			if r.Admitted {
 				t.admitted[p]++
 			} else if t.refusal[p] == nil {
-				t.refusal[p] = &r
+				refused := r // (only a refusal is kept: allocated)
+				t.refusal[p] = &refused
 			}
 		}
 	}
@@ -158,14 +183,14 @@ func listed(parts []string) string {
 // countAttached counts the route once in the attachedRoutes of each
 // listener it attaches to, whatever its conditions (the spec: attachment
 // depends on allowedRoutes and parentRefs alone).
-func (rs *RouteStatus) countAttached(res *Result) {
+func (rs *RouteStatus) countAttached(res *Result, gws *gatewayCache) {
 	var few [8]listenerRef // (a route attaches to a few listeners)
 	counted := few[:0]
 	for i := range rs.Parents {
 		for _, l := range rs.listeners[i] {
 			if !slices.Contains(counted, l) {
 				counted = append(counted, l)
-				res.Gateways[l.gateway].Listeners[l.index].AttachedRoutes++
+				gws.get(res, l.gateway).Listeners[l.index].AttachedRoutes++
 			}
 		}
 	}
