@@ -158,26 +158,43 @@ const sideSeparator = "\x00"
 // a route on one side (key path, sideSeparator, side) with the path's key
 // of both.
 func (c *claim) pathKeys(r *routev1.Route) (own string, others []string) {
-	path := c.pathOf(r)
-	if c.rules.side == nil {
+	path, side, sided := c.claimOf(r)
+	switch {
+	case !sided:
 		return path, nil
-	}
-	side := c.rules.side(KeyOf(r))
-	if side == "" {
+	case side == "":
 		return path, []string{path + sideSeparator + SideHTTP, path + sideSeparator + SideHTTPS}
 	}
 	return path + sideSeparator + side, []string{path}
 }
 
-// pathOf is the path r claims: its normalised path, or the one
-// Options.ClaimPath gives.
-func (c *claim) pathOf(r *routev1.Route) string {
-	if c.rules.path != nil {
-		if p := c.rules.path(KeyOf(r)); p != "" {
-			return p
-		}
+// ownPathKey is pathKeys' own alone (what adding r to c needs).
+func (c *claim) ownPathKey(r *routev1.Route) string {
+	path, side, _ := c.claimOf(r)
+	if side == "" {
+		return path
 	}
-	return normalizedPath(r)
+	return path + sideSeparator + side
+}
+
+// claimOf returns the path r claims — its normalised path, or the one
+// Options.ClaimPath gives — and, when Options.ClaimSide is set (sided),
+// the side it gives. r's key is made once.
+func (c *claim) claimOf(r *routev1.Route) (path, side string, sided bool) {
+	if c.rules.path == nil && c.rules.side == nil {
+		return normalizedPath(r), "", false
+	}
+	k := KeyOf(r)
+	if c.rules.path != nil {
+		path = c.rules.path(k)
+	}
+	if path == "" {
+		path = normalizedPath(r)
+	}
+	if c.rules.side == nil {
+		return path, "", false
+	}
+	return path, c.rules.side(k), true
 }
 
 // sameGroup reports whether made routes a and b are of one claim group
@@ -221,8 +238,7 @@ func (c *claim) conflict(r *routev1.Route, disableNS bool) *routev1.Route {
 // routes keep each other out of c (OpenShift applies this to hosts, not
 // to subdomains).
 func (c *claim) add(r *routev1.Route, passthroughBlocks bool) {
-	own, _ := c.pathKeys(r)
-	c.paths[own] = r
+	c.paths[c.ownPathKey(r)] = r
 	if !passthroughBlocks || r.Spec.TLS == nil {
 		return
 	}
