@@ -120,6 +120,10 @@ type Result struct {
 	// Conditional are the routes that match more than their path
 	// (headers, a method, query parameters: rules in the frontends).
 	Conditional []admission.Key
+	// ClaimPaths counts the routes that claim another path than theirs
+	// in admission (Origin.ClaimPath): none, and ClaimPath has nothing
+	// to tell.
+	ClaimPaths int
 	// HostResponses are the served listeners' hostnames (AnyHost for a
 	// listener without one): requests to them that no route matches are
 	// answered with 404, as the spec asks (not the router's 503).

@@ -50,6 +50,9 @@ func (res *Result) add(t *translation) {
 		if t.origins[i].Made.Conditional() {
 			res.Conditional = append(res.Conditional, k)
 		}
+		if t.origins[i].ClaimPath != "" {
+			res.ClaimPaths++
+		}
 	}
 	if t.kind == tlsRouteKind.Kind {
 		res.tlsMade = append(res.tlsMade, t)

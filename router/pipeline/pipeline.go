@@ -237,8 +237,14 @@ func admit(v store.View, in Inputs, st State) (admission.Decision, map[admission
 	}
 	opts := in.Admission
 	if gw != nil {
-		opts.Made, opts.ClaimPath, opts.ClaimGroup, opts.HeaderMatched = gw.Made, gw.ClaimPath, gw.ClaimGroup, gw.HeaderMatched
-		opts.ClaimSide = gw.ClaimSide
+		opts.Made, opts.ClaimGroup, opts.ClaimSide = gw.Made, gw.ClaimGroup, gw.ClaimSide
+		// (Asked of every route when set: left out when no route has one.)
+		if gw.ClaimPaths > 0 {
+			opts.ClaimPath = gw.ClaimPath
+		}
+		if len(gw.Conditional) > 0 {
+			opts.HeaderMatched = gw.HeaderMatched
+		}
 	}
 	exclusions := CurrentExclusions(st.Exclusions, routes)
 	if len(exclusions) > 0 {
