@@ -307,6 +307,23 @@ func TestRoutesOfSharedShapesAreAddedInSpareBackends(t *testing.T) {
 	})
 }
 
+// forwardedHostSeen returns a check that host's backend (an echoBackend)
+// eventually reports want for a request whose client sent X-Forwarded-Host
+// client.example ("xfh=[client.example]": passed through untouched).
+func forwardedHostSeen(t *testing.T, r *router) func(host, want string) {
+	in := http.Header{"X-Forwarded-Host": {"client.example"}}
+	return func(host, want string) {
+		t.Helper()
+		eventually(t, 30*time.Second, host, func() error {
+			resp, err := annRequest(r, false, host, "/", in)
+			if err != nil || !strings.Contains(resp.Body, want) {
+				return fmt.Errorf("backend saw %q (%v), want %q", resp.Body, err, want)
+			}
+			return nil
+		})
+	}
+}
+
 // TestARouteThatTakesOverABackendKeepsItsForwardedHeadersPolicy: the
 // frontends set X-Forwarded-* for every backend not named in
 // forwarded_headers.map; a route of the never policy that takes over a
@@ -326,17 +343,7 @@ func TestARouteThatTakesOverABackendKeepsItsForwardedHeadersPolicy(t *testing.T)
 	env, ms := metricsEnv(t)
 	env["RELOAD_INTERVAL"] = "1s"
 	r := startRouter(t, m.Dir, env)
-	in := http.Header{"X-Forwarded-Host": {"client.example"}}
-	expect := func(host, want string) {
-		t.Helper()
-		eventually(t, 30*time.Second, host, func() error {
-			resp, err := annRequest(r, false, host, "/", in)
-			if err != nil || !strings.Contains(resp.Body, want) {
-				return fmt.Errorf("backend saw %q (%v), want %q", resp.Body, err, want)
-			}
-			return nil
-		})
-	}
+	expect := forwardedHostSeen(t, r)
 	expect("never-old.fw.example.com", "xfh=[client.example]")
 	expect("default.fw.example.com", "xfh=[default.fw.example.com]")
 	waitReady(t, ms)
@@ -370,17 +377,7 @@ func TestTheFirstRouteOfAnotherForwardedHeadersPolicyReloadsOnce(t *testing.T) {
 	env, ms := metricsEnv(t)
 	env["RELOAD_INTERVAL"] = "1s"
 	r := startRouter(t, m.Dir, env)
-	in := http.Header{"X-Forwarded-Host": {"client.example"}}
-	expect := func(host, want string) {
-		t.Helper()
-		eventually(t, 30*time.Second, host, func() error {
-			resp, err := annRequest(r, false, host, "/", in)
-			if err != nil || !strings.Contains(resp.Body, want) {
-				return fmt.Errorf("backend saw %q (%v), want %q", resp.Body, err, want)
-			}
-			return nil
-		})
-	}
+	expect := forwardedHostSeen(t, r)
 	lookups := func() int {
 		cfg, err := os.ReadFile(filepath.Join(r.WorkingDir, "conf", "haproxy.config"))
 		must(t, err)
