@@ -427,20 +427,31 @@ type header struct {
 	apiVersion, kind, namespace, name string
 }
 
+// readHeader reads a document's header: its fields matched as the API
+// server matches them (case-sensitively), one of another type than a
+// string left empty, the rest of the document skipped (not copied: this is
+// a pass over every document of the directory).
 func readHeader(j []byte) (header, error) {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(j, &top); err != nil {
-		return header{}, errors.New("document is not an object")
+	notObject := errors.New("document is not an object")
+	if t := bytes.TrimLeft(j, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		return header{}, notObject
 	}
-	var h header
-	_ = json.Unmarshal(top["apiVersion"], &h.apiVersion)
-	_ = json.Unmarshal(top["kind"], &h.kind)
-	var meta map[string]json.RawMessage
-	if json.Unmarshal(top["metadata"], &meta) == nil {
-		_ = json.Unmarshal(meta["name"], &h.name)
-		_ = json.Unmarshal(meta["namespace"], &h.namespace)
+	var d struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Metadata   struct {
+			Name      string `json:"name"`
+			Namespace string `json:"namespace"`
+		} `json:"metadata"`
 	}
-	return h, nil
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(j, &d); err != nil {
+		// A field of another type is left empty and the decoding goes
+		// on; anything else is no object.
+		if syntax, _ := sigsjson.SyntaxErrorOffset(err); syntax {
+			return header{}, notObject
+		}
+	}
+	return header{apiVersion: d.APIVersion, kind: d.Kind, namespace: d.Metadata.Namespace, name: d.Metadata.Name}, nil
 }
 
 // describe names an object in error messages: `route "ns/name"`.

@@ -445,3 +445,49 @@ func TestParseFileEmpty(t *testing.T) {
 		}
 	}
 }
+
+// TestReadHeaderIsLenientAndCaseSensitive: a document's header is its
+// fields named exactly so (the API server's case-sensitive matching; a
+// field named otherwise is left to strict decoding to refuse), a field of
+// another type than a string is read as empty without losing the others,
+// and a document that is no JSON object is refused.
+func TestReadHeaderIsLenientAndCaseSensitive(t *testing.T) {
+	route := header{apiVersion: "route.openshift.io/v1", kind: "Route", namespace: "ns", name: "r"}
+	tests := []struct {
+		name string
+		doc  string
+		want header
+		err  bool
+	}{
+		{"a route", `{"apiVersion":"route.openshift.io/v1","kind":"Route","metadata":{"name":"r","namespace":"ns"},"spec":{"host":"h"}}`, route, false},
+		{"fields in another order, nested kinds ignored", `{"spec":{"kind":"Service","metadata":{"name":"x"}},"metadata":{"namespace":"ns","labels":{"kind":"x"},"name":"r"},"kind":"Route","apiVersion":"route.openshift.io/v1"}`, route, false},
+		{"names of another case are not the fields", `{"APIVersion":"v1","Kind":"Service","metadata":{"Name":"x","name":"r","namespace":"ns"},"apiVersion":"route.openshift.io/v1","kind":"Route"}`, route, false},
+		{"a field of another type is empty, the others read", `{"apiVersion":5,"kind":"Route","metadata":{"name":["r"],"namespace":"ns"}}`, header{kind: "Route", namespace: "ns"}, false},
+		{"metadata of another type", `{"apiVersion":"v1","kind":"Service","metadata":"x"}`, header{apiVersion: "v1", kind: "Service"}, false},
+		{"nulls", `{"apiVersion":null,"kind":"Route","metadata":null}`, header{kind: "Route"}, false},
+		{"the last of a field named twice", `{"kind":"Service","kind":"Route"}`, header{kind: "Route"}, false},
+		{"an empty object", ` {}`, header{}, false},
+		{"an array", `[{"kind":"Route"}]`, header{}, true},
+		{"a string", `"Route"`, header{}, true},
+		{"null", `null`, header{}, true},
+		{"not JSON", `{"kind":`, header{}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := readHeader([]byte(tt.doc))
+			if (err != nil) != tt.err || got != tt.want {
+				t.Errorf("readHeader(%s) = %+v, %v; want %+v, error %v", tt.doc, got, err, tt.want, tt.err)
+			}
+		})
+	}
+}
+
+func BenchmarkReadHeader(b *testing.B) {
+	doc := []byte(`{"apiVersion":"route.openshift.io/v1","kind":"Route","metadata":{"name":"r123","namespace":"bench","annotations":{"haproxy.router.openshift.io/timeout":"5s"},"labels":{"app":"x"}},"spec":{"host":"r123.bench.test","to":{"kind":"Service","name":"svc","weight":100},"port":{"targetPort":"web"},"tls":{"termination":"edge","insecureEdgeTerminationPolicy":"Redirect"}}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := readHeader(doc); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
