@@ -175,6 +175,10 @@ func controllerOptions(ctx context.Context, cfg *config.Config, inputs pipeline.
 			src.status.Update(results, gw.Made)
 		}
 		if src.gatewayStatus != nil {
+			// After the commit, and only with a status writer: the
+			// statuses take admission's results of every HTTPRoute's
+			// routes (a walk over all of them each pass).
+			gw.Finish(results)
 			src.gatewayStatus.Update(gw)
 		}
 		if src.gatewaySecrets != nil && gw != nil {

@@ -148,9 +148,23 @@ type Decision struct {
 	Results map[Key]Result
 }
 
-// check is one per-route step of the chain: it returns the rejection of r,
-// or ok.
-type check func(r *routev1.Route) (rejection Result, ok bool)
+// check is one per-route step of the chain: it returns the rejection of r
+// (whose key k makes once, when a step asks), or ok.
+type check func(r *routev1.Route, k *lazyKey) (rejection Result, ok bool)
+
+// lazyKey is a route's key, made when first asked for: most routes pass
+// the chain without one.
+type lazyKey struct {
+	r *routev1.Route
+	k Key
+}
+
+func (l *lazyKey) get() Key {
+	if l.k == "" {
+		l.k = KeyOf(l.r)
+	}
+	return l.k
+}
 
 // Admit runs the admission chain over routes.
 func Admit(routes []*routev1.Route, opts Options) Decision {
@@ -158,11 +172,11 @@ func Admit(routes []*routev1.Route, opts Options) Decision {
 	served := map[Key]*routev1.TLSConfig{}
 	domains := NewDomainPolicy(opts.AllowedDomains, opts.DeniedDomains)
 	checks := []check{
-		func(r *routev1.Route) (Result, bool) {
+		func(r *routev1.Route, k *lazyKey) (Result, bool) {
 			if len(opts.Excluded) == 0 {
-				return Result{}, true // (no key made)
+				return Result{}, true
 			}
-			res, excluded := opts.Excluded[KeyOf(r)]
+			res, excluded := opts.Excluded[k.get()]
 			return res, !excluded
 		},
 		domains.madeCheck(opts.Made),
@@ -172,15 +186,17 @@ func Admit(routes []*routev1.Route, opts Options) Decision {
 	}
 	defer opts.Memo.endPass()
 	candidates := make([]*routev1.Route, 0, len(routes))
+	var k lazyKey
 routes:
 	for _, r := range routes {
+		k = lazyKey{r: r}
 		for _, c := range checks {
-			if res, ok := c(r); !ok {
+			if res, ok := c(r, &k); !ok {
 				res.Admitted = false
 				if res.Host == "" {
 					res.Host = hostOf(r)
 				}
-				d.Results[KeyOf(r)] = res
+				d.Results[k.get()] = res
 				continue routes
 			}
 		}

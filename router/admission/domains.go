@@ -124,9 +124,9 @@ func (p DomainPolicy) Check(host string, wildcard bool) (msg string, ok bool) {
 // subdomains of a domain at any depth ("*.domain") when a denied domain is
 // that domain or below it.
 func (p DomainPolicy) madeCheck(made func(Key) bool) check {
-	return func(r *routev1.Route) (Result, bool) {
+	return func(r *routev1.Route, k *lazyKey) (Result, bool) {
 		host := hostOf(r)
-		if made == nil || !(host == AnyHost || strings.HasPrefix(host, "*.")) || !made(KeyOf(r)) {
+		if made == nil || !(host == AnyHost || strings.HasPrefix(host, "*.")) || !made(k.get()) {
 			return p.check(r)
 		}
 		suffix := strings.TrimPrefix(host, "*")

@@ -41,8 +41,8 @@ const (
 // hostCheck is the host step: a route needs a host (NoHostValue) that is a
 // valid DNS name (InvalidHost).
 func hostCheck(made func(Key) bool) check {
-	return func(r *routev1.Route) (Result, bool) {
-		if made != nil && (r.Spec.Host == AnyHost || strings.HasPrefix(r.Spec.Host, "*.")) && made(KeyOf(r)) {
+	return func(r *routev1.Route, k *lazyKey) (Result, bool) {
+		if made != nil && (r.Spec.Host == AnyHost || strings.HasPrefix(r.Spec.Host, "*.")) && made(k.get()) {
 			if r.Spec.Host == AnyHost {
 				return Result{}, true
 			}
@@ -136,8 +136,8 @@ func validHost(host string) bool {
 // re-encrypt route is served with (its sanitised certificates) is put in
 // served.
 func validationCheck(extended bool, memo *ValidationMemo, served map[Key]*routev1.TLSConfig, made func(Key) bool) check {
-	return func(r *routev1.Route) (Result, bool) {
-		v := memo.validate(r, extended, made != nil && made(KeyOf(r)))
+	return func(r *routev1.Route, k *lazyKey) (Result, bool) {
+		v := memo.validate(r, extended, made != nil && made(k.get()))
 		switch {
 		case len(v.invalid) > 0:
 			return Result{Reason: ReasonExtendedValidationFailed, Message: v.invalid.ToAggregate().Error()}, false
@@ -145,7 +145,7 @@ func validationCheck(extended bool, memo *ValidationMemo, served map[Key]*routev
 			return Result{Reason: ReasonCertificateNotLoadable, Message: v.unloadable.ToAggregate().Error()}, false
 		}
 		if v.tls != nil {
-			served[KeyOf(r)] = v.tls
+			served[k.get()] = v.tls
 		}
 		return Result{}, true
 	}

@@ -26,14 +26,14 @@ func WildcardDomain(host string) string { return parentDomain(host) }
 // wildcard routes are allowed (ROUTER_ALLOW_WILDCARD_ROUTES); any other
 // value is refused. Made routes (Options.Made) pass with Subdomain.
 func wildcardPolicyCheck(allow bool, made func(Key) bool) check {
-	return func(r *routev1.Route) (Result, bool) {
+	return func(r *routev1.Route, k *lazyKey) (Result, bool) {
 		switch p := r.Spec.WildcardPolicy; p {
 		case "", routev1.WildcardPolicyNone:
 			return Result{}, true
 		case routev1.WildcardPolicySubdomain:
 			// The Gateway API's wildcard hostnames are not Routes:
 			// ROUTER_ALLOW_WILDCARD_ROUTES is about Routes.
-			if allow || made != nil && made(KeyOf(r)) {
+			if allow || made != nil && made(k.get()) {
 				return Result{}, true
 			}
 			return Result{Reason: ReasonRouteNotAdmitted, Message: msgWildcardNotAllowed}, false

@@ -116,7 +116,9 @@ type Options struct {
 	ReloadInterval time.Duration
 	// OnResults, if set, is called with every route's admission result
 	// and the Gateway API's translation (nil without it) after each
-	// successful commit (for route and Gateway API status).
+	// successful commit (for route and Gateway API status; the
+	// translation's statuses are finished with the results by
+	// gateway.Result.Finish, which a pass leaves to the status writer).
 	OnResults func(map[admission.Key]admission.Result, *gateway.Result)
 	// Observer receives measurements; nil means none.
 	Observer Observer
@@ -690,17 +692,17 @@ func (c *Controller) publish(out *pipeline.Output) {
 	prev := c.results
 	c.results = d.Results
 	c.mu.Unlock()
-	keys := make([]string, 0, len(d.Results))
-	for k := range d.Results {
-		keys = append(keys, string(k))
+	// Only the changed results are logged, in key order (sorting every
+	// key would be a sort of all routes for each change).
+	var keys []string
+	for k, res := range d.Results {
+		if old, ok := prev[k]; !ok || old != res {
+			keys = append(keys, string(k))
+		}
 	}
 	sort.Strings(keys)
 	for _, ks := range keys {
-		k := admission.Key(ks)
-		res := d.Results[k]
-		if old, ok := prev[k]; ok && old == res {
-			continue
-		}
+		res := d.Results[admission.Key(ks)]
 		if res.Admitted {
 			c.o.Logger.V(2).Info("route admitted", "route", ks, "host", res.Host)
 		} else {

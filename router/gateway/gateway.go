@@ -106,10 +106,12 @@ type Result struct {
 	Origins map[admission.Key]*Origin
 	// Classes are the conditions of this router's GatewayClasses, by name.
 	Classes map[string]ClassStatus
-	// Gateways are the status of this router's Gateways.
+	// Gateways are the status of this router's Gateways (their
+	// listeners' attachedRoutes counted by Finish).
 	Gateways map[store.Key]*GatewayStatus
 	// HTTPRoutes are this router's entries (status.parents) of the
-	// HTTPRoutes attached to its Gateways.
+	// HTTPRoutes attached to its Gateways (what admission decided on
+	// their routes added by Finish).
 	HTTPRoutes map[store.Key]*RouteStatus
 	// TLSRoutes are this router's entries of the TLSRoutes attached to
 	// its Gateways.
@@ -145,6 +147,8 @@ type Result struct {
 	// translation (RetranslatedSince).
 	memo   *Memo
 	memoAt uint64
+	// finished: Finish has completed the statuses.
+	finished bool
 }
 
 // Origin is the HTTPRoute, rule and match a route was made from, the

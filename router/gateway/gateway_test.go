@@ -812,7 +812,8 @@ spec:
 // a listener counts once; a route refused by admission still counts (the
 // spec: attachment depends on allowedRoutes and parentRefs alone, and
 // attachedRoutes counts routes that are not Accepted); so does a route on
-// a listener whose certificate is missing.
+// a listener whose certificate is missing. Finishing a Result again
+// changes nothing.
 func TestAttachedRoutesCountRoutesOncePerListener(t *testing.T) {
 	v := view(t, class+"\n---\n"+gw+"\n---\n"+web+`
 ---
@@ -841,6 +842,14 @@ spec:
 	res.Finish(results)
 	if n := res.Gateways["default/gw"].Listeners[0].AttachedRoutes; n != 2 {
 		t.Errorf("attachedRoutes %d, want 2 (one route attached twice, one refused)", n)
+	}
+	// A Result is finished once (the status writer may be handed the
+	// same one again): a second Finish counts nothing twice and keeps
+	// the first one's conditions.
+	refused := res.HTTPRoutes["default/refused"]
+	res.Finish(admitAll(res.Routes))
+	if n := res.Gateways["default/gw"].Listeners[0].AttachedRoutes; n != 2 || res.HTTPRoutes["default/refused"] != refused {
+		t.Errorf("a second Finish: attachedRoutes %d (want 2), the refused route's status replaced: %v", n, res.HTTPRoutes["default/refused"] != refused)
 	}
 
 	v = view(t, class+"\n---\n"+web+`

@@ -21,8 +21,15 @@ const maxUnservedListed = 5
 // (with the reason of the first refusal, e.g. HostAlreadyClaimed, or
 // UnsupportedValue when nothing could be made of the route), and a route
 // with parts not served (refused, or not served by this router yet) gets
-// PartiallyInvalid=True listing them.
+// PartiallyInvalid=True listing them. Only the status needs it: a pass
+// leaves it to the status writer (after the pass's configuration is
+// applied, and not at all without a status writer). A Result is finished
+// once: a later call does nothing.
 func (res *Result) Finish(results map[admission.Key]admission.Result) {
+	if res == nil || res.finished {
+		return
+	}
+	res.finished = true
 	// (Each route's status is its own: the order does not matter.)
 	var gws gatewayCache
 	for k, rs := range res.HTTPRoutes {

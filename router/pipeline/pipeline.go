@@ -267,11 +267,8 @@ func admit(v store.View, in Inputs, st State) (admission.Decision, map[admission
 			opts.Excluded = merged
 		}
 	}
-	d := admission.Admit(routes, opts)
-	if gw != nil {
-		gw.Finish(d.Results)
-	}
-	return d, exclusions, gw
+	// (gw's statuses are finished by whoever writes them: Finish.)
+	return admission.Admit(routes, opts), exclusions, gw
 }
 
 // CurrentExclusions returns the exclusions of routes that are still
