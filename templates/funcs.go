@@ -110,6 +110,7 @@ func FuncMap(opts FuncOptions) template.FuncMap {
 		"headerChains":           HeaderChains,
 		"routeLookups":           routeLookups,
 		"forwardedOthers":        forwardedOthers,
+		"mapKeys":                mapKeys,
 		"chainLevel":             ChainLevel,
 		"routeSNIPassthroughMap": RouteSNIPassthroughMap,
 		"routeCertConfigMap":     RouteCertConfigMap,

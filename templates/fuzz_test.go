@@ -137,15 +137,21 @@ func routeSections(config string) (string, map[string]string) {
 }
 
 // frontendsAsAnyRoute is the part of haproxy.config before the first route
-// backend (routeSections) with the one difference a route may make there
-// taken out: a route whose forwarded-headers policy differs from the
-// router-wide one makes the frontends look up forwarded_headers.map
-// (forwardedOthers; the rules are the same otherwise, a reload adds the
-// lookup). For a router-wide policy that sets the headers.
+// backend (routeSections) with the differences a route may make there
+// taken out: the lookups of the route-settings maps (mapKeys; the rules
+// are the same otherwise, a reload adds a lookup) — a route whose
+// forwarded-headers policy differs from the router-wide one makes the
+// frontends look up forwarded_headers.map, one with a timeout or an HSTS
+// header the defaults section look up that map. For a router-wide policy
+// that sets the headers.
 func frontendsAsAnyRoute(head string) string {
 	var b strings.Builder
 	for _, l := range strings.SplitAfter(head, "\n") {
-		if strings.Contains(l, "set-var(txn.fwd_other) ") {
+		if strings.Contains(l, "set-var(txn.fwd_other) ") || strings.Contains(l, "/conf/timeout_server.map)") ||
+			strings.Contains(l, "/conf/timeout_tunnel.map)") || strings.Contains(l, "/conf/hsts.map)") ||
+			strings.HasPrefix(l, "  # haproxy.router.openshift.io/timeout and timeout-tunnel") ||
+			strings.HasPrefix(l, "  # that are not passthrough, in milliseconds") || strings.HasPrefix(l, "  # (a backend without an entry: the lookup fails") ||
+			strings.HasPrefix(l, "  # haproxy.router.openshift.io/hsts_header of") || strings.HasPrefix(l, "  # routes (before the route's own response header") {
 			continue
 		}
 		l = strings.Replace(l, " if !{ var(txn.fwd_other) -m found } ", " if ", 1)

@@ -838,7 +838,8 @@ func globalAndDefaults(t *testing.T, cfg string) (global, defaults string) {
 	global, rest, _ := strings.Cut(cfg, "\ndefaults frontends\n")
 	defaults, rest, _ = strings.Cut(rest, "\ndefaults routes\n")
 	routes, _, _ := strings.Cut(rest, "\nfrontend public from frontends\n")
-	if !strings.HasPrefix(routes, strings.TrimRight(defaults, "\n")+"\n  # haproxy.router.openshift.io/timeout") {
+	// (routes: the same settings, then the rules of the route settings.)
+	if !strings.HasPrefix(routes, strings.TrimRight(defaults, "\n")+"\n  ") {
 		t.Errorf("defaults sections differ:\nfrontends:\n%s\nroutes:\n%s", defaults, routes)
 	}
 	return global, defaults
@@ -910,7 +911,7 @@ func TestDefaultTemplateMakesTheGatewayLookupsWhoseKeysExist(t *testing.T) {
 // the frontends set X-Forwarded-* for every route unconditionally while no
 // route's set-forwarded-headers policy differs from the router-wide one in
 // setting them or not, and only then look forwarded_headers.map up for
-// each request; the count (TemplateData.ForwardedOthers) decides it, and
+// each request; the count (TemplateData.MapKeys) decides it, and
 // is worked out from State when not set.
 func TestDefaultTemplateLooksUpForwardedPoliciesOnlyWhileARouteHasAnother(t *testing.T) {
 	const (
@@ -922,12 +923,12 @@ func TestDefaultTemplateLooksUpForwardedPoliciesOnlyWhileARouteHasAnother(t *tes
 	)
 	passthrough := &routev1.TLSConfig{Termination: routev1.TLSTerminationPassthrough}
 	policy := func(p string) map[string]string { return map[string]string{annotations.SetForwardedHeaders: p} }
-	one := 1
+	one := &model.MapKeyCounts{ForwardedOthers: 1}
 	tests := []struct {
 		name     string
 		global   string
 		routes   []*routev1.Route
-		count    *int
+		count    *model.MapKeyCounts
 		want     string
 		lookedUp bool
 	}{
@@ -937,14 +938,14 @@ func TestDefaultTemplateLooksUpForwardedPoliciesOnlyWhileARouteHasAnother(t *tes
 		{"a passthrough route of the never policy: not in the map, no lookup", "", []*routev1.Route{annotatedRoute("a", "a.example.com", "", passthrough, policy("never"))}, nil, always, false},
 		{"router-wide never, no route sets them: no rule at all", "never", []*routev1.Route{annotatedRoute("a", "a.example.com", "", nil, policy("if-none"))}, nil, none, false},
 		{"router-wide never, a route of the append policy: looked up", "never", []*routev1.Route{annotatedRoute("a", "a.example.com", "", nil, policy("append"))}, nil, when, true},
-		{"the count set: it decides, not State", "", []*routev1.Route{annotatedRoute("a", "a.example.com", "", nil, nil)}, &one, unless, true},
+		{"the count set: it decides, not State", "", []*routev1.Route{annotatedRoute("a", "a.example.com", "", nil, nil)}, one, unless, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := shortDir(t)
 			td := fuzzModel(t, dir, tt.routes...)
 			td.HAProxy.ForwardedHeaders = tt.global
-			td.ForwardedOthers = tt.count
+			td.MapKeys = tt.count
 			cfg := renderDefault(t, td, nil)["conf/haproxy.config"]
 			head, _ := routeSections(cfg)
 			if got := strings.Count(head, lookup); got != 0 && !tt.lookedUp || tt.lookedUp && got != 3 {
@@ -964,6 +965,71 @@ func TestDefaultTemplateLooksUpForwardedPoliciesOnlyWhileARouteHasAnother(t *tes
 			}
 			if t.Failed() {
 				t.Logf("frontends:\n%s", head)
+			}
+		})
+	}
+}
+
+// TestDefaultTemplateLooksUpRouteSettingsOnlyWhileARouteHasOne: the
+// defaults section the routes' backends take looks timeout_server.map,
+// timeout_tunnel.map and hsts.map up (a lookup on every request) only
+// while a route has a key in that map; the counts (TemplateData.MapKeys)
+// decide it, and are worked out from State when not set.
+func TestDefaultTemplateLooksUpRouteSettingsOnlyWhileARouteHasOne(t *testing.T) {
+	lookups := map[string]string{
+		"server timeout": "\n  http-request set-timeout server be_name,map_str_int(",
+		"tunnel timeout": "\n  http-request set-timeout tunnel be_name,map_str_int(",
+		"hsts":           "\n  http-response set-header Strict-Transport-Security %[be_name,map(",
+	}
+	edge := &routev1.TLSConfig{Termination: routev1.TLSTerminationEdge}
+	passthrough := &routev1.TLSConfig{Termination: routev1.TLSTerminationPassthrough}
+	ann := func(kv ...string) map[string]string {
+		m := map[string]string{}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	tests := []struct {
+		name   string
+		routes []*routev1.Route
+		count  *model.MapKeyCounts
+		want   []string
+	}{
+		{"no route with a setting: no lookup", []*routev1.Route{annotatedRoute("a", "a.example.com", "", edge, nil)}, nil, nil},
+		{"a server timeout", []*routev1.Route{annotatedRoute("a", "a.example.com", "", nil, ann(annotations.Timeout, "5s"))}, nil, []string{"server timeout"}},
+		{"a tunnel timeout", []*routev1.Route{annotatedRoute("a", "a.example.com", "", nil, ann(annotations.TimeoutTunnel, "1h"))}, nil, []string{"tunnel timeout"}},
+		{"a timeout of 0 is none: no lookup", []*routev1.Route{annotatedRoute("a", "a.example.com", "", nil, ann(annotations.Timeout, "0s"))}, nil, nil},
+		{"a passthrough route's timeouts are its backend's: no lookup", []*routev1.Route{annotatedRoute("a", "a.example.com", "", passthrough,
+			ann(annotations.Timeout, "5s", annotations.TimeoutTunnel, "1h"))}, nil, nil},
+		{"an edge route's HSTS header", []*routev1.Route{annotatedRoute("a", "a.example.com", "", edge, ann(annotations.HSTSHeader, "max-age=100"))}, nil, []string{"hsts"}},
+		{"an HSTS header on a route served over HTTP only: not in the map, no lookup", []*routev1.Route{annotatedRoute("a", "a.example.com", "", nil, ann(annotations.HSTSHeader, "max-age=100"))}, nil, nil},
+		{"all three on two routes", []*routev1.Route{annotatedRoute("a", "a.example.com", "", edge, ann(annotations.HSTSHeader, "max-age=100", annotations.Timeout, "5s")),
+			annotatedRoute("b", "b.example.com", "", nil, ann(annotations.TimeoutTunnel, "1h"))}, nil, []string{"server timeout", "tunnel timeout", "hsts"}},
+		{"the counts set: they decide, not State", []*routev1.Route{annotatedRoute("a", "a.example.com", "", nil, ann(annotations.Timeout, "5s"))},
+			&model.MapKeyCounts{TimeoutTunnel: 1, HSTS: 2}, []string{"tunnel timeout", "hsts"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			td := fuzzModel(t, shortDir(t), tt.routes...)
+			td.MapKeys = tt.count
+			cfg := renderDefault(t, td, nil)["conf/haproxy.config"]
+			_, rest, _ := strings.Cut(cfg, "\ndefaults routes\n")
+			section, _, _ := strings.Cut(rest, "\nfrontend ")
+			for name, lookup := range lookups {
+				want := 0
+				if slices.Contains(tt.want, name) {
+					want = 1
+				}
+				if got := strings.Count(section, lookup); got != want {
+					t.Errorf("%s: %d lookups in defaults routes, want %d", name, got, want)
+				}
+				if n := strings.Count(cfg, lookup); n != want {
+					t.Errorf("%s: %d lookups in the whole configuration, want %d", name, n, want)
+				}
+			}
+			if t.Failed() {
+				t.Logf("defaults routes:\n%s", section)
 			}
 		})
 	}

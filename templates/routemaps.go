@@ -624,25 +624,46 @@ func ForwardedOther(cfg model.ServiceAliasConfig, h model.HAProxySettings) bool 
 	return setsForwardedHeaders(cfg.Settings.ForwardedHeaders) != setsForwardedHeaders(h.ForwardedHeaders)
 }
 
-// CountForwardedOthers counts the routes of td that are ForwardedOther
-// (model.TemplateData.ForwardedOthers).
-func CountForwardedOthers(td model.TemplateData) *int {
-	n := 0
+// CountMapKeys counts the keys of the route-settings maps of td
+// (model.TemplateData.MapKeys).
+func CountMapKeys(td model.TemplateData) *model.MapKeyCounts {
+	var c model.MapKeyCounts
 	for _, k := range settingsKeys(td) {
-		if ForwardedOther(td.State[k], td.HAProxy) {
-			n++
-		}
+		AddMapKeys(&c, td.State[k], td.HAProxy, 1)
 	}
-	return &n
+	return &c
 }
 
-// forwardedOthers is td.ForwardedOthers, counted from td when not set.
-func forwardedOthers(td model.TemplateData) int {
-	if td.ForwardedOthers != nil {
-		return *td.ForwardedOthers
+// AddMapKeys adds delta to the counts of the maps route cfg has keys in
+// (1: it comes, -1: it goes), h being the router-wide settings.
+func AddMapKeys(c *model.MapKeyCounts, cfg model.ServiceAliasConfig, h model.HAProxySettings, delta int) {
+	if !HasMapSettings(cfg) {
+		return
 	}
-	return *CountForwardedOthers(td)
+	if ForwardedOther(cfg, h) {
+		c.ForwardedOthers += delta
+	}
+	if inTimeoutMap(cfg, cfg.Settings.Timeout) {
+		c.TimeoutServer += delta
+	}
+	if inTimeoutMap(cfg, cfg.Settings.TimeoutTunnel) {
+		c.TimeoutTunnel += delta
+	}
+	if inHSTSMap(cfg) {
+		c.HSTS += delta
+	}
 }
+
+// mapKeys is td.MapKeys, counted from td when not set.
+func mapKeys(td model.TemplateData) model.MapKeyCounts {
+	if td.MapKeys != nil {
+		return *td.MapKeys
+	}
+	return *CountMapKeys(td)
+}
+
+// forwardedOthers is mapKeys(td).ForwardedOthers.
+func forwardedOthers(td model.TemplateData) int { return mapKeys(td).ForwardedOthers }
 
 // HasMapSettings reports whether a route has a setting that one of the
 // route-settings maps may hold (TimeoutServerMap, TimeoutTunnelMap,
@@ -705,14 +726,18 @@ func timeoutMap(td model.TemplateData, value func(model.ServiceAliasConfig) stri
 	var m mapText
 	for _, k := range settingsKeys(td) {
 		cfg := td.State[k]
-		if cfg.TLSTermination == routev1.TLSTerminationPassthrough {
-			continue
-		}
-		if ms := TimeoutMillis(value(cfg)); ms > 0 {
-			m.line(GenBackendNamePrefix(cfg.TLSTermination)+":"+string(k), strconv.FormatInt(ms, 10))
+		if inTimeoutMap(cfg, value(cfg)) {
+			m.line(GenBackendNamePrefix(cfg.TLSTermination)+":"+string(k), strconv.FormatInt(TimeoutMillis(value(cfg)), 10))
 		}
 	}
 	return m.String()
+}
+
+// inTimeoutMap reports whether route cfg, whose timeout (server or
+// tunnel) is value, has a key in that timeout's map: a route served over
+// HTTP (not passthrough) with a timeout that is not 0.
+func inTimeoutMap(cfg model.ServiceAliasConfig, value string) bool {
+	return cfg.TLSTermination != routev1.TLSTerminationPassthrough && TimeoutMillis(value) > 0
 }
 
 // HSTSMap is hsts.map: the backend of each route with
@@ -725,11 +750,17 @@ func HSTSMap(td model.TemplateData) string {
 	var m mapText
 	for _, k := range settingsKeys(td) {
 		cfg := td.State[k]
-		if h := cfg.Settings.HSTSHeader; h != "" && terminated(cfg.TLSTermination) {
-			m.line(GenBackendNamePrefix(cfg.TLSTermination)+":"+string(k), h)
+		if inHSTSMap(cfg) {
+			m.line(GenBackendNamePrefix(cfg.TLSTermination)+":"+string(k), cfg.Settings.HSTSHeader)
 		}
 	}
 	return m.String()
+}
+
+// inHSTSMap reports whether route cfg has a key in hsts.map: an edge or
+// re-encrypt route with an HSTS header.
+func inHSTSMap(cfg model.ServiceAliasConfig) bool {
+	return cfg.Settings.HSTSHeader != "" && terminated(cfg.TLSTermination)
 }
 
 // StickyCookieName is the name of the sticky cookie of a route's

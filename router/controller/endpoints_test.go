@@ -453,16 +453,17 @@ func TestRouteUpdatesWithoutAFullRender(t *testing.T) {
 
 // TestRouteTimeoutChangesAreAppliedAtRuntime: the default template keeps
 // an HTTP route's timeout annotations in timeout_server.map and
-// timeout_tunnel.map, which the defaults section reads by backend name: a
-// timeout set, changed or removed is a map entry added, set or deleted
-// through the runtime API, no reload.
+// timeout_tunnel.map, which the defaults section reads by backend name
+// while a route has a timeout (route b here): a timeout set, changed or
+// removed is a map entry added, set or deleted through the runtime API,
+// no reload.
 func TestRouteTimeoutChangesAreAppliedAtRuntime(t *testing.T) {
 	withTimeout := func(ns, name, timeout string) *routev1.Route {
 		r := plainRoute(ns, name)
 		r.Annotations = map[string]string{"haproxy.router.openshift.io/timeout": timeout}
 		return r
 	}
-	f, logs := startedWithLogs(t, plainRoute("a", "web"), plainRoute("b", "web"))
+	f, logs := startedWithLogs(t, plainRoute("a", "web"), withTimeout("b", "web", "30s"))
 	ctx := context.Background()
 	m := filepath.Join(f.dir, "conf", "timeout_server.map")
 	for _, c := range []struct {

@@ -149,6 +149,9 @@ type Result struct {
 	memoAt uint64
 	// finished: Finish has completed the statuses.
 	finished bool
+	// usual are the Accepted and ResolvedRefs conditions most parents
+	// have, by generation (addResolved).
+	usual map[int64][]metav1.Condition
 }
 
 // Origin is the HTTPRoute, rule and match a route was made from, the

@@ -1645,3 +1645,36 @@ func TestRetryIsWhatHAProxyRetriesOn(t *testing.T) {
 		}
 	}
 }
+
+// TestTheUsualConditionsAreSharedAndChangedInCopies: HTTPRoutes of one
+// generation whose parents are Accepted with resolved references share
+// one pair of conditions (10,000 routes would hold 10,000 equal pairs);
+// Finish refusing one route, or finding another partly served, changes
+// copies: the third keeps the pair as it was.
+func TestTheUsualConditionsAreSharedAndChangedInCopies(t *testing.T) {
+	v := view(t, onGateway+httpRouteHead("a", "a.example.com")+` [{backendRefs: [{name: web, port: 8080}]}]`+
+		httpRouteHead("b", "b.example.com, c.example.com")+` [{backendRefs: [{name: web, port: 8080}]}]`+
+		httpRouteHead("d", "d.example.com")+` [{backendRefs: [{name: web, port: 8080}]}]`)
+	res := Translate(v, Options{})
+	a, b, d := res.HTTPRoutes["default/a"].Parents[0].Conditions, res.HTTPRoutes["default/b"].Parents[0].Conditions, res.HTTPRoutes["default/d"].Parents[0].Conditions
+	if len(a) != 2 || &a[0] != &b[0] || &a[0] != &d[0] {
+		t.Fatalf("the usual pair is not shared: %s, %s, %s", conditions(a), conditions(b), conditions(d))
+	}
+	results := admitAll(res.Routes)
+	for k, o := range res.Origins {
+		switch {
+		case o.HTTPRoute == "default/a", o.HTTPRoute == "default/b" && strings.Contains(string(k), routeName("b", "c.example.com", "")):
+			results[k] = admission.Result{Host: results[k].Host, Reason: "HostAlreadyClaimed", Message: "older"}
+		}
+	}
+	res.Finish(results)
+	if got := conditions(res.HTTPRoutes["default/a"].Parents[0].Conditions); got != "Accepted=False/HostAlreadyClaimed ResolvedRefs=True/ResolvedRefs" {
+		t.Errorf("a refused: %s", got)
+	}
+	if got := conditions(res.HTTPRoutes["default/b"].Parents[0].Conditions); got != "Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs PartiallyInvalid=True/UnsupportedValue" {
+		t.Errorf("b partly served: %s", got)
+	}
+	if got := conditions(res.HTTPRoutes["default/d"].Parents[0].Conditions); got != "Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs" || conditions(d) != got || len(d) != 2 {
+		t.Errorf("d, served, changed with the others: %s (the shared pair: %s)", got, conditions(d))
+	}
+}

@@ -81,9 +81,7 @@ func translateHTTPRoute(v View, hr *gatewayv1.HTTPRoute, res *Result) *translati
 	k := store.KeyOf(hr.Namespace, hr.Name)
 	t := &translation{key: k, rs: rs}
 	rules, resolved := translateRules(v, hr, rs)
-	for i := range rs.Parents {
-		rs.Parents[i].Conditions = append(rs.Parents[i].Conditions, resolved)
-	}
+	res.addResolved(rs, resolved)
 	made := map[string]string{}
 	for _, host := range slices.Sorted(maps.Keys(hosts)) {
 		how := hosts[host]

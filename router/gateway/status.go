@@ -107,6 +107,31 @@ func (rs *RouteStatus) finish(res *Result, results map[admission.Key]admission.R
 	return out
 }
 
+// addResolved adds the ResolvedRefs condition to each parent's conditions
+// (its Accepted). The usual pair, both True without a message, is one
+// slice per generation for every route of this Result translated with it
+// (10,000 HTTPRoutes would hold 10,000 equal pairs): conditions are read
+// only, a change is made in a copy (setAccepted, Finish).
+func (res *Result) addResolved(rs *RouteStatus, resolved metav1.Condition) {
+	for i := range rs.Parents {
+		conds := rs.Parents[i].Conditions
+		if len(conds) == 1 && conds[0] == condition(gatewayv1.RouteConditionAccepted, true, gatewayv1.RouteReasonAccepted, "", rs.Generation) &&
+			resolved == condition(gatewayv1.RouteConditionResolvedRefs, true, gatewayv1.RouteReasonResolvedRefs, "", rs.Generation) {
+			shared := res.usual[rs.Generation]
+			if shared == nil {
+				if res.usual == nil {
+					res.usual = map[int64][]metav1.Condition{}
+				}
+				shared = slices.Clip([]metav1.Condition{conds[0], resolved})
+				res.usual[rs.Generation] = shared
+			}
+			rs.Parents[i].Conditions = shared
+			continue
+		}
+		rs.Parents[i].Conditions = append(conds, resolved)
+	}
+}
+
 // setAccepted replaces the Accepted condition (the first) of p, whose
 // conditions may be shared with a remembered translation (Memo): in a
 // copy of them.

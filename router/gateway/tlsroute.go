@@ -37,9 +37,7 @@ func translateTLSRoute(v View, tr *gatewayv1.TLSRoute, res *Result) *translation
 	k := store.KeyOf(tr.Namespace, tr.Name)
 	t := &translation{key: k, rs: rs, kind: rt.kind}
 	backends, errorShare, resolved := tlsBackends(v, rt, tr, rs)
-	for i := range rs.Parents {
-		rs.Parents[i].Conditions = append(rs.Parents[i].Conditions, resolved)
-	}
+	res.addResolved(rs, resolved)
 	if backends == nil && !rs.noValidBackend {
 		return t
 	}

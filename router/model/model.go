@@ -147,15 +147,12 @@ type TemplateData struct {
 	// request that gets that far). Partial renders share it. Nil: worked
 	// out from State.
 	RouteLookups *RouteLookups
-	// ForwardedOthers (this router's addition), if set, counts the routes
-	// whose forwarded-headers policy differs from the router-wide one in
-	// setting the headers or not (forwarded_headers.map's keys; see
-	// templates.ForwardedOther), as worked out for the whole model and
-	// kept up to date route by route: the default template's frontends
-	// look the map up only while it has keys (a lookup and a condition on
-	// each of five rules, every request). Partial renders share it. Nil:
-	// worked out from State.
-	ForwardedOthers *int
+	// MapKeys (this router's addition), if set, count the keys of the
+	// route-settings maps whose lookups cost every request (see
+	// MapKeyCounts), as worked out for the whole model and kept up to date
+	// route by route: the default template makes a map's lookup only while
+	// it has keys. Partial renders share it. Nil: worked out from State.
+	MapKeys *MapKeyCounts
 	// SettingsKeys (this router's addition), if set, are the keys of State
 	// whose routes have a setting the route-settings maps hold (timeouts,
 	// HSTS, rate limits, a forwarded-headers policy; see
@@ -428,6 +425,23 @@ func PathSegments(path string) int { return strings.Count(strings.TrimSuffix(pat
 // route whose Redirect replaces its path prefix (the default template has
 // a rule for each count).
 const MaxRedirectPrefixSegments = 16
+
+// MapKeyCounts count the keys of the route-settings maps the default
+// template looks up on every request (templates.CountMapKeys): a lookup is
+// rendered only while its map has keys, so that routes without such a
+// setting pay nothing for it; the first key, or the last going, is a
+// change of the rules (a reload).
+type MapKeyCounts struct {
+	// ForwardedOthers: forwarded_headers.map, the routes whose
+	// forwarded-headers policy differs from the router-wide one in
+	// setting the headers or not (templates.ForwardedOther; looked up in
+	// the frontends).
+	ForwardedOthers int
+	// TimeoutServer, TimeoutTunnel and HSTS: timeout_server.map,
+	// timeout_tunnel.map and hsts.map (looked up in the defaults section
+	// the routes' backends take).
+	TimeoutServer, TimeoutTunnel, HSTS int
+}
 
 // MadeRoute is what a route made from the Gateway API's objects has beyond
 // the Route API (builder.Options.Made): how its requests are matched and

@@ -141,7 +141,7 @@ func TestConfigBudgetOnBothPaths(t *testing.T) {
 			}, append(bigNames(5, 18), "big/r19"), false},
 			{"the other namespace's route changes", func(st *store.Store) {
 				ra := route("ns", "ra", "a.example.com", "", "a", 0)
-				ra.Annotations = map[string]string{"haproxy.router.openshift.io/timeout": "7s"}
+				ra.Annotations = map[string]string{"haproxy.router.openshift.io/disable_cookies": "true"}
 				st.Upsert(ra)
 			}, append(bigNames(5, 18), "big/r19"), true},
 		}

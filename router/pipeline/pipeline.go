@@ -164,7 +164,7 @@ func Pass(src Source, in Inputs, st State) (*Output, error) {
 		out.Decision, out.Exclusions, out.Gateway = admit(v, in, st)
 		out.Model = builder.Build(v, out.Decision.Admitted, buildOptions(in, out.Gateway))
 		out.Model.SettingsKeys = templates.SettingsKeys(*out.Model)
-		out.Model.ForwardedOthers = templates.CountForwardedOthers(*out.Model)
+		out.Model.MapKeys = templates.CountMapKeys(*out.Model)
 		if len(out.Model.HostResponses) > 0 {
 			// The Gateway API's frontend rules, once for the model
 			// and the partial renders made from it (a change of the

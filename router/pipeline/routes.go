@@ -68,10 +68,15 @@ const (
 	// hostname or route for every host came, or the last went).
 	FullRouteLookups = "route-lookups-changed"
 	// FullForwardedLookup: the frontends' lookup of forwarded_headers.map
-	// comes or goes (model.TemplateData.ForwardedOthers: the first route
+	// comes or goes (model.MapKeyCounts.ForwardedOthers: the first route
 	// whose forwarded-headers policy differs from the router-wide one came,
 	// or the last went).
 	FullForwardedLookup = "forwarded-headers-lookup-changed"
+	// FullSettingsLookups: a lookup of timeout_server.map,
+	// timeout_tunnel.map or hsts.map in the routes' defaults section comes
+	// or goes (model.MapKeyCounts: the first route with such a setting
+	// came, or the last went).
+	FullSettingsLookups = "route-settings-lookups-changed"
 	// FullNoChange: no route, service or endpoint changed since the pass.
 	FullNoChange = "no-route-change"
 )
@@ -331,12 +336,20 @@ func frontendRulesChange(keys map[model.ServiceAliasConfigKey]bool, out, next *O
 // lookupsChange returns why the frontends of td make other lookups than
 // old's, or "": of the Gateway API's route map keys (model.RouteLookups,
 // FullRouteLookups) or of forwarded_headers.map
-// (model.TemplateData.ForwardedOthers, FullForwardedLookup) — a lookup's
-// first key appeared or its last went.
+// (FullForwardedLookup) and the route-settings maps (FullSettingsLookups)
+// by model.MapKeyCounts — a lookup's first key appeared or its last went.
 func lookupsChange(old, td *model.TemplateData) string {
-	if (old.ForwardedOthers == nil) != (td.ForwardedOthers == nil) ||
-		old.ForwardedOthers != nil && (*old.ForwardedOthers > 0) != (*td.ForwardedOthers > 0) {
+	if (old.MapKeys == nil) != (td.MapKeys == nil) {
 		return FullForwardedLookup
+	}
+	if old.MapKeys != nil {
+		o, n := *old.MapKeys, *td.MapKeys
+		if (o.ForwardedOthers > 0) != (n.ForwardedOthers > 0) {
+			return FullForwardedLookup
+		}
+		if (o.TimeoutServer > 0) != (n.TimeoutServer > 0) || (o.TimeoutTunnel > 0) != (n.TimeoutTunnel > 0) || (o.HSTS > 0) != (n.HSTS > 0) {
+			return FullSettingsLookups
+		}
 	}
 	if old.RouteLookups == nil || td.RouteLookups == nil {
 		if old.RouteLookups != td.RouteLookups {
@@ -419,9 +432,10 @@ func changedModel(old *model.TemplateData, ch routeChanges) *model.TemplateData 
 		l := *old.RouteLookups
 		lookups, td.RouteLookups = &l, &l
 	}
-	others := forwardedOthersOf(old)
-	if others != nil {
-		td.ForwardedOthers = others
+	var keys *model.MapKeyCounts
+	if old.MapKeys != nil {
+		c := *old.MapKeys
+		keys, td.MapKeys = &c, &c
 	}
 	var out, settingsIn []model.ServiceAliasConfigKey
 	for k := range ch.affected {
@@ -434,8 +448,8 @@ func changedModel(old *model.TemplateData, ch routeChanges) *model.TemplateData 
 		if lookups != nil {
 			templates.AddRouteLookups(lookups, k, cfg, -1)
 		}
-		if others != nil && templates.ForwardedOther(cfg, old.HAProxy) {
-			*others--
+		if keys != nil {
+			templates.AddMapKeys(keys, cfg, old.HAProxy, -1)
 		}
 		if cert, ok := cfg.Certificates[cfg.Host]; ok {
 			if td.CertificateIndex[cert.Contents]--; td.CertificateIndex[cert.Contents] <= 0 {
@@ -457,8 +471,8 @@ func changedModel(old *model.TemplateData, ch routeChanges) *model.TemplateData 
 		if lookups != nil {
 			templates.AddRouteLookups(lookups, k, cfg, 1)
 		}
-		if others != nil && templates.ForwardedOther(cfg, td.HAProxy) {
-			*others++
+		if keys != nil {
+			templates.AddMapKeys(keys, cfg, td.HAProxy, 1)
 		}
 		if cert, ok := cfg.Certificates[cfg.Host]; ok {
 			td.CertificateIndex[cert.Contents]++
@@ -473,16 +487,6 @@ func changedModel(old *model.TemplateData, ch routeChanges) *model.TemplateData 
 	td.EditKeyOrder(old, out, slices.Collect(maps.Keys(ch.rebuilt)))
 	assoc.apply(td)
 	return td
-}
-
-// forwardedOthersOf is a copy of old's ForwardedOthers count, for a
-// changed model to keep up to date (nil when old has none).
-func forwardedOthersOf(old *model.TemplateData) *int {
-	if old.ForwardedOthers == nil {
-		return nil
-	}
-	n := *old.ForwardedOthers
-	return &n
 }
 
 // cloneMap is maps.Clone, but never nil (a nil map is cloned empty).

@@ -162,7 +162,10 @@ func TestRouteChangesEqualAFullPass(t *testing.T) {
 	type step struct {
 		name   string
 		change func(st *store.Store)
-		// full is the reason the step needs the full pass ("": none).
+		// full is the reason the step needs the full pass ("": none);
+		// for an update of rules only a full pass renders,
+		// thenFull(FullNoBackendChange, why following what runs and
+		// afresh need one too).
 		full string
 	}
 	ca, err := testcerts.NewCA("routes CA", time.Hour)
@@ -245,7 +248,7 @@ func TestRouteChangesEqualAFullPass(t *testing.T) {
 			{"the first route removed", func(st *store.Store) { st.Delete(route("aa", "first", "", "", "", 0)) }, ""},
 			{"a route changed", func(st *store.Store) {
 				rc := route("ns", "rc", "c.example.com", "/other", "c", 0)
-				rc.Annotations = map[string]string{"haproxy.router.openshift.io/timeout": "7s"}
+				rc.Annotations = map[string]string{"haproxy.router.openshift.io/disable_cookies": "true"}
 				rc.Spec.TLS = &routev1.TLSConfig{Termination: routev1.TLSTerminationEdge}
 				st.Upsert(rc)
 			}, FullNoBackendChange},
@@ -364,15 +367,15 @@ func TestRouteChangesEqualAFullPass(t *testing.T) {
 			{"a route without one added", func(st *store.Store) { st.Upsert(route("ns", "plain", "plain.example.com", "", "a", 81)) }, ""},
 			{"its timeout and HSTS changed", func(st *store.Store) {
 				st.Upsert(withAnnotations(tlsRoute(route("ns", "set", "set.example.com", "", "a", 80), routev1.TLSTerminationEdge, false),
-					annotations.Timeout, "9s", annotations.HSTSHeader, "max-age=200", annotations.SetForwardedHeaders, "never"))
+					annotations.Timeout, "9s", annotations.TimeoutTunnel, "2h", annotations.HSTSHeader, "max-age=200", annotations.SetForwardedHeaders, "never"))
 			}, FullNoBackendChange},
 			{"a timeout and the policy of the first for the route without one", func(st *store.Store) {
 				st.Upsert(withAnnotations(route("ns", "plain", "plain.example.com", "", "a", 81), annotations.Timeout, "3s",
 					annotations.SetForwardedHeaders, "never"))
 			}, FullNoBackendChange},
-			{"the first route's settings all gone: another route's policy keeps the lookup", func(st *store.Store) {
+			{"the first route's settings all gone: its HSTS header and tunnel timeout were the last, those lookups go (another route's timeout and policy keep theirs)", func(st *store.Store) {
 				st.Upsert(tlsRoute(route("ns", "set", "set.example.com", "", "a", 80), routev1.TLSTerminationEdge, false))
-			}, FullNoBackendChange},
+			}, thenFull(FullNoBackendChange, FullSettingsLookups)},
 			{"the route with a timeout and the last such policy deleted: so is the lookup", func(st *store.Store) {
 				st.Delete(route("ns", "plain", "", "", "", 0))
 			}, FullForwardedLookup},
@@ -380,6 +383,28 @@ func TestRouteChangesEqualAFullPass(t *testing.T) {
 				st.Upsert(withAnnotations(tlsRoute(route("ns", "pt", "pt.example.com", "", "a", 82), routev1.TLSTerminationPassthrough, false),
 					annotations.SetForwardedHeaders, "never"))
 			}, ""},
+			{"a passthrough route with timeouts: its backend's, no lookup", func(st *store.Store) {
+				st.Upsert(withAnnotations(tlsRoute(route("ns", "pt2", "pt2.example.com", "", "a", 83), routev1.TLSTerminationPassthrough, false),
+					annotations.Timeout, "4s", annotations.TimeoutTunnel, "2h"))
+			}, ""},
+			{"the first server timeout since: its lookup comes", func(st *store.Store) {
+				st.Upsert(withAnnotations(route("ns", "t", "t.example.com", "", "a", 84), annotations.Timeout, "5s"))
+			}, FullSettingsLookups},
+			{"a tunnel timeout for it too: that lookup comes", func(st *store.Store) {
+				st.Upsert(withAnnotations(route("ns", "t", "t.example.com", "", "a", 84), annotations.Timeout, "5s", annotations.TimeoutTunnel, "1h"))
+			}, thenFull(FullNoBackendChange, FullSettingsLookups)},
+			{"a second route with both: no full pass", func(st *store.Store) {
+				st.Upsert(withAnnotations(route("ns", "t2", "t2.example.com", "", "a", 85), annotations.Timeout, "6s", annotations.TimeoutTunnel, "2h"))
+			}, ""},
+			{"the first one's timeouts changed: no full pass", func(st *store.Store) {
+				st.Upsert(withAnnotations(route("ns", "t", "t.example.com", "", "a", 84), annotations.Timeout, "8s", annotations.TimeoutTunnel, "3h"))
+			}, FullNoBackendChange},
+			{"the first one deleted: the second keeps the lookups", func(st *store.Store) { st.Delete(route("ns", "t", "", "", "", 0)) }, ""},
+			{"an edge route's HSTS header: its lookup comes", func(st *store.Store) {
+				st.Upsert(withAnnotations(tlsRoute(route("ns", "h", "h.example.com", "", "a", 86), routev1.TLSTerminationEdge, false),
+					annotations.HSTSHeader, "max-age=300"))
+			}, FullSettingsLookups},
+			{"the last timeouts go: their lookups too", func(st *store.Store) { st.Delete(route("ns", "t2", "", "", "", 0)) }, FullSettingsLookups},
 		}},
 		{"routes and endpoints together", r, []step{
 			{"an endpoint added and a route added", func(st *store.Store) {
@@ -408,12 +433,23 @@ func TestRouteChangesEqualAFullPass(t *testing.T) {
 			for _, s := range tt.steps {
 				s.change(st)
 				next, full, err := UpdateRoutes(st, in, State{}, out)
-				if err != nil || full != s.full {
+				if wantFull, _, _ := strings.Cut(s.full, thenFullSep); err != nil || full != wantFull {
 					t.Fatalf("%s: full pass %q, %v; want %q", s.name, full, err, s.full)
 				}
 				want, err := Pass(st, in, State{})
 				if err != nil {
 					t.Fatal(err)
+				}
+				if wantFull, following, ok := strings.Cut(s.full, thenFullSep); ok && full == wantFull {
+					// A change of the rules the routes' defaults or the
+					// frontends make: a full pass either way.
+					_, why, err := UpdateRoutesFollowing(st, in, State{}, out)
+					_, freshWhy, freshErr := UpdateRoutesFresh(st, in, State{}, out)
+					if err != nil || why != following || freshErr != nil || freshWhy != following {
+						t.Fatalf("%s: following: full pass %q, %v; afresh: %q, %v; want %q", s.name, why, err, freshWhy, freshErr, following)
+					}
+					out = want
+					continue
 				}
 				if full == FullNoBackendChange {
 					// No route admitted or dropped: following what runs (for
@@ -446,6 +482,13 @@ func TestRouteChangesEqualAFullPass(t *testing.T) {
 		})
 	}
 }
+
+// thenFull is the full pass reason of a step whose UpdateRoutes needs a
+// full pass for why (FullNoBackendChange), and whose following what runs
+// and afresh need one for following (a rule's lookup comes or goes).
+func thenFull(why, following string) string { return why + thenFullSep + following }
+
+const thenFullSep = " then "
 
 // sameCut checks that the cut of out's configuration an UpdateRoutes
 // remembered (out.cut) is the one cutRoutes makes of it.
@@ -610,7 +653,7 @@ func TestRouteUpdatesFollowTheRunningLayouts(t *testing.T) {
 	}{
 		{"the route whose endpoint moved gets an annotation", func() *routev1.Route {
 			rc := route("ns", "rc", "c.example.com", "/c", "c", 0)
-			rc.Annotations = map[string]string{"haproxy.router.openshift.io/timeout": "7s"}
+			rc.Annotations = map[string]string{"haproxy.router.openshift.io/disable_cookies": "true"}
 			return rc
 		}()},
 		{"another route gets a certificate", func() *routev1.Route {

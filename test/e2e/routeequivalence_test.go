@@ -183,7 +183,11 @@ func TestRandomRouteChangesServeWhatAFreshStartServes(t *testing.T) {
 			map[string]string{p + "timeout": "20s"})
 	}
 	m.Write("x-old.yaml", takeover("x-old"))
-	m.Write("x-gone.yaml", routeYAML("rq", "x-gone", "x-gone.rq.example.com", "", "plain", ""))
+	// (x-gone has a timeout too: timeout_server.map keeps a key while
+	// x-old goes and x-new comes, so its lookup, rendered while it has
+	// keys, stays whatever the random routes left.)
+	m.Write("x-gone.yaml", annotatedRouteYAML("rq", "x-gone", "x-gone.rq.example.com", "", "plain", "",
+		map[string]string{p + "timeout": "20s"}))
 	xCert, err := routeCA.Issue("x-cert.rq.example.com", []string{"x-cert.rq.example.com"}, time.Hour)
 	must(t, err)
 	xCertYAML := func(tls map[string]string) string {

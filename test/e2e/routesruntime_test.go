@@ -422,35 +422,106 @@ func TestTheFirstRouteOfAnotherForwardedHeadersPolicyReloadsOnce(t *testing.T) {
 
 // TestARouteTimeoutChangesWithoutAReload: an HTTP route's timeout
 // annotation is a map entry the defaults section reads by backend name
-// (http-request set-timeout): set, changed and removed through the
-// runtime API, each taking effect on the next request, without a reload.
+// (http-request set-timeout): while another route has a timeout (the
+// lookup is rendered), a timeout set, changed and removed goes through
+// the runtime API, each taking effect on the next request, without a
+// reload.
 func TestARouteTimeoutChangesWithoutAReload(t *testing.T) {
 	slow := startSlowBackend(t, "tmo-slow", 2*time.Second)
-	route := func(timeout string) string {
+	route := func(name, timeout string) string {
 		ann := map[string]string{}
 		if timeout != "" {
 			ann["haproxy.router.openshift.io/timeout"] = timeout
 		}
-		return annotatedRouteYAML("tmo", "slow", "slow.tmo.example.com", "", "slow", "", ann)
+		return annotatedRouteYAML("tmo", name, name+".tmo.example.com", "", "slow", "", ann)
 	}
 	m := newManifests(t)
 	m.Write("svc.yaml", serviceYAML("tmo", "slow", slow.backend))
-	m.Write("route.yaml", route("1s"))
+	m.Write("keep.yaml", route("keep", "30s"))
+	m.Write("route.yaml", route("slow", ""))
 	env, ms := metricsEnv(t)
 	env["RELOAD_INTERVAL"] = "1s"
 	r := startRouter(t, m.Dir, env)
-	expectStatus(t, loadTimeout, func() (response, error) { return r.httpGet("slow.tmo.example.com", "/") }, 504)
+	expectStatus(t, loadTimeout, func() (response, error) { return r.httpGet("slow.tmo.example.com", "/") }, 200)
 	waitReady(t, ms)
 	reloads0 := ms.settledReloads(t)
 
 	for _, step := range []struct {
 		timeout string
 		want    int
-	}{{"5s", 200}, {"500ms", 504}, {"", 200}} {
-		m.Write("route.yaml", route(step.timeout))
+	}{{"1s", 504}, {"5s", 200}, {"500ms", 504}, {"", 200}} {
+		m.Write("route.yaml", route("slow", step.timeout))
 		expectStatus(t, 30*time.Second, func() (response, error) { return r.httpGet("slow.tmo.example.com", "/") }, step.want)
 		if reloads := ms.mustValue(t, "template_router_reload_seconds_count", nil); reloads != reloads0 {
 			t.Fatalf("timeout %q: reloads %v (%s), were %v", step.timeout, reloads, ms.reloadReasons(), reloads0)
+		}
+	}
+}
+
+// TestTheFirstRouteTimeoutReloadsOnce: the defaults section looks
+// timeout_server.map up (a lookup on every request) only while a route has
+// a timeout: the first such route reloads HAProxy once, more of them and
+// their changes need none, and the last going reloads once again; each
+// route's timeout holds throughout.
+func TestTheFirstRouteTimeoutReloadsOnce(t *testing.T) {
+	slow := startSlowBackend(t, "tf-slow", 2*time.Second)
+	route := func(name, timeout string) string {
+		ann := map[string]string{}
+		if timeout != "" {
+			ann["haproxy.router.openshift.io/timeout"] = timeout
+		}
+		return annotatedRouteYAML("tf", name, name+".tf.example.com", "", "slow", "", ann)
+	}
+	m := newManifests(t)
+	m.Write("svc.yaml", serviceYAML("tf", "slow", slow.backend))
+	// (b is there from the start: a route added to a namespace of one
+	// route finds no spare of its own, and reloads whatever its settings.)
+	m.Write("a.yaml", route("a", ""))
+	m.Write("b.yaml", route("b", ""))
+	env, ms := metricsEnv(t)
+	env["RELOAD_INTERVAL"] = "1s"
+	r := startRouter(t, m.Dir, env)
+	status := func(name string, want int) {
+		t.Helper()
+		expectStatus(t, 30*time.Second, func() (response, error) { return r.httpGet(name+".tf.example.com", "/") }, want)
+	}
+	lookups := func() int {
+		cfg, err := os.ReadFile(filepath.Join(r.WorkingDir, "conf", "haproxy.config"))
+		must(t, err)
+		return strings.Count(string(cfg), "http-request set-timeout server be_name,map_str_int(")
+	}
+	status("a", 200)
+	status("b", 200)
+	waitReady(t, ms)
+	if n := lookups(); n != 0 {
+		t.Fatalf("no route has a timeout, yet %d lookups of timeout_server.map", n)
+	}
+	steps := []struct {
+		name    string
+		change  func()
+		want    map[string]int
+		reloads float64
+		lookup  bool
+	}{
+		{"the first route with a timeout", func() { m.Write("a.yaml", route("a", "1s")) }, map[string]int{"a": 504, "b": 200}, 1, true},
+		{"a second one", func() { m.Write("b.yaml", route("b", "5s")) }, map[string]int{"a": 504, "b": 200}, 0, true},
+		{"the first one's timeout removed: the second keeps the lookup", func() { m.Write("a.yaml", route("a", "")) }, map[string]int{"a": 200, "b": 200}, 0, true},
+		{"the second one's timeout shortened", func() { m.Write("b.yaml", route("b", "500ms")) }, map[string]int{"a": 200, "b": 504}, 0, true},
+		{"the last one removed", func() { m.Write("b.yaml", route("b", "")) }, map[string]int{"a": 200, "b": 200}, 1, false},
+	}
+	for _, s := range steps {
+		before := ms.settledReloads(t)
+		s.change()
+		for _, name := range []string{"a", "b"} {
+			if want, ok := s.want[name]; ok {
+				status(name, want)
+			}
+		}
+		if got := ms.settledReloads(t) - before; got != s.reloads {
+			t.Errorf("%s: %v reloads (%s), want %v", s.name, got, ms.reloadReasons(), s.reloads)
+		}
+		if n := lookups(); (n == 1) != s.lookup || n > 1 {
+			t.Errorf("%s: %d lookups of timeout_server.map, want one: %v", s.name, n, s.lookup)
 		}
 	}
 }
@@ -495,9 +566,10 @@ func TestARouteAllowlistChangesWithoutAReload(t *testing.T) {
 }
 
 // TestARouteHSTSHeaderChangesWithoutAReload: the default template keeps
-// hsts_header values in hsts.map, read by the defaults section: a value
-// set, changed (with ';', escaped for the runtime API) and removed is
-// sent over TLS from the next response on, without a reload.
+// hsts_header values in hsts.map, read by the defaults section while a
+// route has one: a value set, changed (with ';', escaped for the runtime
+// API) and removed is sent over TLS from the next response on, without a
+// reload.
 func TestARouteHSTSHeaderChangesWithoutAReload(t *testing.T) {
 	be := startBackend(t, "hsts-ref")
 	ca, err := testcerts.NewCA("hsts CA", time.Hour)
@@ -514,6 +586,13 @@ func TestARouteHSTSHeaderChangesWithoutAReload(t *testing.T) {
 	}
 	m := newManifests(t)
 	m.Write("svc.yaml", serviceYAML("hstsrt", "web", be))
+	// Another route with an HSTS header: hsts.map is looked up while a
+	// route has one (the first, or the last going, reloads once).
+	keeper, err := ca.Issue("keep.hsts.rt.example.com", []string{"keep.hsts.rt.example.com"}, time.Hour)
+	must(t, err)
+	m.Write("keep.yaml", annotatedRouteYAML("hstsrt", "keep", "keep.hsts.rt.example.com", "", "web",
+		tlsYAML("edge", "", map[string]string{"certificate": keeper.CertPEM, "key": keeper.KeyPEM}),
+		map[string]string{"haproxy.router.openshift.io/hsts_header": "max-age=1"}))
 	m.Write("route.yaml", route(""))
 	env, ms := metricsEnv(t)
 	env["RELOAD_INTERVAL"] = "1s"
