@@ -118,7 +118,9 @@ type Options struct {
 	// and the Gateway API's translation (nil without it) after each
 	// successful commit (for route and Gateway API status; the
 	// translation's statuses are finished with the results by
-	// gateway.Result.Finish, which a pass leaves to the status writer).
+	// gateway.Result.Finish, which a pass leaves to the status writer:
+	// a translation comes with its own pass's results, always, and is
+	// finished once).
 	OnResults func(map[admission.Key]admission.Result, *gateway.Result)
 	// Observer receives measurements; nil means none.
 	Observer Observer

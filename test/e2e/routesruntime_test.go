@@ -420,6 +420,16 @@ func TestTheFirstRouteOfAnotherForwardedHeadersPolicyReloadsOnce(t *testing.T) {
 	}
 }
 
+// timeoutRouteYAML is route name of namespace ns, host NAME.NS.example.com,
+// on service slow, with the timeout annotation (none for "").
+func timeoutRouteYAML(ns, name, timeout string) string {
+	ann := map[string]string{}
+	if timeout != "" {
+		ann["haproxy.router.openshift.io/timeout"] = timeout
+	}
+	return annotatedRouteYAML(ns, name, name+"."+ns+".example.com", "", "slow", "", ann)
+}
+
 // TestARouteTimeoutChangesWithoutAReload: an HTTP route's timeout
 // annotation is a map entry the defaults section reads by backend name
 // (http-request set-timeout): while another route has a timeout (the
@@ -428,13 +438,7 @@ func TestTheFirstRouteOfAnotherForwardedHeadersPolicyReloadsOnce(t *testing.T) {
 // reload.
 func TestARouteTimeoutChangesWithoutAReload(t *testing.T) {
 	slow := startSlowBackend(t, "tmo-slow", 2*time.Second)
-	route := func(name, timeout string) string {
-		ann := map[string]string{}
-		if timeout != "" {
-			ann["haproxy.router.openshift.io/timeout"] = timeout
-		}
-		return annotatedRouteYAML("tmo", name, name+".tmo.example.com", "", "slow", "", ann)
-	}
+	route := func(name, timeout string) string { return timeoutRouteYAML("tmo", name, timeout) }
 	m := newManifests(t)
 	m.Write("svc.yaml", serviceYAML("tmo", "slow", slow.backend))
 	m.Write("keep.yaml", route("keep", "30s"))
@@ -465,13 +469,7 @@ func TestARouteTimeoutChangesWithoutAReload(t *testing.T) {
 // route's timeout holds throughout.
 func TestTheFirstRouteTimeoutReloadsOnce(t *testing.T) {
 	slow := startSlowBackend(t, "tf-slow", 2*time.Second)
-	route := func(name, timeout string) string {
-		ann := map[string]string{}
-		if timeout != "" {
-			ann["haproxy.router.openshift.io/timeout"] = timeout
-		}
-		return annotatedRouteYAML("tf", name, name+".tf.example.com", "", "slow", "", ann)
-	}
+	route := func(name, timeout string) string { return timeoutRouteYAML("tf", name, timeout) }
 	m := newManifests(t)
 	m.Write("svc.yaml", serviceYAML("tf", "slow", slow.backend))
 	// (b is there from the start: a route added to a namespace of one
