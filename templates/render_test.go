@@ -316,8 +316,8 @@ func TestDefaultTemplateRendersWildcardRoutes(t *testing.T) {
 	}
 	cfg := out["conf/haproxy.config"]
 	for _, w := range []string{
-		"http-request set-var(txn.backend) var(txn.route_key),regsub(^[^./]*[.],*.),map_beg(" + dir + "/conf/route_http.map) if !{ var(txn.backend) -m found }",
-		"http-request set-var(txn.backend) var(txn.route_key),regsub(^[^./]*[.],*.),map_beg(" + dir + "/conf/route_https.map) if !{ var(txn.backend) -m found }",
+		`http-request set-var(txn.backend) base,regsub(\"^[^./:]*[.]([^/:]*)(:[^/]*)?/\",\"*.\\1/\"),concat(,,/),map_beg(` + dir + "/conf/route_http.map) if !{ var(txn.backend) -m found }",
+		`http-request set-var(txn.backend) base,regsub(\"^[^./:]*[.]([^/:]*)(:[^/]*)?/\",\"*.\\1/\"),concat(,,/),map_beg(` + dir + "/conf/route_https.map) if !{ var(txn.backend) -m found }",
 		"use_backend %[req.ssl_sni,lower,regsub(^[^.]*,*),map(" + dir + "/conf/route_sni_passthrough.map)]",
 	} {
 		if !strings.Contains(cfg, w) {
@@ -326,8 +326,8 @@ func TestDefaultTemplateRendersWildcardRoutes(t *testing.T) {
 	}
 	// The exact lookup comes first: the wildcard one only runs when it
 	// found nothing, so a specific route wins over a wildcard route.
-	exact := strings.Index(cfg, "var(txn.route_key),map_beg("+dir+"/conf/route_http.map)")
-	wild := strings.Index(cfg, "var(txn.route_key),regsub(^[^./]*[.],*.),map_beg("+dir+"/conf/route_http.map)")
+	exact := strings.Index(cfg, "base,concat(,,/),map_beg("+dir+"/conf/route_http.map)")
+	wild := strings.Index(cfg, `base,regsub(\"^[^./:]*[.]([^/:]*)(:[^/]*)?/\",\"*.\\1/\"),concat(,,/),map_beg(`+dir+"/conf/route_http.map)")
 	if exact < 0 || wild < 0 || exact > wild {
 		t.Errorf("exact lookup at %d, wildcard lookup at %d: want the exact one first", exact, wild)
 	}
@@ -423,8 +423,8 @@ func TestDefaultTemplateRouteAnnotations(t *testing.T) {
 			"\n  tcp-request content reject if { var(txn.rl_conn_rate) -m found } { sc2_conn_rate,sub(txn.rl_conn_rate) gt 0 }\n",
 			"\n  tcp-request content reject if { var(txn.rl_http_rate) -m found } { sc2_http_req_rate,sub(txn.rl_http_rate) ge 0 }\n",
 			"\n  http-request set-header X-Forwarded-For %[src]\n",
-			"\n  http-request set-path /v2%[var(txn.path),bytes(4)] if { var(txn.path) -m beg /app/ }\n",
-			"\n  http-request set-path /v2/ if { var(txn.path) -m str /app }\n",
+			"\n  http-request set-path /v2%[path,bytes(4)] if { path -m beg /app/ }\n",
+			"\n  http-request set-path /v2/ if { path -m str /app }\n",
 			"\n  cookie my_cookie insert indirect nocache httponly secure attr SameSite=Strict dynamic\n",
 			" maxconn 7 check inter 2s\n",
 		},
@@ -1053,7 +1053,7 @@ func TestDefaultTemplateCleansRequestsInEveryHTTPFrontend(t *testing.T) {
 	for _, fe := range []string{"\nfrontend public ", "\nfrontend fe_sni ", "\nfrontend fe_no_sni "} {
 		_, rest, _ := strings.Cut(cfg, fe)
 		section, _, _ := strings.Cut(rest, "\nfrontend ")
-		if lower, lookup := strings.Index(section, "set-header Host"), strings.Index(section, "set-var(txn.route_key)"); lower < 0 || lookup < lower {
+		if lower, lookup := strings.Index(section, "set-header Host"), strings.Index(section, "set-var(txn.backend) base,"); lower < 0 || lookup < lower {
 			t.Errorf("%s: the Host is lowered at %d, the route key made at %d", strings.TrimSpace(fe), lower, lookup)
 		}
 	}

@@ -132,3 +132,41 @@ func TestRedirectToHTTPSKeepsThePathWhateverTheRequestsForm(t *testing.T) {
 		}
 	}
 }
+
+// TestRouteLookupIgnoresTheHostsPort: the frontends find a route by the
+// Host without its port, whatever the port, for exact hosts, paths (with
+// their "/" boundary) and wildcard routes alike — the key is made from
+// base, and a Host with a port takes the second lookup.
+func TestRouteLookupIgnoresTheHostsPort(t *testing.T) {
+	host, path, wild := startBackend(t, "host"), startBackend(t, "path"), startBackend(t, "wild")
+	m := newManifests(t)
+	m.Write("svc.yaml", strings.Join([]string{serviceYAML("pl", "host", host), serviceYAML("pl", "path", path), serviceYAML("pl", "wild", wild)}, "---\n"))
+	m.Write("routes.yaml", strings.Join([]string{
+		routeYAML("pl", "host", "h.pl.example.com", "", "host", ""),
+		routeYAML("pl", "path", "h.pl.example.com", "/p", "path", ""),
+		wildcardYAML("pl", "wild", "any.w.pl.example.com", "/p", "wild", ""),
+	}, "---\n"))
+	r := startRouter(t, m.Dir, map[string]string{"ROUTER_ALLOW_WILDCARD_ROUTES": "true"})
+	expectBackend(t, loadTimeout, func() (response, error) { return r.httpGet("h.pl.example.com", "/p") }, "path")
+	for _, c := range []struct{ host, path, want string }{
+		{"h.pl.example.com", "/p/x", "path"},
+		{"h.pl.example.com:80", "/p/x", "path"},
+		{"h.pl.example.com:8080", "/p", "path"},
+		{"h.pl.example.com:8080", "/px", "host"},
+		{"h.pl.example.com:80", "/", "host"},
+		{"h.pl.example.com:80", "/x?q=/p", "host"},
+		{"x.w.pl.example.com", "/p/y", "wild"},
+		{"x.w.pl.example.com:80", "/p/y", "wild"},
+		{"x.w.pl.example.com:80", "/q", ""},
+		{"other.pl.example.com:80", "/p", ""},
+	} {
+		resp, err := r.httpGet(c.host, c.path)
+		must(t, err)
+		switch {
+		case c.want == "" && resp.Status != 503:
+			t.Errorf("%s%s: %d from %q, want 503", c.host, c.path, resp.Status, resp.backend())
+		case c.want != "" && (resp.Status != 200 || resp.backend() != c.want):
+			t.Errorf("%s%s: %d from %q, want %s", c.host, c.path, resp.Status, resp.backend(), c.want)
+		}
+	}
+}
