@@ -848,14 +848,15 @@ func globalAndDefaults(t *testing.T, cfg string) (global, defaults string) {
 // TestDefaultTemplateMakesTheGatewayLookupsWhoseKeysExist: with Gateways
 // served, the frontends look up exact paths, wildcard hostnames and routes
 // for every host only while the route maps have such keys (each lookup
-// costs the requests that get that far).
+// costs the requests that get that far), and make the route key from base
+// while none of them needs the host or the path alone.
 func TestDefaultTemplateMakesTheGatewayLookupsWhoseKeysExist(t *testing.T) {
 	lookups := map[string]string{
 		"exact path":          "str(=),concat(,txn.host,),concat(,txn.path,),map_str(",
 		"host marker":         "set-var(txn.host) str(!)",
 		"wildcard prefix":     "regsub(^[^./]*[.],+.),map_beg(",
 		"wildcard exact path": "regsub(^=[^./]*[.],=+.),concat(,txn.path,),map_str(",
-		"every host":          "str(*),concat(,txn.path,/),map_beg(",
+		"every host":          "base,regsub(^[^/]*,*),concat(,,/),map_beg(",
 		"every host exact":    "str(=*),concat(,txn.path,),map_str(",
 	}
 	// Routes' hosts' markers: tested after the host lookup, and again
@@ -902,6 +903,13 @@ func TestDefaultTemplateMakesTheGatewayLookupsWhoseKeysExist(t *testing.T) {
 			}
 			if !strings.Contains(cfg, "use_backend be_gateway_answers") {
 				t.Errorf("Gateways served, but no be_gateway_answers")
+			}
+			// Without a lookup that needs the host or the path alone,
+			// the key is made from base, as without Gateways.
+			fromBase, fromVars := strings.Count(cfg, "set-var(txn.backend) base,concat(,,/),map_beg("), strings.Count(cfg, "set-var(txn.route_key) ")
+			vars := slices.ContainsFunc(tc.want, func(l string) bool { return l != "every host" })
+			if !vars && (fromBase != 3 || fromVars != 0) || vars && (fromBase != 0 || fromVars != 3) {
+				t.Errorf("route keys made from base in %d frontends, from variables in %d; lookups %v", fromBase, fromVars, tc.want)
 			}
 		})
 	}
