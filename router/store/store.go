@@ -30,6 +30,11 @@ type Sink interface {
 	MarkSynced(source string)
 }
 
+// BatchSink is a Sink that takes deletions and upserts as one change.
+type BatchSink interface {
+	Apply(deletes, upserts []runtime.Object)
+}
+
 // Key is "namespace/name" (or "name" for cluster-scoped objects).
 type Key string
 
@@ -199,6 +204,25 @@ func (s *Store) Poke() {
 func (s *Store) Upsert(obj runtime.Object) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.upsert(obj)
+}
+
+// Apply deletes then upserts objects as one change: a pass reads the
+// store with all of them applied or none (a manifest file that renames a
+// route is never seen with neither name). It implements BatchSink.
+func (s *Store) Apply(deletes, upserts []runtime.Object) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, obj := range deletes {
+		s.delete(obj)
+	}
+	for _, obj := range upserts {
+		s.upsert(obj)
+	}
+}
+
+// upsert is Upsert with s.mu held.
+func (s *Store) upsert(obj runtime.Object) {
 	switch o := obj.(type) {
 	case *routev1.Route:
 		k := KeyOf(o.Namespace, o.Name)
@@ -267,6 +291,11 @@ func (s *Store) unindexSlice(k Key, o *discoveryv1.EndpointSlice) {
 func (s *Store) Delete(obj runtime.Object) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.delete(obj)
+}
+
+// delete is Delete with s.mu held.
+func (s *Store) delete(obj runtime.Object) {
 	switch o := obj.(type) {
 	case *routev1.Route:
 		k := KeyOf(o.Namespace, o.Name)

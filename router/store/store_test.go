@@ -3,12 +3,14 @@ package store
 import (
 	"fmt"
 	"reflect"
+	"sync/atomic"
 	"testing"
 
 	routev1 "github.com/openshift/api/route/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 func slice(ns, name, svc string) *discoveryv1.EndpointSlice {
@@ -166,4 +168,41 @@ func TestEndpointSlicesOfAServiceAreItsOwnSortedByName(t *testing.T) {
 	if got, want := names("other", "web"), []string{"web-0"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("another namespace's service: %v, want %v", got, want)
 	}
+}
+
+// TestApplyIsOneChange: Apply's deletions and upserts are seen together —
+// a reader meanwhile finds the renamed route under one name or the other,
+// never under neither (a manifest file renaming a route).
+func TestApplyIsOneChange(t *testing.T) {
+	s := New()
+	named := func(name string) *routev1.Route {
+		return &routev1.Route{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}, Spec: routev1.RouteSpec{Host: "h.example.com"}}
+	}
+	s.Upsert(named("r0"))
+	done := make(chan struct{})
+	var bad atomic.Int32
+	go func() {
+		defer close(done)
+		for i := 0; i < 2000; i++ {
+			_ = s.Read(func(v View) error {
+				if len(v.Routes()) != 1 {
+					bad.Add(1)
+				}
+				return nil
+			})
+		}
+	}()
+	for i := 1; i <= 2000; i++ {
+		s.Apply([]runtime.Object{named(fmt.Sprintf("r%d", i-1))}, []runtime.Object{named(fmt.Sprintf("r%d", i))})
+	}
+	<-done
+	if n := bad.Load(); n > 0 {
+		t.Errorf("%d reads saw the store between a deletion and the upsert of its change", n)
+	}
+	_ = s.Read(func(v View) error {
+		if rs := v.Routes(); len(rs) != 1 || rs[0].Name != "r2000" {
+			t.Errorf("after the changes: %d routes", len(rs))
+		}
+		return nil
+	})
 }

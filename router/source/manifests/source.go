@@ -80,6 +80,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/openshift-router-go/router/router/source/endpointfilter"
 	"github.com/openshift-router-go/router/router/store"
@@ -913,15 +914,30 @@ func (st *state) apply(desired map[objKey]object, candidates iter.Seq[objKey]) {
 	}
 	sortKeys(deletes, true)
 	sortKeys(upserts, false)
+	// One change where the sink takes one: a pass never sees a file's
+	// deletions without its upserts (a route renamed in a file, say).
+	batch, _ := st.sink.(store.BatchSink)
+	var dels, ups []kruntime.Object
 	for _, k := range deletes {
 		st.log.V(2).Info("Deleting object", "object", k.String())
-		st.sink.Delete(st.emitted[k])
+		if batch != nil {
+			dels = append(dels, st.emitted[k])
+		} else {
+			st.sink.Delete(st.emitted[k])
+		}
 		delete(st.emitted, k)
 	}
 	for _, k := range upserts {
 		st.log.V(2).Info("Upserting object", "object", k.String(), "resourceVersion", desired[k].GetResourceVersion())
-		st.sink.Upsert(desired[k])
+		if batch != nil {
+			ups = append(ups, desired[k])
+		} else {
+			st.sink.Upsert(desired[k])
+		}
 		st.emitted[k] = desired[k]
+	}
+	if batch != nil && len(dels)+len(ups) > 0 {
+		batch.Apply(dels, ups)
 	}
 	if len(upserts)+len(deletes) > 0 {
 		st.log.V(1).Info("Applied manifest changes", "upserts", len(upserts), "deletes", len(deletes), "objects", len(st.emitted))
